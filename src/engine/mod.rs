@@ -1,0 +1,412 @@
+//! The discrete-event engine: simulation state, the event loop and CPU-time
+//! accounting. The scheduler entry points it calls (`schedule`,
+//! `try_to_wake_up`, `scheduler_tick`, …) live in `sched::core`.
+//!
+//! Time is `u64` nanoseconds. A running task consumes its current CPU burst
+//! at rate one; scheduler overhead (context switch, tick, wake-up costs) is
+//! queued per CPU as system time consumed *before* the task's own work, so
+//! busy + idle time is conserved exactly on every CPU. A task's burst end is
+//! one `SegmentEnd` event, re-armed (with a generation number that makes the
+//! old one stale) whenever the end moves.
+
+pub mod queue;
+pub(crate) mod sampler;
+#[cfg(test)]
+mod tests;
+
+use crate::cost::CostModel;
+use crate::error::{CoreError, CoreResult};
+use crate::kernel::Kernel;
+use crate::result::{SimResult, Status};
+use crate::rng::Rng;
+use crate::sched::fair::{CfsRq, FairParams, SchedEntity, TaskId};
+use crate::topology::Machine;
+use crate::trace::Trace;
+use crate::workload::{Ctx, TaskSpec, Work, Workload};
+use queue::EventQueue;
+use sampler::Sampler;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Event {
+    /// `scheduler_tick()` on a busy CPU (idle CPUs stop their tick: NOHZ).
+    Tick { cpu: u32 },
+    /// The running task's current burst (and queued overhead) is done.
+    SegmentEnd { cpu: u32, gen: u32 },
+    /// A sleeping task's hrtimer fires.
+    Timer { task: TaskId, gen: u32 },
+    /// A reschedule IPI (or idle wake) reaches `cpu`.
+    Resched { cpu: u32 },
+    /// vmstat-style sampling point.
+    Sample,
+    /// The `duration_s` bound.
+    End,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TaskState {
+    Runnable,
+    Running,
+    Sleeping,
+    Exited,
+}
+
+pub(crate) struct Task {
+    pub name: String,
+    pub nice: i32,
+    pub state: TaskState,
+    pub cpu: u32,
+    /// Sorted allowed CPUs; `None` = all.
+    pub allowed: Option<Vec<u32>>,
+    pub work_left: u64,
+    pub work_kind: Work,
+    pub timer_gen: u32,
+    pub timer_pending: bool,
+    pub wait_start: u64,
+    pub user_ns: u64,
+    pub sys_ns: u64,
+    pub wait_ns: u64,
+    pub nvcsw: u64,
+    pub nivcsw: u64,
+    pub migrations: u64,
+    pub wakeups: u64,
+}
+
+pub(crate) struct Rq {
+    pub cfs: CfsRq,
+    pub need_resched: bool,
+    /// A reschedule IPI is already in flight to this CPU.
+    pub resched_pending: bool,
+    /// Time up to which this CPU's time has been accounted.
+    pub seg_start: u64,
+    /// Scheduler overhead queued on this CPU (system time).
+    pub overhead_left: u64,
+    pub gen: u32,
+    pub armed_end: Option<u64>,
+    pub tick_armed: bool,
+    pub user_ns: u64,
+    pub sys_ns: u64,
+    pub idle_ns: u64,
+    pub nr_switches: u64,
+    pub ticks: u64,
+    /// Interrupts taken: ticks, timer interrupts, IPIs.
+    pub irqs: u64,
+}
+
+/// Engine-wide counters that are not per CPU or per task.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Counters {
+    pub cpu_migrations: u64,
+    pub resched_ipis: u64,
+    pub timer_irqs: u64,
+    pub wakeups: u64,
+    pub forks: u64,
+}
+
+/// Options of one run (everything but machine, kernel, costs and workload).
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    pub seed: u64,
+    /// Bound on simulated time; required for workloads that never end.
+    pub duration_ns: Option<u64>,
+    /// Keep at most this many trace rows; `None` = no trace.
+    pub trace_limit: Option<usize>,
+    /// vmstat / CPU-timeline interval.
+    pub sample_interval_ns: u64,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            seed: 0,
+            duration_ns: None,
+            trace_limit: None,
+            sample_interval_ns: 100_000_000,
+        }
+    }
+}
+
+/// How often (in events) the loop polls the cancellation callback.
+const CANCEL_POLL_EVENTS: u64 = 1 << 14;
+/// More events than this at one instant means a workload spins without
+/// consuming time: the run stops with an error instead of hanging.
+const MAX_EVENTS_AT_ONE_INSTANT: u64 = 1_000_000;
+/// More zero-length actions than this in a row for one task is a workload
+/// that makes no progress.
+pub(crate) const MAX_ZERO_STEPS: u32 = 100_000;
+
+pub struct Sim<'a> {
+    pub(crate) now: u64,
+    pub(crate) machine: &'a Machine,
+    pub(crate) cost: &'a CostModel,
+    pub(crate) fair: FairParams,
+    pub(crate) tick_ns: u64,
+    pub(crate) queue: EventQueue<Event>,
+    pub(crate) tasks: Vec<Task>,
+    pub(crate) ses: Vec<SchedEntity>,
+    pub(crate) rqs: Vec<Rq>,
+    pub(crate) workload: Box<dyn Workload>,
+    pub(crate) rng: Rng,
+    pub(crate) trace: Option<Trace>,
+    pub(crate) counters: Counters,
+    pub(crate) wakes: Vec<(TaskId, bool)>,
+    pub(crate) spawns: Vec<TaskSpec>,
+    pub(crate) live_tasks: usize,
+    pub(crate) nr_running_total: usize,
+    pub(crate) pending_timers: usize,
+    pub(crate) next_fork_cpu: usize,
+    pub(crate) in_init: bool,
+    pub(crate) error: Option<String>,
+    sampler: Sampler,
+    events: u64,
+    opts: RunOptions,
+}
+
+impl<'a> Sim<'a> {
+    pub fn new(
+        machine: &'a Machine,
+        kernel: &'a Kernel,
+        cost: &'a CostModel,
+        workload: Box<dyn Workload>,
+        opts: RunOptions,
+    ) -> CoreResult<Self> {
+        use crate::config::Fields;
+        kernel.validate()?;
+        workload.validate(machine)?;
+        if cost.syscall_ns == 0 {
+            return Err(CoreError::invalid(
+                "syscall_ns",
+                0,
+                "at least 1 (a zero-cost system call lets a yield loop spin without time passing)",
+            ));
+        }
+        if opts.duration_ns.is_none() && !workload.finite() {
+            return Err(CoreError::invalid(
+                "duration_s",
+                "None",
+                format!(
+                    "a positive number of seconds: workload {:?} never finishes by itself",
+                    workload.name()
+                ),
+            ));
+        }
+        if opts.duration_ns == Some(0) {
+            return Err(CoreError::invalid("duration_s", 0, "a positive number of seconds or None"));
+        }
+        if opts.sample_interval_ns == 0 {
+            return Err(CoreError::invalid("interval_s", 0, "a positive number of seconds"));
+        }
+        let n = machine.nr_cpus();
+        let rqs = (0..n)
+            .map(|_| Rq {
+                cfs: CfsRq::default(),
+                need_resched: false,
+                resched_pending: false,
+                seg_start: 0,
+                overhead_left: 0,
+                gen: 0,
+                armed_end: None,
+                tick_armed: false,
+                user_ns: 0,
+                sys_ns: 0,
+                idle_ns: 0,
+                nr_switches: 0,
+                ticks: 0,
+                irqs: 0,
+            })
+            .collect();
+        Ok(Sim {
+            now: 0,
+            machine,
+            cost,
+            fair: FairParams::new(kernel, n),
+            tick_ns: 1_000_000_000 / kernel.hz as u64,
+            queue: EventQueue::new(),
+            tasks: Vec::new(),
+            ses: Vec::new(),
+            rqs,
+            workload,
+            rng: Rng::new(opts.seed),
+            trace: opts.trace_limit.map(Trace::new),
+            counters: Counters::default(),
+            wakes: Vec::new(),
+            spawns: Vec::new(),
+            live_tasks: 0,
+            nr_running_total: 0,
+            pending_timers: 0,
+            next_fork_cpu: 0,
+            in_init: false,
+            error: None,
+            sampler: Sampler::new(n),
+            events: 0,
+            opts,
+        })
+    }
+
+    /// Run to completion, the time bound, a deadlock, an error or a
+    /// cancellation (polled every few thousand events).
+    pub fn run(mut self, cancel: &dyn Fn() -> bool) -> SimResult {
+        self.init();
+        self.queue.push(self.opts.sample_interval_ns, Event::Sample);
+        if let Some(d) = self.opts.duration_ns {
+            self.queue.push(d, Event::End);
+        }
+        let mut same_instant = 0u64;
+        let status = loop {
+            if let Some(e) = self.error.take() {
+                break Status::Error(e);
+            }
+            if self.live_tasks == 0 && self.workload.finite() {
+                break Status::Ok;
+            }
+            if self.nr_running_total == 0 && self.pending_timers == 0 && self.live_tasks > 0 {
+                break Status::Deadlock;
+            }
+            if self.events % CANCEL_POLL_EVENTS == 0 && cancel() {
+                break Status::Cancelled;
+            }
+            let Some(e) = self.queue.pop() else {
+                break Status::Deadlock;
+            };
+            if e.time == self.now {
+                same_instant += 1;
+                if same_instant > MAX_EVENTS_AT_ONE_INSTANT {
+                    break Status::Error(format!(
+                        "workload {:?} made no progress: over {MAX_EVENTS_AT_ONE_INSTANT} events at t={} ns",
+                        self.workload.name(),
+                        self.now
+                    ));
+                }
+            } else {
+                same_instant = 0;
+            }
+            debug_assert!(e.time >= self.now, "time went backwards");
+            self.now = e.time;
+            self.events += 1;
+            match e.ev {
+                Event::End => {
+                    break if self.workload.finite() {
+                        Status::TimeLimit
+                    } else {
+                        Status::Ok
+                    }
+                }
+                Event::Sample => {
+                    self.sync_all();
+                    self.sampler.sample(self.now, &self.rqs, self.nr_running_total);
+                    self.queue
+                        .push(self.now + self.opts.sample_interval_ns, Event::Sample);
+                }
+                Event::Tick { cpu } => self.scheduler_tick(cpu as usize),
+                Event::SegmentEnd { cpu, gen } => self.segment_end(cpu as usize, gen),
+                Event::Timer { task, gen } => self.timer_fired(task, gen),
+                Event::Resched { cpu } => self.resched_ipi(cpu as usize),
+            }
+        };
+        self.finish(status)
+    }
+
+    /// Bring every CPU's accounting up to `now`.
+    pub(crate) fn sync_all(&mut self) {
+        for cpu in 0..self.rqs.len() {
+            self.rq_sync(cpu);
+        }
+    }
+
+    /// Account this CPU's time since its last sync: queued overhead first (system
+    /// time), then the running task's burst, or idle.
+    pub(crate) fn rq_sync(&mut self, cpu: usize) {
+        let now = self.now;
+        let rq = &mut self.rqs[cpu];
+        let mut elapsed = now - rq.seg_start;
+        if elapsed == 0 {
+            return;
+        }
+        rq.seg_start = now;
+        let ov = elapsed.min(rq.overhead_left);
+        rq.overhead_left -= ov;
+        rq.sys_ns += ov;
+        elapsed -= ov;
+        match rq.cfs.curr {
+            None => rq.idle_ns += elapsed,
+            Some(t) => {
+                let task = &mut self.tasks[t as usize];
+                task.sys_ns += ov;
+                debug_assert!(elapsed <= task.work_left, "burst overrun");
+                let w = elapsed.min(task.work_left);
+                task.work_left -= w;
+                match task.work_kind {
+                    Work::User => {
+                        rq.user_ns += w;
+                        task.user_ns += w;
+                    }
+                    Work::Sys => {
+                        rq.sys_ns += w;
+                        task.sys_ns += w;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Queue `ns` of scheduler overhead (system time) on `cpu`.
+    pub(crate) fn charge(&mut self, cpu: usize, ns: u64) {
+        self.rq_sync(cpu);
+        self.rqs[cpu].overhead_left += ns;
+    }
+
+    /// (Re-)arm the end of the running burst on `cpu` if it moved. Call after
+    /// `rq_sync(cpu)` and after any change to the CPU's curr/overhead/work.
+    pub(crate) fn rearm(&mut self, cpu: usize) {
+        let rq = &self.rqs[cpu];
+        debug_assert_eq!(rq.seg_start, self.now);
+        let end = rq
+            .cfs
+            .curr
+            .map(|t| self.now + rq.overhead_left + self.tasks[t as usize].work_left);
+        if end != rq.armed_end {
+            let rq = &mut self.rqs[cpu];
+            rq.gen = rq.gen.wrapping_add(1);
+            rq.armed_end = end;
+            if let Some(e) = end {
+                let gen = rq.gen;
+                self.queue.push(
+                    e,
+                    Event::SegmentEnd {
+                        cpu: cpu as u32,
+                        gen,
+                    },
+                );
+            }
+        }
+    }
+
+    fn init(&mut self) {
+        self.in_init = true;
+        let mut ctx = Ctx::new(0, &mut self.rng, &mut self.wakes, &mut self.spawns, 0);
+        self.workload.init(&mut ctx);
+        self.process_side_effects(None);
+        for cpu in 0..self.rqs.len() {
+            if self.rqs[cpu].need_resched {
+                self.schedule(cpu);
+            }
+        }
+        self.in_init = false;
+    }
+
+    fn finish(mut self, status: Status) -> SimResult {
+        self.sync_all();
+        self.sampler.finish(self.now, &self.rqs, self.nr_running_total);
+        crate::result::build(
+            status,
+            self.now,
+            self.events,
+            self.machine,
+            &self.tasks,
+            &self.rqs,
+            &self.counters,
+            self.sampler,
+            self.trace,
+            self.workload.metrics(self.now),
+        )
+    }
+}

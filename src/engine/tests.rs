@@ -1,0 +1,191 @@
+//! Engine invariants: CPU-time conservation, weight-proportional shares,
+//! the 2.6.23 compat_yield example, determinism, bounded traces.
+
+use crate::cost::CostModel;
+use crate::kernel::Kernel;
+use crate::result::{SimResult, Status};
+use crate::topology::Machine;
+use crate::workload::spinners::{Dist, SpinnerTask, Spinners};
+use crate::{simulate, RunOptions};
+
+fn spinner(nice: i32) -> SpinnerTask {
+    SpinnerTask {
+        nice,
+        run_ns: None,
+        sleep_ns: None,
+        cpus: None,
+        yields: false,
+    }
+}
+
+fn run(machine: &Machine, kernel: &Kernel, tasks: Vec<SpinnerTask>, dist: Dist, secs: f64, seed: u64) -> SimResult {
+    let w = Spinners::new(tasks, dist).unwrap();
+    let opts = RunOptions {
+        seed,
+        duration_ns: Some((secs * 1e9) as u64),
+        trace_limit: None,
+        sample_interval_ns: 100_000_000,
+    };
+    simulate(machine, kernel, &CostModel::default(), Box::new(w), opts, &|| false).unwrap()
+}
+
+fn one_cpu() -> Machine {
+    Machine::new(1, 1, 1, None, None).unwrap()
+}
+
+fn share(r: &SimResult, a: usize, b: usize) -> f64 {
+    r.tasks.cpu_s[a] / r.tasks.cpu_s[b]
+}
+
+#[test]
+fn cpu_time_is_conserved_per_cpu() {
+    let m = Machine::preset("nhm-ep").unwrap();
+    let tasks: Vec<SpinnerTask> = (0..24)
+        .map(|i| SpinnerTask {
+            nice: (i % 5) - 2,
+            run_ns: Some(300_000 + 10_000 * i as u64),
+            sleep_ns: Some(200_000 + 50_000 * (i % 3) as u64),
+            cpus: None,
+            yields: i % 4 == 0,
+        })
+        .collect();
+    let r = run(&m, &Kernel::v3_8(), tasks, Dist::Exp, 0.5, 3);
+    assert_eq!(r.status, Status::Ok);
+    let elapsed = r.elapsed_ns as f64 / 1e9;
+    assert_eq!(r.elapsed_ns, 500_000_000);
+    for c in 0..m.nr_cpus() {
+        let total = r.cpus.user_s[c] + r.cpus.sys_s[c] + r.cpus.idle_s[c];
+        assert!((total - elapsed).abs() < 1e-9, "cpu {c}: {total} vs {elapsed}");
+    }
+    // Task time equals CPU busy time.
+    let busy: f64 = (0..m.nr_cpus()).map(|c| r.cpus.user_s[c] + r.cpus.sys_s[c]).sum();
+    let task: f64 = r.tasks.cpu_s.iter().sum();
+    let idle_overhead = busy - task; // overhead consumed while no task ran
+    assert!(idle_overhead >= -1e-9 && idle_overhead < 0.01 * busy, "{busy} {task}");
+    // vmstat rows cover the run.
+    let covered: f64 = r.vmstat.interval_s.iter().sum();
+    assert!((covered - elapsed).abs() < 1e-9);
+    assert_eq!(r.timeline.shape(), &[16, 5]);
+}
+
+#[test]
+fn nice_weights_set_cpu_shares() {
+    let k = Kernel::v2_6_36();
+    let r = run(&one_cpu(), &k, vec![spinner(0), spinner(5)], Dist::Fixed, 10.0, 1);
+    let ratio = share(&r, 0, 1);
+    let want = 1024.0 / 335.0;
+    assert!((ratio / want - 1.0).abs() < 0.01, "nice 0:5 = {ratio}, want {want}");
+
+    let r = run(&one_cpu(), &k, vec![spinner(0), spinner(-15)], Dist::Fixed, 60.0, 1);
+    let ratio = share(&r, 1, 0);
+    let want = 29154.0 / 1024.0;
+    assert!((ratio / want - 1.0).abs() < 0.01, "nice -15:0 = {ratio}, want {want}");
+}
+
+fn yield_loop() -> SpinnerTask {
+    SpinnerTask {
+        yields: true,
+        ..spinner(0)
+    }
+}
+
+#[test]
+fn compat_yield_matches_the_2_6_23_example() {
+    let k = Kernel::v2_6_36();
+    let r = run(&one_cpu(), &k, vec![yield_loop(), spinner(0)], Dist::Fixed, 2.0, 1);
+    let frac = r.tasks.cpu_s[0] / (r.tasks.cpu_s[0] + r.tasks.cpu_s[1]);
+    assert!((frac - 0.5).abs() < 0.05, "compat_yield=0: yielder got {frac}");
+
+    let k = Kernel {
+        compat_yield: true,
+        ..Kernel::v2_6_36()
+    };
+    let r = run(&one_cpu(), &k, vec![yield_loop(), spinner(0)], Dist::Fixed, 2.0, 1);
+    let frac = r.tasks.cpu_s[0] / (r.tasks.cpu_s[0] + r.tasks.cpu_s[1]);
+    assert!(frac < 0.02, "compat_yield=1: yielder got {frac}");
+}
+
+#[test]
+fn same_seed_same_numbers() {
+    let m = Machine::preset("core2-2s").unwrap();
+    let tasks = || {
+        (0..12)
+            .map(|i| SpinnerTask {
+                nice: 0,
+                run_ns: Some(100_000 * (1 + i % 3)),
+                sleep_ns: Some(150_000),
+                cpus: None,
+                yields: false,
+            })
+            .collect::<Vec<_>>()
+    };
+    let a = run(&m, &Kernel::v3_8(), tasks(), Dist::Exp, 0.2, 42);
+    let b = run(&m, &Kernel::v3_8(), tasks(), Dist::Exp, 0.2, 42);
+    let c = run(&m, &Kernel::v3_8(), tasks(), Dist::Exp, 0.2, 43);
+    assert_eq!(a.metrics, b.metrics);
+    assert_eq!(a.tasks.cpu_s, b.tasks.cpu_s);
+    assert_ne!(a.metrics, c.metrics);
+}
+
+#[test]
+fn spinners_preempt_each_other_at_slice_boundaries() {
+    // Two nice-0 spinners on one CPU: 6 ms period, 3 ms slices: ~333 switches/s.
+    let r = run(&one_cpu(), &Kernel::v2_6_36(), vec![spinner(0), spinner(0)], Dist::Fixed, 1.0, 1);
+    let cs = r.metric("context_switches").unwrap();
+    assert!((250.0..=400.0).contains(&cs), "{cs}");
+    assert_eq!(r.metric("voluntary_cs"), Some(0.0));
+}
+
+#[test]
+fn pinning_is_honoured() {
+    let m = Machine::preset("core2-2s").unwrap();
+    let tasks = (0..4)
+        .map(|_| SpinnerTask {
+            cpus: Some(vec![3]),
+            ..spinner(0)
+        })
+        .collect();
+    let r = run(&m, &Kernel::v3_8(), tasks, Dist::Fixed, 0.1, 1);
+    for c in 0..8 {
+        let busy = r.cpus.user_s[c] + r.cpus.sys_s[c];
+        if c == 3 {
+            assert!(busy > 0.099);
+        } else {
+            assert_eq!(busy, 0.0);
+        }
+    }
+}
+
+#[test]
+fn trace_is_bounded_and_reports_the_drop() {
+    let w = Spinners::new(vec![spinner(0), spinner(0)], Dist::Fixed).unwrap();
+    let opts = RunOptions {
+        seed: 1,
+        duration_ns: Some(1_000_000_000),
+        trace_limit: Some(50),
+        sample_interval_ns: 100_000_000,
+    };
+    let r = simulate(&one_cpu(), &Kernel::v3_8(), &CostModel::default(), Box::new(w), opts, &|| false).unwrap();
+    let tr = r.trace.as_ref().unwrap();
+    assert_eq!(tr.len(), 50);
+    assert!(tr.dropped > 0);
+    assert_eq!(r.metric("trace_dropped"), Some(tr.dropped as f64));
+}
+
+#[test]
+fn cancellation_stops_the_run() {
+    let w = Spinners::new(vec![spinner(0), spinner(0)], Dist::Fixed).unwrap();
+    let opts = RunOptions {
+        duration_ns: Some(100_000_000_000),
+        ..RunOptions::default()
+    };
+    let r = simulate(&one_cpu(), &Kernel::v3_8(), &CostModel::default(), Box::new(w), opts, &|| true).unwrap();
+    assert_eq!(r.status, Status::Cancelled);
+}
+
+#[test]
+fn endless_workload_needs_a_bound() {
+    let w = Spinners::new(vec![spinner(0)], Dist::Fixed).unwrap();
+    let err = simulate(&one_cpu(), &Kernel::v3_8(), &CostModel::default(), Box::new(w), RunOptions::default(), &|| false);
+    assert!(err.is_err());
+}

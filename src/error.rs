@@ -1,0 +1,42 @@
+//! The core's one error type. The binding layer maps it to the Python
+//! exception hierarchy in `schedlab.exceptions` (config errors are
+//! `ValueError`s).
+
+use std::fmt::Display;
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CoreError {
+    /// A parameter has a value outside what is allowed.
+    #[error("invalid {param}={value}: expected {allowed}")]
+    InvalidValue {
+        param: String,
+        value: String,
+        allowed: String,
+    },
+    /// A field name that does not exist on a config object.
+    #[error("unknown {kind} field {name:?}: expected one of {allowed}")]
+    UnknownField {
+        kind: &'static str,
+        name: String,
+        allowed: String,
+    },
+    /// A parameter has a value of the wrong type.
+    #[error("invalid type for {param}: got {got}, expected {expected}")]
+    WrongType {
+        param: String,
+        got: String,
+        expected: String,
+    },
+}
+
+impl CoreError {
+    pub fn invalid(param: &str, value: impl Display, allowed: impl Display) -> Self {
+        CoreError::InvalidValue {
+            param: param.to_string(),
+            value: value.to_string(),
+            allowed: allowed.to_string(),
+        }
+    }
+}
+
+pub type CoreResult<T> = Result<T, CoreError>;

@@ -1,0 +1,47 @@
+//! schedlab: a fast, deterministic discrete-event model of the Linux CFS
+//! scheduler and its load balancing, for sweeping scheduler tunables.
+//!
+//! Module map (DESIGN.md "Layout"): `topology` (Machine), `kernel` (Kernel
+//! profile), `cost` (CostModel), `engine` (event loop), `sched` (CFS and the
+//! scheduler core), `workload` (task state machines), `result` (columns),
+//! `trace`, `config` (named fields), `rng`. `bindings` (feature `python`) is
+//! the only place that knows Python.
+
+pub mod config;
+pub mod cost;
+pub mod engine;
+pub mod error;
+pub mod kernel;
+pub mod result;
+pub mod rng;
+pub mod sched;
+pub mod topology;
+pub mod trace;
+pub mod workload;
+
+#[cfg(feature = "python")]
+mod bindings;
+
+pub use config::{Fields, Value};
+pub use cost::CostModel;
+pub use engine::RunOptions;
+pub use error::{CoreError, CoreResult};
+pub use kernel::Kernel;
+pub use result::{SimResult, Status};
+pub use topology::Machine;
+pub use workload::Workload;
+
+/// Run one simulation: a pure function of (machine, kernel, costs,
+/// workload, options). `cancel` is polled every few thousand events; when it
+/// returns true the run stops with `Status::Cancelled`.
+pub fn simulate(
+    machine: &Machine,
+    kernel: &Kernel,
+    cost: &CostModel,
+    workload: Box<dyn Workload>,
+    opts: RunOptions,
+    cancel: &dyn Fn() -> bool,
+) -> CoreResult<SimResult> {
+    let sim = engine::Sim::new(machine, kernel, cost, workload, opts)?;
+    Ok(sim.run(cancel))
+}

@@ -1,0 +1,240 @@
+//! The result of one run, as columns (struct of arrays) ready to be handed
+//! to Python as numpy arrays.
+
+use crate::engine::sampler::Sampler;
+use crate::engine::{Counters, Rq, Task};
+use crate::topology::Machine;
+use crate::trace::Trace;
+use ndarray::Array2;
+
+/// How a run ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// Finished (all tasks exited, or an endless workload reached its bound).
+    Ok,
+    /// A finite workload was still running at `duration_s`.
+    TimeLimit,
+    /// Every task blocked with nothing left to wake them.
+    Deadlock,
+    /// Stopped by the caller (Ctrl-C).
+    Cancelled,
+    /// The workload misbehaved (e.g. made no progress).
+    Error(String),
+}
+
+impl Status {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::TimeLimit => "time_limit",
+            Status::Deadlock => "deadlock",
+            Status::Cancelled => "cancelled",
+            Status::Error(_) => "error",
+        }
+    }
+
+    pub fn detail(&self) -> String {
+        match self {
+            Status::Error(e) => e.clone(),
+            _ => String::new(),
+        }
+    }
+}
+
+/// One row per task.
+#[derive(Clone, Debug, Default)]
+pub struct TaskTable {
+    pub task: Vec<i64>,
+    pub name: Vec<String>,
+    pub nice: Vec<i64>,
+    pub cpu: Vec<i64>,
+    pub cpu_s: Vec<f64>,
+    pub user_s: Vec<f64>,
+    pub sys_s: Vec<f64>,
+    pub wait_s: Vec<f64>,
+    pub voluntary_cs: Vec<i64>,
+    pub involuntary_cs: Vec<i64>,
+    pub migrations: Vec<i64>,
+    pub wakeups: Vec<i64>,
+    pub exited: Vec<bool>,
+}
+
+/// One row per CPU.
+#[derive(Clone, Debug, Default)]
+pub struct CpuTable {
+    pub cpu: Vec<i64>,
+    pub socket: Vec<i64>,
+    pub core: Vec<i64>,
+    pub thread: Vec<i64>,
+    pub llc: Vec<i64>,
+    pub node: Vec<i64>,
+    pub user_s: Vec<f64>,
+    pub sys_s: Vec<f64>,
+    pub idle_s: Vec<f64>,
+    pub context_switches: Vec<i64>,
+    pub ticks: Vec<i64>,
+    pub interrupts: Vec<i64>,
+}
+
+/// One row per sampling interval, vmstat's columns.
+#[derive(Clone, Debug, Default)]
+pub struct VmstatTable {
+    pub time_s: Vec<f64>,
+    pub interval_s: Vec<f64>,
+    pub r: Vec<i64>,
+    /// Interrupts per second.
+    pub in_: Vec<f64>,
+    /// Context switches per second.
+    pub cs: Vec<f64>,
+    pub us: Vec<f64>,
+    pub sy: Vec<f64>,
+    pub id: Vec<f64>,
+}
+
+#[derive(Clone, Debug)]
+pub struct SimResult {
+    pub status: Status,
+    pub elapsed_ns: u64,
+    /// Named scalar metrics, in a stable order.
+    pub metrics: Vec<(String, f64)>,
+    pub tasks: TaskTable,
+    pub cpus: CpuTable,
+    pub vmstat: VmstatTable,
+    /// CPUs × intervals busy fraction.
+    pub timeline: Array2<f64>,
+    pub trace: Option<Trace>,
+}
+
+impl SimResult {
+    pub fn metric(&self, name: &str) -> Option<f64> {
+        self.metrics.iter().find(|(n, _)| n == name).map(|(_, v)| *v)
+    }
+}
+
+fn s(ns: u64) -> f64 {
+    ns as f64 / 1e9
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn build(
+    status: Status,
+    elapsed_ns: u64,
+    events: u64,
+    machine: &Machine,
+    tasks: &[Task],
+    rqs: &[Rq],
+    counters: &Counters,
+    sampler: Sampler,
+    trace: Option<Trace>,
+    workload_metrics: Vec<(&'static str, f64)>,
+) -> SimResult {
+    let mut tt = TaskTable::default();
+    for (i, t) in tasks.iter().enumerate() {
+        tt.task.push(i as i64 + 1);
+        tt.name.push(t.name.clone());
+        tt.nice.push(t.nice as i64);
+        tt.cpu.push(t.cpu as i64);
+        tt.cpu_s.push(s(t.user_ns + t.sys_ns));
+        tt.user_s.push(s(t.user_ns));
+        tt.sys_s.push(s(t.sys_ns));
+        tt.wait_s.push(s(t.wait_ns));
+        tt.voluntary_cs.push(t.nvcsw as i64);
+        tt.involuntary_cs.push(t.nivcsw as i64);
+        tt.migrations.push(t.migrations as i64);
+        tt.wakeups.push(t.wakeups as i64);
+        tt.exited
+            .push(t.state == crate::engine::TaskState::Exited);
+    }
+    let mut ct = CpuTable::default();
+    for (i, rq) in rqs.iter().enumerate() {
+        let topo = machine.cpu(i);
+        ct.cpu.push(i as i64);
+        ct.socket.push(topo.socket as i64);
+        ct.core.push(topo.core as i64);
+        ct.thread.push(topo.thread as i64);
+        ct.llc.push(topo.llc as i64);
+        ct.node.push(topo.node as i64);
+        ct.user_s.push(s(rq.user_ns));
+        ct.sys_s.push(s(rq.sys_ns));
+        ct.idle_s.push(s(rq.idle_ns));
+        ct.context_switches.push(rq.nr_switches as i64);
+        ct.ticks.push(rq.ticks as i64);
+        ct.interrupts.push(rq.irqs as i64);
+    }
+    let sm = sampler;
+    let mut vm = VmstatTable::default();
+    for k in 0..sm.rows() {
+        let len = sm.len_ns[k] as f64;
+        let total = (sm.user_ns[k] + sm.sys_ns[k] + sm.idle_ns[k]) as f64;
+        vm.time_s.push(s(sm.time_ns[k]));
+        vm.interval_s.push(len / 1e9);
+        vm.r.push(sm.r[k] as i64);
+        vm.in_.push(sm.irqs[k] as f64 / (len / 1e9));
+        vm.cs.push(sm.cs[k] as f64 / (len / 1e9));
+        vm.us.push(100.0 * sm.user_ns[k] as f64 / total);
+        vm.sy.push(100.0 * sm.sys_ns[k] as f64 / total);
+        vm.id.push(100.0 * sm.idle_ns[k] as f64 / total);
+    }
+    let ncpus = sm.ncpus();
+    let timeline = Array2::from_shape_vec((sm.rows(), ncpus), sm.busy.clone())
+        .expect("sampler rows × cpus")
+        .reversed_axes()
+        .as_standard_layout()
+        .to_owned();
+
+    let sum = |f: fn(&Rq) -> u64| rqs.iter().map(f).sum::<u64>();
+    let user = sum(|r| r.user_ns);
+    let sys = sum(|r| r.sys_ns);
+    let idle = sum(|r| r.idle_ns);
+    let task_clock: u64 = tasks.iter().map(|t| t.user_ns + t.sys_ns).sum();
+    let elapsed = s(elapsed_ns);
+    let mut metrics: Vec<(String, f64)> = vec![
+        ("elapsed_s", elapsed),
+        ("task_clock_s", s(task_clock)),
+        (
+            "cpus_utilized",
+            if elapsed > 0.0 { s(task_clock) / elapsed } else { 0.0 },
+        ),
+        ("context_switches", sum(|r| r.nr_switches) as f64),
+        ("cpu_migrations", counters.cpu_migrations as f64),
+        (
+            "voluntary_cs",
+            tasks.iter().map(|t| t.nvcsw).sum::<u64>() as f64,
+        ),
+        (
+            "involuntary_cs",
+            tasks.iter().map(|t| t.nivcsw).sum::<u64>() as f64,
+        ),
+        ("interrupts", sum(|r| r.irqs) as f64),
+        ("ticks", sum(|r| r.ticks) as f64),
+        ("timer_interrupts", counters.timer_irqs as f64),
+        ("resched_ipis", counters.resched_ipis as f64),
+        ("wakeups", counters.wakeups as f64),
+        ("forks", counters.forks as f64),
+        ("user_s", s(user)),
+        ("sys_s", s(sys)),
+        ("idle_s", s(idle)),
+        ("wait_s", s(tasks.iter().map(|t| t.wait_ns).sum())),
+        ("events", events as f64),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    if let Some(tr) = &trace {
+        metrics.push(("trace_rows".into(), tr.len() as f64));
+        metrics.push(("trace_dropped".into(), tr.dropped as f64));
+    }
+    for (k, v) in workload_metrics {
+        metrics.push((k.to_string(), v));
+    }
+    SimResult {
+        status,
+        elapsed_ns,
+        metrics,
+        tasks: tt,
+        cpus: ct,
+        vmstat: vm,
+        timeline,
+        trace,
+    }
+}

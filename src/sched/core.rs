@@ -1,0 +1,448 @@
+//! The scheduler core the engine calls, after `kernel/sched.c` (2.6.36) and
+//! `kernel/sched/core.c` (3.8): `schedule()`, `scheduler_tick()`,
+//! `try_to_wake_up()`, `wake_up_new_task()`, `resched_task()`,
+//! `check_preempt_curr()`, `activate_task()`/`deactivate_task()`,
+//! `set_task_cpu()`. Only the fair class exists so far, so `rq->curr` is
+//! `cfs_rq->curr` and the idle task is "no task".
+//!
+//! Placement is a placeholder until load balancing lands: a woken task
+//! returns to its previous CPU (`select_task_rq` without SD_WAKE_AFFINE), a
+//! new task goes round-robin over its allowed CPUs.
+
+use super::fair::{EnqueueFlags, SchedEntity, TaskId};
+use super::weights::nice_weight;
+use crate::engine::{Event, Sim, Task, TaskState, MAX_ZERO_STEPS};
+use crate::trace::{
+    TraceKind, PREV_STATE_DEAD, PREV_STATE_RUNNING, PREV_STATE_SLEEPING,
+};
+use crate::workload::{Action, Ctx, TaskSpec, Work};
+
+/// ftrace pid of a task (0 is the idle task, "swapper").
+fn pid(t: Option<TaskId>) -> i32 {
+    t.map_or(0, |t| t as i32 + 1)
+}
+
+impl Sim<'_> {
+    fn trace(&mut self, cpu: usize, kind: TraceKind, pid: i32, a: i32, b: i32) {
+        if let Some(tr) = self.trace.as_mut() {
+            tr.push(self.now, cpu, kind, pid, a, b);
+        }
+    }
+
+    /// `activate_task()`: enqueue and count the task as runnable.
+    fn activate_task(&mut self, cpu: usize, t: TaskId, flags: EnqueueFlags) {
+        let now = self.now;
+        self.rqs[cpu]
+            .cfs
+            .enqueue_entity(&self.fair, &mut self.ses, t, flags, now);
+        self.nr_running_total += 1;
+    }
+
+    /// `deactivate_task()` for a task going to sleep (or exiting).
+    fn deactivate_task(&mut self, cpu: usize, t: TaskId) {
+        let now = self.now;
+        self.rqs[cpu].cfs.dequeue_entity(&mut self.ses, t, true, now);
+        self.nr_running_total -= 1;
+    }
+
+    /// `resched_task(rq->curr)`: set need_resched; a remote CPU learns of it
+    /// through a reschedule IPI that arrives `ipi_latency_ns` later. `local`
+    /// is the CPU whose handler is running (it reschedules on its way out).
+    fn resched_cpu(&mut self, cpu: usize, local: Option<usize>) {
+        let rq = &mut self.rqs[cpu];
+        rq.need_resched = true;
+        if local == Some(cpu) || self.in_init || rq.resched_pending {
+            return;
+        }
+        rq.resched_pending = true;
+        self.counters.resched_ipis += 1;
+        self.queue.push(
+            self.now + self.cost.ipi_latency_ns,
+            Event::Resched { cpu: cpu as u32 },
+        );
+    }
+
+    /// `check_preempt_curr()`: an idle CPU always reschedules; otherwise
+    /// the fair class's `check_preempt_wakeup()` decides.
+    fn check_preempt_curr(&mut self, cpu: usize, p: TaskId, fork: bool, local: Option<usize>) {
+        let now = self.now;
+        let rq = &mut self.rqs[cpu];
+        let preempt = rq.cfs.curr.is_none()
+            || rq.cfs.check_preempt_wakeup(
+                &self.fair,
+                &mut self.ses,
+                p,
+                fork,
+                rq.need_resched,
+                now,
+            );
+        if preempt {
+            self.resched_cpu(cpu, local);
+        }
+    }
+
+    /// `set_task_cpu()`: move the task's home CPU, counting a migration
+    /// (perf's `cpu-migrations`) when it changes.
+    fn set_task_cpu(&mut self, t: TaskId, cpu: usize, trace_cpu: usize) {
+        let old = self.tasks[t as usize].cpu as usize;
+        if old != cpu {
+            self.tasks[t as usize].migrations += 1;
+            self.counters.cpu_migrations += 1;
+            self.trace(trace_cpu, TraceKind::MigrateTask, pid(Some(t)), old as i32, cpu as i32);
+        }
+        self.tasks[t as usize].cpu = cpu as u32;
+    }
+
+    fn allowed(&self, t: TaskId, cpu: usize) -> bool {
+        self.tasks[t as usize]
+            .allowed
+            .as_ref()
+            .is_none_or(|a| a.binary_search(&(cpu as u32)).is_ok())
+    }
+
+    /// Wake-up placement. Placeholder until `select_task_rq_fair` lands:
+    /// the previous CPU if allowed, else the first allowed CPU.
+    fn select_task_rq_wake(&self, t: TaskId, prev_cpu: usize) -> usize {
+        if self.allowed(t, prev_cpu) {
+            prev_cpu
+        } else {
+            self.tasks[t as usize].allowed.as_ref().map_or(0, |a| a[0] as usize)
+        }
+    }
+
+    /// Fork placement. Placeholder until `find_idlest_group` lands: round
+    /// robin over the machine, skipping CPUs the task may not use.
+    fn select_task_rq_fork(&mut self, t: TaskId) -> usize {
+        let n = self.rqs.len();
+        for _ in 0..n {
+            let cpu = self.next_fork_cpu % n;
+            self.next_fork_cpu = (cpu + 1) % n;
+            if self.allowed(t, cpu) {
+                return cpu;
+            }
+        }
+        unreachable!("validated: every task has an allowed CPU")
+    }
+
+    /// `wake_up_new_task()` with `task_fork_fair()` (2.6.36): the child
+    /// starts from the parent's vruntime, `place_entity(initial)` adds the
+    /// START_DEBIT vslice, the result is normalised, then the child is placed,
+    /// enqueued and may preempt (WF_FORK). Harness-created tasks (no parent)
+    /// are placed as if forked on an idle CPU.
+    fn wake_up_new_task(&mut self, spec: TaskSpec, parent: Option<(TaskId, usize)>) {
+        let id = self.tasks.len() as TaskId;
+        let (w, inv) = nice_weight(spec.nice);
+        let mut se = SchedEntity::new(w, inv);
+        let mut allowed = spec.cpus;
+        if let Some(a) = allowed.as_mut() {
+            a.sort_unstable();
+            a.dedup();
+        }
+        let home = parent.map_or_else(
+            || allowed.as_ref().map_or(0, |a| a[0] as usize),
+            |(_, cpu)| cpu,
+        );
+        {
+            let now = self.now;
+            let cfs = &mut self.rqs[home].cfs;
+            cfs.update_curr(&mut self.ses, now);
+            if let Some(c) = cfs.curr {
+                se.vruntime = self.ses[c as usize].vruntime;
+            }
+            cfs.place_entity(&self.fair, &mut se, true);
+            se.vruntime -= cfs.min_vruntime;
+        }
+        self.ses.push(se);
+        self.tasks.push(Task {
+            name: spec.name,
+            nice: spec.nice,
+            state: TaskState::Runnable,
+            cpu: home as u32,
+            allowed,
+            work_left: 0,
+            work_kind: Work::User,
+            timer_gen: 0,
+            timer_pending: false,
+            wait_start: self.now,
+            user_ns: 0,
+            sys_ns: 0,
+            wait_ns: 0,
+            nvcsw: 0,
+            nivcsw: 0,
+            migrations: 0,
+            wakeups: 0,
+        });
+        self.live_tasks += 1;
+        self.counters.forks += 1;
+        let cpu = self.select_task_rq_fork(id);
+        if parent.is_some() {
+            self.set_task_cpu(id, cpu, home);
+        } else {
+            self.tasks[id as usize].cpu = cpu as u32;
+        }
+        self.rq_sync(cpu);
+        self.activate_task(cpu, id, EnqueueFlags::default());
+        self.trace(home, TraceKind::WakeupNew, pid(Some(id)), cpu as i32, 0);
+        self.check_preempt_curr(cpu, id, true, parent.map(|p| p.1));
+        self.rearm(cpu);
+    }
+
+    /// `try_to_wake_up()` (2.6.36 order): `task_waking_fair` normalises the
+    /// vruntime against the old CPU, `select_task_rq` places, the task is
+    /// enqueued with ENQUEUE_WAKEUP|ENQUEUE_WAKING (sleeper placement), then
+    /// `check_preempt_curr`. Returns false if the task was not sleeping.
+    pub(crate) fn try_to_wake_up(&mut self, t: TaskId, waker_cpu: usize, _sync: bool) -> bool {
+        let ti = t as usize;
+        if self.tasks[ti].state != TaskState::Sleeping {
+            return false;
+        }
+        if self.tasks[ti].timer_pending {
+            self.tasks[ti].timer_pending = false;
+            self.tasks[ti].timer_gen = self.tasks[ti].timer_gen.wrapping_add(1);
+            self.pending_timers -= 1;
+        }
+        let prev_cpu = self.tasks[ti].cpu as usize;
+        self.ses[ti].vruntime -= self.rqs[prev_cpu].cfs.min_vruntime;
+        let cpu = self.select_task_rq_wake(t, prev_cpu);
+        self.set_task_cpu(t, cpu, waker_cpu);
+        self.rq_sync(cpu);
+        self.activate_task(
+            cpu,
+            t,
+            EnqueueFlags {
+                wakeup: true,
+                waking: true,
+            },
+        );
+        let task = &mut self.tasks[ti];
+        task.state = TaskState::Runnable;
+        task.wait_start = self.now;
+        task.wakeups += 1;
+        self.counters.wakeups += 1;
+        self.trace(waker_cpu, TraceKind::Wakeup, pid(Some(t)), cpu as i32, 0);
+        self.check_preempt_curr(cpu, t, false, Some(waker_cpu));
+        self.rearm(cpu);
+        true
+    }
+
+    /// Apply the forks and wake-ups a workload asked for during `init` or a
+    /// step of the task running on `cpu` (forks first: a child may be woken
+    /// in the same step). Each successful wake-up costs the waker
+    /// `wakeup_ns` of system time.
+    pub(crate) fn process_side_effects(&mut self, cpu: Option<(TaskId, usize)>) {
+        if !self.spawns.is_empty() {
+            let mut spawns = std::mem::take(&mut self.spawns);
+            for spec in spawns.drain(..) {
+                self.wake_up_new_task(spec, cpu);
+            }
+            self.spawns = spawns;
+        }
+        if !self.wakes.is_empty() {
+            let mut wakes = std::mem::take(&mut self.wakes);
+            let waker_cpu = cpu.map_or(0, |c| c.1);
+            for &(t, sync) in &wakes {
+                if (t as usize) < self.tasks.len() && self.try_to_wake_up(t, waker_cpu, sync) {
+                    self.charge(waker_cpu, self.cost.wakeup_ns);
+                }
+            }
+            wakes.clear();
+            self.wakes = wakes;
+        }
+    }
+
+    /// `schedule()`: deactivate a sleeping/exiting `prev`, put it back if
+    /// still runnable, pick the next entity, count the switch. Idle balancing
+    /// hooks in here once load balancing lands.
+    pub(crate) fn schedule(&mut self, cpu: usize) {
+        self.rq_sync(cpu);
+        let now = self.now;
+        self.rqs[cpu].need_resched = false;
+        let prev = self.rqs[cpu].cfs.curr;
+        let mut prev_state = PREV_STATE_RUNNING;
+        if let Some(p) = prev {
+            match self.tasks[p as usize].state {
+                TaskState::Sleeping => {
+                    prev_state = PREV_STATE_SLEEPING;
+                    self.deactivate_task(cpu, p);
+                }
+                TaskState::Exited => {
+                    prev_state = PREV_STATE_DEAD;
+                    self.deactivate_task(cpu, p);
+                }
+                TaskState::Running | TaskState::Runnable => {}
+            }
+        }
+        let rq = &mut self.rqs[cpu];
+        rq.cfs.put_prev_entity(&mut self.ses, now);
+        if let Some(p) = prev {
+            let task = &mut self.tasks[p as usize];
+            if task.state == TaskState::Running {
+                task.state = TaskState::Runnable;
+                task.wait_start = now;
+            }
+        }
+        let next = rq.cfs.pick_next_entity(&self.fair, &self.ses);
+        if let Some(n) = next {
+            rq.cfs.set_next_entity(&mut self.ses, n, now);
+            let task = &mut self.tasks[n as usize];
+            task.state = TaskState::Running;
+            task.wait_ns += now - task.wait_start;
+        }
+        if prev != next {
+            rq.nr_switches += 1;
+            if let Some(p) = prev {
+                let task = &mut self.tasks[p as usize];
+                if prev_state == PREV_STATE_RUNNING {
+                    task.nivcsw += 1;
+                } else {
+                    task.nvcsw += 1;
+                }
+            }
+            if next.is_some() {
+                rq.overhead_left += self.cost.context_switch_ns;
+            }
+            self.trace(cpu, TraceKind::Switch, pid(prev), prev_state, pid(next));
+        }
+        let rq = &mut self.rqs[cpu];
+        if next.is_some() && !rq.tick_armed {
+            rq.tick_armed = true;
+            let t = (now / self.tick_ns + 1) * self.tick_ns;
+            self.queue.push(t, Event::Tick { cpu: cpu as u32 });
+        }
+        self.rearm(cpu);
+    }
+
+    /// Leave a handler on `cpu`: reschedule if asked, re-arm the burst end.
+    fn finish_cpu(&mut self, cpu: usize) {
+        if self.rqs[cpu].need_resched {
+            self.schedule(cpu);
+        }
+        self.rearm(cpu);
+    }
+
+    /// `scheduler_tick()` → `task_tick_fair()` → `entity_tick()`: charge the
+    /// tick, `update_curr`, `check_preempt_tick` when others are queued.
+    /// An idle CPU's tick is stopped (NOHZ) until it runs a task again.
+    pub(crate) fn scheduler_tick(&mut self, cpu: usize) {
+        self.rqs[cpu].tick_armed = false;
+        self.rq_sync(cpu);
+        if self.rqs[cpu].cfs.curr.is_none() {
+            return;
+        }
+        let now = self.now;
+        self.charge(cpu, self.cost.tick_ns);
+        let rq = &mut self.rqs[cpu];
+        rq.ticks += 1;
+        rq.irqs += 1;
+        rq.cfs.update_curr(&mut self.ses, now);
+        if (rq.cfs.nr_running > 1 || !self.fair.wakeup_preemption)
+            && rq.cfs.check_preempt_tick(&self.fair, &self.ses)
+        {
+            rq.need_resched = true;
+        }
+        rq.tick_armed = true;
+        self.queue
+            .push(now + self.tick_ns, Event::Tick { cpu: cpu as u32 });
+        self.finish_cpu(cpu);
+    }
+
+    /// The reschedule IPI arrives.
+    pub(crate) fn resched_ipi(&mut self, cpu: usize) {
+        self.rq_sync(cpu);
+        let rq = &mut self.rqs[cpu];
+        rq.resched_pending = false;
+        rq.irqs += 1;
+        self.finish_cpu(cpu);
+    }
+
+    /// A sleeping task's hrtimer fires on the CPU it slept on: a timer
+    /// interrupt there, whose handler wakes the task (not a sync wake-up).
+    pub(crate) fn timer_fired(&mut self, t: TaskId, gen: u32) {
+        let task = &self.tasks[t as usize];
+        if !task.timer_pending || task.timer_gen != gen {
+            return;
+        }
+        let cpu = task.cpu as usize;
+        self.tasks[t as usize].timer_pending = false;
+        self.pending_timers -= 1;
+        self.counters.timer_irqs += 1;
+        self.rqs[cpu].irqs += 1;
+        self.charge(cpu, self.cost.wakeup_ns);
+        self.try_to_wake_up(t, cpu, false);
+        self.finish_cpu(cpu);
+    }
+
+    /// The running task on `cpu` finished its burst: ask the workload what it
+    /// does next and carry it out.
+    pub(crate) fn segment_end(&mut self, cpu: usize, gen: u32) {
+        if self.rqs[cpu].gen != gen || self.rqs[cpu].armed_end != Some(self.now) {
+            return;
+        }
+        self.rqs[cpu].armed_end = None;
+        self.rq_sync(cpu);
+        let Some(t) = self.rqs[cpu].cfs.curr else {
+            return;
+        };
+        debug_assert_eq!(self.tasks[t as usize].work_left, 0);
+        self.advance(cpu, t);
+        self.finish_cpu(cpu);
+    }
+
+    fn advance(&mut self, cpu: usize, t: TaskId) {
+        for _ in 0..MAX_ZERO_STEPS {
+            let next_id = self.tasks.len() as TaskId;
+            let mut ctx = Ctx::new(
+                self.now,
+                &mut self.rng,
+                &mut self.wakes,
+                &mut self.spawns,
+                next_id,
+            );
+            let action = self.workload.step(t, &mut ctx);
+            self.process_side_effects(Some((t, cpu)));
+            let ti = t as usize;
+            match action {
+                Action::Compute { ns: 0, .. } => continue,
+                Action::Compute { ns, kind } => {
+                    self.tasks[ti].work_left = ns;
+                    self.tasks[ti].work_kind = kind;
+                }
+                Action::Sleep { ns } => {
+                    let task = &mut self.tasks[ti];
+                    task.state = TaskState::Sleeping;
+                    task.timer_gen = task.timer_gen.wrapping_add(1);
+                    task.timer_pending = true;
+                    let gen = task.timer_gen;
+                    self.pending_timers += 1;
+                    self.queue
+                        .push(self.now + ns, Event::Timer { task: t, gen });
+                    self.schedule(cpu);
+                }
+                Action::Block => {
+                    self.tasks[ti].state = TaskState::Sleeping;
+                    self.schedule(cpu);
+                }
+                Action::Yield => {
+                    // sys_sched_yield(): the syscall, the class hook, schedule().
+                    self.charge(cpu, self.cost.syscall_ns);
+                    let now = self.now;
+                    self.rqs[cpu]
+                        .cfs
+                        .yield_task_fair(&self.fair, &mut self.ses, now);
+                    self.schedule(cpu);
+                }
+                Action::Exit => {
+                    self.tasks[ti].state = TaskState::Exited;
+                    self.live_tasks -= 1;
+                    self.trace(cpu, TraceKind::ProcessExit, pid(Some(t)), 0, 0);
+                    self.schedule(cpu);
+                }
+            }
+            return;
+        }
+        self.error = Some(format!(
+            "workload {:?} made no progress: task {t} returned {MAX_ZERO_STEPS} zero-length bursts in a row",
+            self.workload.name()
+        ));
+    }
+}

@@ -1,0 +1,508 @@
+//! The CFS runqueue and its entity operations, after `kernel/sched_fair.c`
+//! (2.6.36) and `kernel/sched/fair.c` (3.8). One flat `cfs_rq` per CPU (no
+//! task groups: CONFIG_FAIR_GROUP_SCHED's hierarchy is not modelled, so every
+//! `for_each_sched_entity` loop runs once).
+//!
+//! The rbtree is a `BTreeSet` keyed by `(vruntime, insertion seq)`: equal
+//! vruntimes order by insertion, as the kernel's "equal keys go right" rule
+//! does. Like the kernel, `curr` is *not* in the tree while it runs.
+
+use super::weights::{calc_delta_fair, calc_delta_mine};
+use crate::kernel::{BuddyRules, Kernel, YieldImpl};
+use std::collections::BTreeSet;
+
+pub type TaskId = u32;
+
+/// `struct sched_entity`, the fields CFS uses.
+#[derive(Clone, Debug, Default)]
+pub struct SchedEntity {
+    pub weight: u64,
+    pub inv_weight: u64,
+    /// Absolute vruntime while queued or running; relative to the old
+    /// `min_vruntime` between `task_waking_fair`/a non-sleep dequeue and the
+    /// next enqueue (the kernel's normalisation for migration).
+    pub vruntime: i64,
+    pub exec_start: u64,
+    pub sum_exec_runtime: u64,
+    pub prev_sum_exec_runtime: u64,
+    pub on_rq: bool,
+    /// Tree key while in the tree.
+    key: (i64, u64),
+}
+
+impl SchedEntity {
+    pub fn new(weight: u64, inv_weight: u64) -> Self {
+        SchedEntity {
+            weight,
+            inv_weight,
+            ..Default::default()
+        }
+    }
+}
+
+/// CFS tunables after `update_sysctl()` scaling, plus the feature bits.
+#[derive(Clone, Debug)]
+pub struct FairParams {
+    pub latency: u64,
+    pub min_granularity: u64,
+    pub wakeup_granularity: u64,
+    /// `sched_nr_latency = DIV_ROUND_UP(latency, min_granularity)`.
+    pub nr_latency: u32,
+    pub gentle_fair_sleepers: bool,
+    pub start_debit: bool,
+    pub wakeup_preemption: bool,
+    pub last_buddy: bool,
+    pub next_buddy: bool,
+    pub compat_yield: bool,
+    pub yield_impl: YieldImpl,
+    pub buddy_rules: BuddyRules,
+}
+
+impl FairParams {
+    /// `update_sysctl()` (kernel/sched.c 2.6.36): scale the normalized
+    /// tunables by the CPU-count factor.
+    pub fn new(k: &Kernel, ncpus: usize) -> Self {
+        let f = k.scaling_factor(ncpus);
+        let latency = k.latency_ns * f;
+        let min_granularity = k.min_granularity_ns * f;
+        FairParams {
+            latency,
+            min_granularity,
+            wakeup_granularity: k.wakeup_granularity_ns * f,
+            nr_latency: latency.div_ceil(min_granularity) as u32,
+            gentle_fair_sleepers: k.gentle_fair_sleepers,
+            start_debit: k.start_debit,
+            wakeup_preemption: k.wakeup_preemption,
+            last_buddy: k.last_buddy,
+            next_buddy: k.next_buddy,
+            compat_yield: k.compat_yield,
+            yield_impl: k.yield_impl,
+            buddy_rules: k.buddy_rules,
+        }
+    }
+}
+
+/// `struct cfs_rq`.
+#[derive(Clone, Debug, Default)]
+pub struct CfsRq {
+    tree: BTreeSet<(i64, u64, TaskId)>,
+    seq: u64,
+    pub min_vruntime: i64,
+    /// Σ weight of queued entities, `curr` included (`cfs_rq->load.weight`).
+    pub load: u64,
+    /// Queued entities, `curr` included (`cfs_rq->nr_running`).
+    pub nr_running: u32,
+    pub curr: Option<TaskId>,
+    pub next: Option<TaskId>,
+    pub last: Option<TaskId>,
+    pub skip: Option<TaskId>,
+}
+
+/// `inv_weight` the kernel derives lazily for a summed load
+/// (`calc_delta_mine`, 2.6.36).
+fn lazy_inv_weight(w: u64) -> u64 {
+    const WMULT_CONST: u64 = 1 << 32;
+    if w >= WMULT_CONST {
+        1
+    } else {
+        1 + (WMULT_CONST - w / 2) / (w + 1)
+    }
+}
+
+/// Enqueue flags (`ENQUEUE_WAKEUP`, `ENQUEUE_WAKING` in 2.6.36).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct EnqueueFlags {
+    pub wakeup: bool,
+    /// The vruntime was normalised by `task_waking_fair` (or a migration).
+    pub waking: bool,
+}
+
+impl CfsRq {
+    pub fn leftmost(&self) -> Option<TaskId> {
+        self.tree.first().map(|e| e.2)
+    }
+
+    fn second(&self) -> Option<TaskId> {
+        self.tree.iter().nth(1).map(|e| e.2)
+    }
+
+    pub fn rightmost(&self) -> Option<TaskId> {
+        self.tree.last().map(|e| e.2)
+    }
+
+    /// Queued tasks not running, leftmost first.
+    pub fn queued(&self) -> impl Iterator<Item = TaskId> + '_ {
+        self.tree.iter().map(|e| e.2)
+    }
+
+    fn insert(&mut self, id: TaskId, se: &mut SchedEntity) {
+        self.seq += 1;
+        se.key = (se.vruntime, self.seq);
+        self.tree.insert((se.key.0, se.key.1, id));
+    }
+
+    fn remove(&mut self, id: TaskId, se: &SchedEntity) {
+        let removed = self.tree.remove(&(se.key.0, se.key.1, id));
+        debug_assert!(removed, "entity {id} not in the tree");
+    }
+
+    /// `update_curr()`: charge the running entity for the time since its
+    /// `exec_start`, advance its vruntime, then `update_min_vruntime()`.
+    /// Returns the wall time charged.
+    pub fn update_curr(&mut self, ses: &mut [SchedEntity], now: u64) -> u64 {
+        let Some(c) = self.curr else { return 0 };
+        let se = &mut ses[c as usize];
+        let delta = now.saturating_sub(se.exec_start);
+        if delta == 0 {
+            return 0;
+        }
+        se.exec_start = now;
+        se.sum_exec_runtime += delta;
+        se.vruntime += calc_delta_fair(delta, se.weight, se.inv_weight) as i64;
+        self.update_min_vruntime(ses);
+        delta
+    }
+
+    /// `update_min_vruntime()`: monotonic, follows min(curr, leftmost).
+    pub fn update_min_vruntime(&mut self, ses: &[SchedEntity]) {
+        let mut v = self.min_vruntime;
+        if let Some(c) = self.curr {
+            v = ses[c as usize].vruntime;
+        }
+        if let Some(&(lv, _, _)) = self.tree.first() {
+            v = if self.curr.is_some() { v.min(lv) } else { lv };
+        }
+        self.min_vruntime = self.min_vruntime.max(v);
+    }
+
+    /// `__sched_period(nr_running)`.
+    pub fn sched_period(p: &FairParams, nr_running: u32) -> u64 {
+        if nr_running > p.nr_latency {
+            p.min_granularity * nr_running as u64
+        } else {
+            p.latency
+        }
+    }
+
+    /// `sched_slice(cfs_rq, se)`: the entity's share of the period; an entity
+    /// not yet queued is counted as if it were.
+    pub fn sched_slice(&self, p: &FairParams, se: &SchedEntity) -> u64 {
+        let (nr, load) = if se.on_rq {
+            (self.nr_running, self.load)
+        } else {
+            (self.nr_running + 1, self.load + se.weight)
+        };
+        let period = Self::sched_period(p, nr);
+        calc_delta_mine(period, se.weight, load, lazy_inv_weight(load))
+    }
+
+    /// `sched_vslice()`: the slice in the entity's virtual time.
+    pub fn sched_vslice(&self, p: &FairParams, se: &SchedEntity) -> u64 {
+        calc_delta_fair(self.sched_slice(p, se), se.weight, se.inv_weight)
+    }
+
+    /// `place_entity(cfs_rq, se, initial)`: START_DEBIT for new tasks, a
+    /// sleeper credit of latency (halved with GENTLE_FAIR_SLEEPERS) for
+    /// wakeups; never moves an entity backwards.
+    pub fn place_entity(&self, p: &FairParams, se: &mut SchedEntity, initial: bool) {
+        let mut v = self.min_vruntime;
+        if initial && p.start_debit {
+            v += self.sched_vslice(p, se) as i64;
+        }
+        if !initial {
+            let mut thresh = p.latency;
+            if p.gentle_fair_sleepers {
+                thresh >>= 1;
+            }
+            v -= thresh as i64;
+        }
+        se.vruntime = se.vruntime.max(v);
+    }
+
+    /// `enqueue_entity()` (2.6.36): un-normalise, account, place a waking
+    /// sleeper, insert unless it is `curr`.
+    pub fn enqueue_entity(
+        &mut self,
+        p: &FairParams,
+        ses: &mut [SchedEntity],
+        id: TaskId,
+        flags: EnqueueFlags,
+        now: u64,
+    ) {
+        if !flags.wakeup || flags.waking {
+            ses[id as usize].vruntime += self.min_vruntime;
+        }
+        self.update_curr(ses, now);
+        let se = &mut ses[id as usize];
+        self.load += se.weight;
+        self.nr_running += 1;
+        se.on_rq = true;
+        if flags.wakeup {
+            self.place_entity(p, se, false);
+        }
+        if self.curr != Some(id) {
+            self.insert(id, se);
+        }
+    }
+
+    /// `dequeue_entity()`: a sleeping entity keeps its absolute vruntime;
+    /// any other (migration) is normalised against `min_vruntime`.
+    pub fn dequeue_entity(&mut self, ses: &mut [SchedEntity], id: TaskId, sleep: bool, now: u64) {
+        self.update_curr(ses, now);
+        self.clear_buddies(id);
+        let se = &mut ses[id as usize];
+        if self.curr != Some(id) {
+            self.remove(id, se);
+        }
+        self.load -= se.weight;
+        self.nr_running -= 1;
+        se.on_rq = false;
+        self.update_min_vruntime(ses);
+        if !sleep {
+            ses[id as usize].vruntime -= self.min_vruntime;
+        }
+    }
+
+    /// `clear_buddies()`: forget `id` wherever it is a buddy.
+    pub fn clear_buddies(&mut self, id: TaskId) {
+        for b in [&mut self.next, &mut self.last, &mut self.skip] {
+            if *b == Some(id) {
+                *b = None;
+            }
+        }
+    }
+
+    /// `wakeup_preempt_entity(curr, se)`: −1 if `se` is not left of `curr`,
+    /// 1 if it is further left than the wakeup granularity (in `se`'s
+    /// virtual time), else 0.
+    pub fn wakeup_preempt_entity(p: &FairParams, curr: &SchedEntity, se: &SchedEntity) -> i32 {
+        let vdiff = curr.vruntime - se.vruntime;
+        if vdiff <= 0 {
+            return -1;
+        }
+        let gran = calc_delta_fair(p.wakeup_granularity, se.weight, se.inv_weight) as i64;
+        if vdiff > gran {
+            1
+        } else {
+            0
+        }
+    }
+
+    /// `pick_next_entity()`: the leftmost entity unless a buddy is within
+    /// the wakeup granularity of it. 2.6.36 checks `next` then `last` (last
+    /// wins); 3.8 avoids the skip buddy, then prefers `last`, then `next`.
+    pub fn pick_next_entity(&mut self, p: &FairParams, ses: &[SchedEntity]) -> Option<TaskId> {
+        let left = self.leftmost()?;
+        let mut se = left;
+        let ok = |b: TaskId| Self::wakeup_preempt_entity(p, &ses[b as usize], &ses[left as usize]) < 1;
+        match p.buddy_rules {
+            BuddyRules::V2636 => {
+                if let Some(n) = self.next.filter(|&n| ok(n)) {
+                    se = n;
+                }
+                if let Some(l) = self.last.filter(|&l| ok(l)) {
+                    se = l;
+                }
+            }
+            BuddyRules::V38 => {
+                if self.skip == Some(se) {
+                    if let Some(second) = self.second().filter(|&s| ok(s)) {
+                        se = second;
+                    }
+                }
+                if let Some(l) = self.last.filter(|&l| ok(l)) {
+                    se = l;
+                }
+                if let Some(n) = self.next.filter(|&n| ok(n)) {
+                    se = n;
+                }
+            }
+        }
+        self.clear_buddies(se);
+        Some(se)
+    }
+
+    /// `set_next_entity()`: take `id` out of the tree and make it `curr`.
+    pub fn set_next_entity(&mut self, ses: &mut [SchedEntity], id: TaskId, now: u64) {
+        let se = &mut ses[id as usize];
+        if se.on_rq {
+            self.remove(id, se);
+        }
+        se.exec_start = now;
+        se.prev_sum_exec_runtime = se.sum_exec_runtime;
+        self.curr = Some(id);
+    }
+
+    /// `put_prev_entity()`: the previous `curr` goes back into the tree if
+    /// it is still runnable.
+    pub fn put_prev_entity(&mut self, ses: &mut [SchedEntity], now: u64) {
+        let Some(c) = self.curr else { return };
+        if ses[c as usize].on_rq {
+            self.update_curr(ses, now);
+            let se = &mut ses[c as usize];
+            self.insert(c, se);
+        }
+        self.curr = None;
+    }
+
+    /// `check_preempt_tick()` (2.6.36; 3.8 only adds an explicit negative
+    /// check with the same outcome): true when `curr` should be rescheduled.
+    pub fn check_preempt_tick(&mut self, p: &FairParams, ses: &[SchedEntity]) -> bool {
+        let Some(c) = self.curr else { return false };
+        let curr = &ses[c as usize];
+        let ideal = self.sched_slice(p, curr);
+        let delta_exec = curr.sum_exec_runtime - curr.prev_sum_exec_runtime;
+        if delta_exec > ideal {
+            self.clear_buddies(c);
+            return true;
+        }
+        if !p.wakeup_preemption || delta_exec < p.min_granularity {
+            return false;
+        }
+        if self.nr_running > 1 {
+            if let Some(l) = self.leftmost() {
+                let delta = curr.vruntime - ses[l as usize].vruntime;
+                if delta > ideal as i64 {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    /// `check_preempt_wakeup()` for a woken (or forked) `p` against `curr`;
+    /// sets buddies as the version does. True when `curr` should be
+    /// rescheduled. `curr_need_resched` mirrors `test_tsk_need_resched(curr)`.
+    pub fn check_preempt_wakeup(
+        &mut self,
+        p: &FairParams,
+        ses: &mut [SchedEntity],
+        wakee: TaskId,
+        fork: bool,
+        curr_need_resched: bool,
+        now: u64,
+    ) -> bool {
+        let Some(c) = self.curr else { return true };
+        if c == wakee {
+            return false;
+        }
+        let scale = self.nr_running >= p.nr_latency;
+        let mut next_marked = false;
+        if p.next_buddy && scale && !fork {
+            self.next = Some(wakee);
+            next_marked = true;
+        }
+        if curr_need_resched || !p.wakeup_preemption {
+            return false;
+        }
+        self.update_curr(ses, now);
+        if Self::wakeup_preempt_entity(p, &ses[c as usize], &ses[wakee as usize]) != 1 {
+            return false;
+        }
+        if p.buddy_rules == BuddyRules::V38 && !next_marked {
+            self.next = Some(wakee);
+        }
+        if p.last_buddy && scale && ses[c as usize].on_rq {
+            self.last = Some(c);
+        }
+        true
+    }
+
+    /// `yield_task_fair()`. 2.6.36: with `compat_yield` the yielder goes
+    /// right of the rightmost entity; without, only `update_curr()`.
+    /// 2.6.39+/3.8 (`YieldImpl::SkipBuddy`): mark it the skip buddy.
+    /// `compat_yield` wins over the skip buddy when both are set.
+    pub fn yield_task_fair(&mut self, p: &FairParams, ses: &mut [SchedEntity], now: u64) {
+        let Some(c) = self.curr else { return };
+        if self.nr_running == 1 {
+            return;
+        }
+        self.clear_buddies(c);
+        if p.compat_yield {
+            if let Some(r) = self.rightmost() {
+                let rv = ses[r as usize].vruntime;
+                if rv >= ses[c as usize].vruntime {
+                    self.update_curr(ses, now);
+                    ses[c as usize].vruntime = rv + 1;
+                }
+            }
+            return;
+        }
+        self.update_curr(ses, now);
+        if p.yield_impl == YieldImpl::SkipBuddy {
+            self.skip = Some(c);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sched::weights::nice_weight;
+
+    fn params() -> FairParams {
+        FairParams::new(&Kernel::v2_6_36(), 1)
+    }
+
+    fn ents(nices: &[i32]) -> Vec<SchedEntity> {
+        nices
+            .iter()
+            .map(|&n| {
+                let (w, i) = nice_weight(n);
+                SchedEntity::new(w, i)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn period_and_slice_follow_nr_latency() {
+        let p = params();
+        assert_eq!(p.nr_latency, 8);
+        assert_eq!(CfsRq::sched_period(&p, 8), 6_000_000);
+        assert_eq!(CfsRq::sched_period(&p, 9), 9 * 750_000);
+        let mut rq = CfsRq::default();
+        let mut ses = ents(&[0, 0]);
+        rq.enqueue_entity(&p, &mut ses, 0, EnqueueFlags::default(), 0);
+        rq.enqueue_entity(&p, &mut ses, 1, EnqueueFlags::default(), 0);
+        let s = rq.sched_slice(&p, &ses[0]);
+        // The kernel's lazy inverse weight of a summed load is approximate.
+        assert!((s as i64 - 3_000_000).abs() < 3_000, "{s}");
+    }
+
+    #[test]
+    fn sleeper_credit_is_half_latency() {
+        let p = params();
+        let mut rq = CfsRq {
+            min_vruntime: 10_000_000,
+            ..Default::default()
+        };
+        let mut ses = ents(&[0]);
+        ses[0].vruntime = 0; // long asleep
+        rq.enqueue_entity(
+            &p,
+            &mut ses,
+            0,
+            EnqueueFlags {
+                wakeup: true,
+                waking: false,
+            },
+            0,
+        );
+        assert_eq!(ses[0].vruntime, 10_000_000 - 3_000_000);
+    }
+
+    #[test]
+    fn compat_yield_moves_to_the_right() {
+        let mut p = params();
+        p.compat_yield = true;
+        let mut rq = CfsRq::default();
+        let mut ses = ents(&[0, 0]);
+        rq.enqueue_entity(&p, &mut ses, 0, EnqueueFlags::default(), 0);
+        rq.enqueue_entity(&p, &mut ses, 1, EnqueueFlags::default(), 0);
+        let first = rq.pick_next_entity(&p, &ses).unwrap();
+        rq.set_next_entity(&mut ses, first, 0);
+        let other = 1 - first;
+        rq.yield_task_fair(&p, &mut ses, 100);
+        assert_eq!(ses[first as usize].vruntime, ses[other as usize].vruntime + 1);
+    }
+}

@@ -1,0 +1,6 @@
+//! The scheduler model: CFS runqueues (`fair`), weights, and the core entry
+//! points (`core`) the engine calls.
+
+pub mod core;
+pub mod fair;
+pub mod weights;

@@ -1,0 +1,105 @@
+//! The workload interface: tasks are state machines the engine drives.
+//!
+//! The engine asks a workload for a task's next [`Action`] whenever the task
+//! has finished its previous one and is running on a CPU (`step`). During a
+//! step the workload may wake other tasks and fork new ones through [`Ctx`];
+//! those take effect at the current instant, from the stepping task's CPU,
+//! before the returned action — as a system call's side effects precede its
+//! return. Everything a workload does is a pure function of its inputs and
+//! the run's RNG, so runs are deterministic.
+
+pub mod spinners;
+
+use crate::error::CoreResult;
+use crate::rng::Rng;
+use crate::sched::fair::TaskId;
+use crate::topology::Machine;
+
+/// Which CPU time a burst is: user code or kernel work done for the task.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Work {
+    User,
+    Sys,
+}
+
+/// What a running task does next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Run for `ns` of CPU time (preemptible).
+    Compute { ns: u64, kind: Work },
+    /// Sleep on a timer for `ns` (an hrtimer on the task's CPU wakes it).
+    Sleep { ns: u64 },
+    /// Block until some task wakes it through [`Ctx::wake`].
+    Block,
+    /// `sched_yield()`.
+    Yield,
+    /// Exit.
+    Exit,
+}
+
+/// A task to create.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TaskSpec {
+    pub name: String,
+    pub nice: i32,
+    /// Allowed CPUs (`cpus_allowed`); `None` = all.
+    pub cpus: Option<Vec<u32>>,
+}
+
+/// What a workload sees and does during `init` and `step`.
+pub struct Ctx<'a> {
+    pub now: u64,
+    pub rng: &'a mut Rng,
+    pub(crate) wakes: &'a mut Vec<(TaskId, bool)>,
+    pub(crate) spawns: &'a mut Vec<TaskSpec>,
+    pub(crate) next_id: TaskId,
+}
+
+impl<'a> Ctx<'a> {
+    pub(crate) fn new(
+        now: u64,
+        rng: &'a mut Rng,
+        wakes: &'a mut Vec<(TaskId, bool)>,
+        spawns: &'a mut Vec<TaskSpec>,
+        next_id: TaskId,
+    ) -> Self {
+        Ctx {
+            now,
+            rng,
+            wakes,
+            spawns,
+            next_id,
+        }
+    }
+
+    /// Wake `task` if it is blocked (`try_to_wake_up`); `sync` is the
+    /// WF_SYNC hint that the waker is about to sleep.
+    pub fn wake(&mut self, task: TaskId, sync: bool) {
+        self.wakes.push((task, sync));
+    }
+
+    /// Create a task (fork from the stepping task, or from the harness during
+    /// `init`). Returns its id; it becomes runnable at the current instant.
+    pub fn spawn(&mut self, spec: TaskSpec) -> TaskId {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.spawns.push(spec);
+        id
+    }
+}
+
+/// A benchmark as the engine drives it.
+pub trait Workload: Send {
+    fn name(&self) -> &'static str;
+    /// Refuse inputs the machine cannot honour (e.g. pinning to CPU 9 of 8).
+    fn validate(&self, machine: &Machine) -> CoreResult<()>;
+    /// Create the initial tasks (outside the measured interval).
+    fn init(&mut self, ctx: &mut Ctx);
+    /// The next action of `task`, which is running and done with its last one.
+    fn step(&mut self, task: TaskId, ctx: &mut Ctx) -> Action;
+    /// True if the workload ends by itself once all its tasks have exited;
+    /// false if it needs a `duration_s` bound.
+    fn finite(&self) -> bool;
+    /// The benchmark's own figures at the end of a run.
+    fn metrics(&self, elapsed_ns: u64) -> Vec<(&'static str, f64)>;
+}
