@@ -1,0 +1,35 @@
+"""schedlab — a fast, deterministic model of the Linux CFS scheduler and its
+load balancing, for sweeping scheduler tunables from Python.
+
+>>> import schedlab as sl
+>>> r = sl.simulate("vm-2", "v3.8", sl.workloads.spinners(nice=[0, 0, 5]), duration_s=0.1)
+>>> r.status
+'ok'
+"""
+
+from __future__ import annotations
+
+from . import exceptions, workloads
+from ._core import __version__, build_profile
+from .config import CostModel, Kernel, Machine
+from .exceptions import ConfigError, ConfigTypeError, SchedlabError, SimulationError
+from .result import Result
+from .run import simulate
+from .workloads import Workload
+
+__all__ = [
+    "__version__",
+    "build_profile",
+    "ConfigError",
+    "ConfigTypeError",
+    "CostModel",
+    "Kernel",
+    "Machine",
+    "Result",
+    "SchedlabError",
+    "SimulationError",
+    "Workload",
+    "exceptions",
+    "simulate",
+    "workloads",
+]

@@ -1,0 +1,75 @@
+"""Small argument checkers: every refusal names the parameter, the value and
+what is allowed."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .exceptions import ConfigError, ConfigTypeError
+
+
+def type_name(v: Any) -> str:
+    return type(v).__name__
+
+
+def is_list(v: Any) -> bool:
+    """A list-like of values (a sequence or a 1-D array), not a string."""
+    if isinstance(v, str | bytes):
+        return False
+    return isinstance(v, Sequence) or (isinstance(v, np.ndarray) and v.ndim == 1)
+
+
+def need_int(param: str, v: Any, *, lo: int | None = None, hi: int | None = None) -> int:
+    if isinstance(v, bool | np.bool_) or not isinstance(v, numbers.Integral):
+        raise ConfigTypeError(f"invalid type for {param}: got {type_name(v)} {v!r}, expected int")
+    v = int(v)
+    if (lo is not None and v < lo) or (hi is not None and v > hi):
+        rng = f"from {lo} to {hi}" if hi is not None else f">= {lo}"
+        raise ConfigError(f"invalid {param}={v!r}: expected an integer {rng}")
+    return v
+
+
+def need_number(param: str, v: Any, *, positive: bool = True) -> float:
+    if isinstance(v, bool | np.bool_) or not isinstance(v, numbers.Real):
+        raise ConfigTypeError(
+            f"invalid type for {param}: got {type_name(v)} {v!r}, expected a number"
+        )
+    x = float(v)
+    if not math.isfinite(x) or (positive and x <= 0):
+        what = "a positive finite number" if positive else "a finite number"
+        raise ConfigError(f"invalid {param}={v!r}: expected {what}")
+    return x
+
+
+def need_bool(param: str, v: Any) -> bool:
+    if not isinstance(v, bool | np.bool_):
+        raise ConfigTypeError(f"invalid type for {param}: got {type_name(v)} {v!r}, expected bool")
+    return bool(v)
+
+
+def need_str(param: str, v: Any) -> str:
+    if not isinstance(v, str):
+        raise ConfigTypeError(f"invalid type for {param}: got {type_name(v)} {v!r}, expected str")
+    return v
+
+
+def need_choice(param: str, v: Any, choices: list[str]) -> str:
+    need_str(param, v)
+    if v not in choices:
+        allowed = ", ".join(repr(c) for c in choices)
+        raise ConfigError(f"invalid {param}={v!r}: expected one of {allowed}")
+    return str(v)
+
+
+def seconds_to_ns(param: str, v: Any) -> int:
+    ns = round(need_number(param, v) * 1e9)
+    if ns < 1:
+        raise ConfigError(f"invalid {param}={v!r}: expected at least 1e-9 seconds")
+    if ns > 2**62:
+        raise ConfigError(f"invalid {param}={v!r}: expected at most {2**62 / 1e9:.0f} seconds")
+    return ns

@@ -1,0 +1,160 @@
+"""``Result``: one run's metrics and tables, as polars DataFrames."""
+
+from __future__ import annotations
+
+import html
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import polars as pl
+
+from . import _core
+
+#: Metrics every run reports (workloads add their own, e.g. ``throughput``).
+CORE_METRICS = (
+    "elapsed_s",
+    "task_clock_s",
+    "cpus_utilized",
+    "context_switches",
+    "cpu_migrations",
+    "voluntary_cs",
+    "involuntary_cs",
+    "interrupts",
+    "ticks",
+    "timer_interrupts",
+    "resched_ipis",
+    "wakeups",
+    "forks",
+    "user_s",
+    "sys_s",
+    "idle_s",
+    "wait_s",
+    "events",
+)
+
+
+class Result:
+    """The outcome of ``simulate``.
+
+    - ``status``: ``"ok"``, ``"time_limit"`` (a finite workload hit
+      ``duration_s``), ``"deadlock"`` or ``"error"`` (see ``status_detail``).
+    - ``metrics``: ``dict[str, float]`` — perf-stat-like counters, CPU time
+      split, and the workload's own figures.
+    - ``to_frame()``: one row, the configuration columns then the metrics.
+    - ``tasks``, ``cpus``, ``vmstat``, ``trace``: polars DataFrames.
+    - ``cpu_timeline``: CPUs × intervals numpy array of busy fraction.
+    """
+
+    def __init__(self, raw: dict[str, Any], config: dict[str, Any]) -> None:
+        self._raw = raw
+        self.config: dict[str, Any] = config
+        self.status: str = raw["status"]
+        self.status_detail: str = raw["status_detail"]
+        self.metrics: dict[str, float] = dict(raw["metrics"])
+        self.elapsed_s: float = raw["elapsed_ns"] / 1e9
+        self.seed: int = config["seed"]
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def to_frame(self) -> pl.DataFrame:
+        """One row: configuration columns, ``status``, then every metric."""
+        row: dict[str, Any] = dict(self.config)
+        row["status"] = self.status
+        row["status_detail"] = self.status_detail
+        row.update(self.metrics)
+        return pl.DataFrame([row])
+
+    @cached_property
+    def tasks(self) -> pl.DataFrame:
+        """A row per task: task (pid), name, nice, cpu (last), cpu_s, user_s,
+        sys_s, wait_s (runnable but not running), voluntary_cs,
+        involuntary_cs, migrations, wakeups, exited."""
+        return pl.DataFrame(self._raw["tasks"])
+
+    @cached_property
+    def cpus(self) -> pl.DataFrame:
+        """A row per CPU: topology, user_s, sys_s, idle_s, context_switches,
+        ticks, interrupts."""
+        return pl.DataFrame(self._raw["cpus"])
+
+    @cached_property
+    def vmstat(self) -> pl.DataFrame:
+        """A row per sampling interval, like ``vmstat``: ``r`` (runnable tasks at
+        the sample), ``in`` and ``cs`` per second, ``us``/``sy``/``id`` in %."""
+        return pl.DataFrame(self._raw["vmstat"])
+
+    @property
+    def cpu_timeline(self) -> npt.NDArray[np.float64]:
+        """CPUs × intervals busy fraction (0–1), ready for ``imshow``."""
+        arr: npt.NDArray[np.float64] = self._raw["timeline"]
+        return arr
+
+    @property
+    def trace_truncated(self) -> bool:
+        """True when the trace hit its row limit (rows past it were dropped)."""
+        tr = self._raw["trace"]
+        return bool(tr is not None and tr["dropped"] > 0)
+
+    @cached_property
+    def trace(self) -> pl.DataFrame | None:
+        """Scheduler events with ftrace's fields, or ``None`` without ``trace=True``.
+
+        Columns: time_ns, cpu, event (``sched_switch``, ``sched_wakeup``,
+        ``sched_wakeup_new``, ``sched_migrate_task``, ``sched_process_exit``),
+        pid (prev_pid for switches; 0 is idle), prev_state, next_pid,
+        target_cpu, orig_cpu, dest_cpu — null where an event has no such field.
+        """
+        tr = self._raw["trace"]
+        if tr is None:
+            return None
+        events = pl.Enum(_core.TRACE_EVENTS)
+        kind = pl.Series("kind", tr["kind"])
+        df = pl.DataFrame(
+            {"time_ns": tr["time_ns"], "cpu": tr["cpu"], "pid": tr["pid"], "a": tr["a"],
+             "b": tr["b"]}
+        ).with_columns(
+            pl.Series("event", np.array(_core.TRACE_EVENTS)[kind.to_numpy()], dtype=events)
+        )
+        ev = pl.col("event")
+        return df.select(
+            "time_ns",
+            "cpu",
+            "event",
+            "pid",
+            pl.when(ev == "sched_switch")
+            .then(pl.col("a").replace_strict(
+                list(range(len(_core.PREV_STATES))), _core.PREV_STATES, default=None))
+            .alias("prev_state"),
+            pl.when(ev == "sched_switch").then(pl.col("b")).alias("next_pid"),
+            pl.when(ev.is_in(["sched_wakeup", "sched_wakeup_new"]))
+            .then(pl.col("a"))
+            .alias("target_cpu"),
+            pl.when(ev == "sched_migrate_task").then(pl.col("a")).alias("orig_cpu"),
+            pl.when(ev == "sched_migrate_task").then(pl.col("b")).alias("dest_cpu"),
+        )
+
+    def __repr__(self) -> str:
+        m = self.metrics
+        return (
+            f"<schedlab.Result {self.status} {self.config['workload']} on "
+            f"{self.config['machine']}/{self.config['kernel']}: "
+            f"elapsed {m['elapsed_s']:.4g} s, {m['context_switches']:.0f} cs, "
+            f"{m['cpu_migrations']:.0f} migrations, {m['cpus_utilized']:.2f} CPUs utilized>"
+        )
+
+    def _repr_html_(self) -> str:
+        head = html.escape(
+            f"schedlab.Result — {self.config['workload']} on {self.config['machine']} "
+            f"({self.config['nr_cpus']} CPUs), kernel {self.config['kernel']}, "
+            f"seed {self.seed}: {self.status}"
+        )
+        rows = "".join(
+            f"<tr><td style='text-align:left'>{html.escape(k)}</td>"
+            f"<td style='text-align:right'>{v:,.6g}</td></tr>"
+            for k, v in self.metrics.items()
+        )
+        return f"<div><b>{head}</b><table>{rows}</table></div>"

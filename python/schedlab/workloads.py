@@ -1,0 +1,138 @@
+"""Workloads: the benchmarks the model runs, as task state machines in the
+Rust core. Each function here checks and normalises its arguments and returns
+a ``Workload`` value for ``simulate``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import _core
+from ._check import is_list, need_bool, need_choice, need_int, need_number, type_name
+from .exceptions import ConfigError, ConfigTypeError
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A workload kind and its normalised parameters (what the core runs)."""
+
+    kind: str
+    params: dict[str, Any] = field(default_factory=dict)
+    #: The arguments as the user gave them (for display and result columns).
+    args: dict[str, Any] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        a = ", ".join(f"{k}={v!r}" for k, v in self.args.items())
+        return f"{self.kind}({a})"
+
+
+def _per_task(param: str, v: Any, n: int) -> list[Any]:
+    """A scalar broadcast to ``n`` tasks, or a per-task list of length ``n``."""
+    if is_list(v):
+        if len(v) != n:
+            raise ConfigError(
+                f"invalid {param}={list(v)!r}: expected a single value or a list of "
+                f"{n} (one per task in nice)"
+            )
+        return list(v)
+    return [v] * n
+
+
+def _us_to_ns(param: str, v: Any) -> int | None:
+    if v is None:
+        return None
+    ns = round(need_number(param, v) * 1000)
+    if ns < 1:
+        raise ConfigError(f"invalid {param}={v!r}: expected a positive number of µs or None")
+    if ns > 10**15:
+        raise ConfigError(f"invalid {param}={v!r}: expected at most 1e12 µs")
+    return ns
+
+
+def _cpuset(v: Any) -> list[int] | None:
+    if v is None:
+        return None
+    if is_list(v):
+        if len(v) == 0:
+            raise ConfigError("invalid cpus=[]: expected a CPU number, a list of them, or None")
+        return [need_int("cpus", c, lo=0) for c in v]
+    if not isinstance(v, bool | str):
+        return [need_int("cpus", v, lo=0)]
+    raise ConfigTypeError(
+        f"invalid type for cpus: got {type_name(v)} {v!r}, "
+        "expected None, an int or a list of ints per task"
+    )
+
+
+def spinners(
+    nice: Sequence[int],
+    run_us: float | Sequence[float | None] | None = None,
+    sleep_us: float | Sequence[float | None] | None = None,
+    cpus: Sequence[int | Sequence[int] | None] | None = None,
+    yields: bool | Sequence[bool] | None = None,
+    dist: str = "fixed",
+) -> Workload:
+    """Spinning tasks, one per entry of ``nice``.
+
+    - ``run_us=None``: ``while(1);`` (or ``while(1) sched_yield();`` with
+      ``yields``); otherwise each loop runs ``run_us`` of CPU, then sleeps
+      ``sleep_us`` (a timer) if given.
+    - ``run_us``, ``sleep_us``, ``yields``: one value for all tasks, or a list
+      with one per task.
+    - ``cpus``: ``None`` (any CPU), or per task ``None``, a CPU number or a
+      list of allowed CPUs.
+    - ``dist``: ``"fixed"`` durations, or ``"exp"`` — exponential with the given
+      mean, drawn per loop from the run's seed.
+
+    Spinners never end: ``simulate(..., duration_s=...)`` bounds them.
+    """
+    if not is_list(nice):
+        raise ConfigTypeError(
+            f"invalid type for nice: got {type_name(nice)} {nice!r}, expected a list of ints"
+        )
+    nices = [need_int(f"nice[{i}]", x, lo=-20, hi=19) for i, x in enumerate(nice)]
+    n = len(nices)
+    if n == 0:
+        raise ConfigError("invalid nice=[]: expected a non-empty list of nice values")
+    runs = [_us_to_ns("run_us", v) for v in _per_task("run_us", run_us, n)]
+    sleeps = [_us_to_ns("sleep_us", v) for v in _per_task("sleep_us", sleep_us, n)]
+    for r, s in zip(runs, sleeps, strict=True):
+        if s is not None and r is None:
+            raise ConfigError(
+                "invalid sleep_us: a task with run_us=None never stops running, so it "
+                "cannot sleep; give run_us too"
+            )
+    if cpus is None:
+        sets: list[list[int] | None] = [None] * n
+    else:
+        if not is_list(cpus):
+            raise ConfigTypeError(
+                f"invalid type for cpus: got {type_name(cpus)} {cpus!r}, "
+                "expected None or a list with one entry per task"
+            )
+        sets = [_cpuset(c) for c in _per_task("cpus", cpus, n)]
+    ylist = [
+        False if y is None else need_bool("yields", y) for y in _per_task("yields", yields, n)
+    ]
+    need_choice("dist", dist, ["fixed", "exp"])
+    params = {
+        "nice": nices,
+        "run_ns": runs,
+        "sleep_ns": sleeps,
+        "cpus": sets,
+        "yields": ylist,
+        "dist": dist,
+    }
+    _core.workload_check("spinners", params)
+    args: dict[str, Any] = {"nice": nices}
+    for k, v in (("run_us", run_us), ("sleep_us", sleep_us), ("cpus", cpus), ("yields", yields)):
+        if v is not None:
+            args[k] = v
+    if dist != "fixed":
+        args["dist"] = dist
+    return Workload("spinners", params, args)
+
+
+__all__ = ["Workload", "spinners"]

@@ -1,0 +1,118 @@
+//! Conversions between Python values and core types, and the mapping of
+//! `CoreError` onto `schedlab.exceptions`.
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString, PyType};
+use pyo3::IntoPyObjectExt;
+
+use crate::config::Value;
+use crate::error::CoreError;
+use crate::topology::Machine;
+
+/// The `schedlab.exceptions` class `name`, falling back to `fallback` if the
+/// Python package is not importable (e.g. `_core` used on its own).
+fn exception_class<'py>(py: Python<'py>, name: &str) -> Option<Bound<'py, PyType>> {
+    let m = py.import("schedlab.exceptions").ok()?;
+    m.getattr(name).ok()?.cast_into::<PyType>().ok()
+}
+
+pub fn py_err(py: Python<'_>, e: CoreError) -> PyErr {
+    let msg = e.to_string();
+    let (name, is_type) = match e {
+        CoreError::WrongType { .. } => ("ConfigTypeError", true),
+        _ => ("ConfigError", false),
+    };
+    match exception_class(py, name) {
+        Some(cls) => PyErr::from_type(cls, msg),
+        None if is_type => PyTypeError::new_err(msg),
+        None => PyValueError::new_err(msg),
+    }
+}
+
+/// A Python scalar as a config `Value` (bool before int: `bool` is an `int`).
+pub fn value_from(param: &str, v: &Bound<'_, PyAny>) -> PyResult<Value> {
+    if v.is_instance_of::<PyBool>() {
+        Ok(Value::Bool(v.extract()?))
+    } else if v.is_instance_of::<PyInt>() {
+        v.extract::<i64>().map(Value::Int).map_err(|_| {
+            PyErr::from(CoreError::invalid(param, v.to_string(), "an integer that fits in 64 bits"))
+        })
+    } else if v.is_instance_of::<PyFloat>() {
+        Ok(Value::Float(v.extract()?))
+    } else if v.is_instance_of::<PyString>() {
+        Ok(Value::Str(v.extract()?))
+    } else {
+        let tn = v.get_type().name()?.to_string();
+        Err(PyErr::from(CoreError::WrongType {
+            param: param.to_string(),
+            got: tn,
+            expected: "int, float, bool or str".into(),
+        }))
+    }
+}
+
+impl From<CoreError> for PyErr {
+    fn from(e: CoreError) -> PyErr {
+        Python::attach(|py| py_err(py, e))
+    }
+}
+
+pub fn values_from(d: &Bound<'_, PyDict>) -> PyResult<Vec<(String, Value)>> {
+    let mut out = Vec::with_capacity(d.len());
+    for (k, v) in d.iter() {
+        let k: String = k.extract()?;
+        if k == "name" {
+            continue;
+        }
+        let val = value_from(&k, &v)?;
+        out.push((k, val));
+    }
+    Ok(out)
+}
+
+pub fn value_to_py(py: Python<'_>, v: &Value) -> PyResult<Py<PyAny>> {
+    match v {
+        Value::Int(i) => i.into_py_any(py),
+        Value::Float(f) => f.into_py_any(py),
+        Value::Bool(b) => b.into_py_any(py),
+        Value::Str(s) => s.into_py_any(py),
+    }
+}
+
+fn opt_u32(d: &Bound<'_, PyDict>, key: &str) -> PyResult<Option<u32>> {
+    match d.get_item(key)? {
+        None => Ok(None),
+        Some(v) if v.is_none() => Ok(None),
+        Some(v) => match value_from(key, &v)? {
+            Value::Int(i) if (0..=u32::MAX as i64).contains(&i) => Ok(Some(i as u32)),
+            Value::Int(i) => Err(CoreError::invalid(key, i, "a positive integer").into()),
+            other => Err(CoreError::WrongType {
+                param: key.into(),
+                got: format!("{other}"),
+                expected: "int".into(),
+            }
+            .into()),
+        },
+    }
+}
+
+pub fn machine_from(py: Python<'_>, d: &Bound<'_, PyDict>) -> PyResult<Machine> {
+    let need = |k: &str| -> PyResult<u32> {
+        opt_u32(d, k)?.ok_or_else(|| py_err(py, CoreError::invalid(k, "None", "an integer >= 1")))
+    };
+    let mut m = Machine::new(
+        need("sockets")?,
+        need("cores_per_socket")?,
+        opt_u32(d, "threads_per_core")?.unwrap_or(1),
+        opt_u32(d, "llc_cores")?,
+        opt_u32(d, "numa_nodes")?,
+    )
+    .map_err(|e| py_err(py, e))?;
+    if let Some(name) = d.get_item("name")? {
+        if !name.is_none() {
+            m.name = name.extract()?;
+        }
+    }
+    Ok(m)
+}

@@ -1,0 +1,311 @@
+//! `schedlab._core`: the only module that knows Python. It converts Python
+//! values to core types (dicts of named fields), maps `CoreError` to the
+//! exception hierarchy of `schedlab.exceptions`, releases the GIL around a
+//! run, polls Ctrl-C from inside it, and returns result columns as numpy
+//! arrays moved out of their `Vec`s (no copy).
+
+mod convert;
+
+use convert::{machine_from, py_err, value_to_py, values_from};
+use numpy::{IntoPyArray, PyArray2};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use std::sync::Mutex;
+
+use crate::config::Fields;
+use crate::engine::RunOptions;
+use crate::result::SimResult;
+use crate::topology::{Machine, MACHINE_PRESETS};
+use crate::trace::{EVENT_NAMES, PREV_STATE_NAMES};
+use crate::workload::spinners::{Dist, SpinnerTask, Spinners};
+use crate::workload::Workload;
+use crate::{CostModel, Kernel};
+
+fn machine_dict<'py>(py: Python<'py>, m: &Machine) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("name", &m.name)?;
+    d.set_item("sockets", m.sockets)?;
+    d.set_item("cores_per_socket", m.cores_per_socket)?;
+    d.set_item("threads_per_core", m.threads_per_core)?;
+    d.set_item("llc_cores", m.llc_cores)?;
+    d.set_item("numa_nodes", m.numa_nodes)?;
+    d.set_item("nr_cpus", m.nr_cpus())?;
+    Ok(d)
+}
+
+fn fields_dict<'py, F: Fields>(py: Python<'py>, f: &F) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (k, v) in f.items() {
+        d.set_item(k, value_to_py(py, &v)?)?;
+    }
+    Ok(d)
+}
+
+/// Names of the machine presets.
+#[pyfunction]
+fn machine_presets() -> Vec<&'static str> {
+    MACHINE_PRESETS.to_vec()
+}
+
+/// The fields of a machine preset.
+#[pyfunction]
+fn machine_preset<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyDict>> {
+    let m = Machine::preset(name).map_err(|e| py_err(py, e))?;
+    machine_dict(py, &m)
+}
+
+/// Validate machine fields; returns them completed (defaults, `nr_cpus`).
+#[pyfunction]
+fn machine_check<'py>(py: Python<'py>, fields: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyDict>> {
+    let m = machine_from(py, fields)?;
+    machine_dict(py, &m)
+}
+
+#[pyfunction]
+fn kernel_presets() -> Vec<&'static str> {
+    crate::kernel::KERNEL_PRESETS.to_vec()
+}
+
+#[pyfunction]
+fn kernel_preset<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyDict>> {
+    let k = Kernel::preset(name).map_err(|e| py_err(py, e))?;
+    let d = fields_dict(py, &k)?;
+    d.set_item("name", &k.name)?;
+    Ok(d)
+}
+
+/// `base` with `changes` applied and validated (all or nothing).
+#[pyfunction]
+fn kernel_replace<'py>(
+    py: Python<'py>,
+    base: &str,
+    fields: &Bound<'py, PyDict>,
+    changes: &Bound<'py, PyDict>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let k = kernel_from(py, base, fields, changes)?;
+    let d = fields_dict(py, &k)?;
+    d.set_item("name", &k.name)?;
+    Ok(d)
+}
+
+fn kernel_from(
+    py: Python<'_>,
+    base: &str,
+    fields: &Bound<'_, PyDict>,
+    changes: &Bound<'_, PyDict>,
+) -> PyResult<Kernel> {
+    let mut k = Kernel::preset(base).map_err(|e| py_err(py, e))?;
+    k = k.replaced(&values_from(fields)?).map_err(|e| py_err(py, e))?;
+    k.replaced(&values_from(changes)?).map_err(|e| py_err(py, e))
+}
+
+#[pyfunction]
+fn cost_defaults<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    fields_dict(py, &CostModel::default())
+}
+
+#[pyfunction]
+fn cost_replace<'py>(
+    py: Python<'py>,
+    fields: &Bound<'py, PyDict>,
+    changes: &Bound<'py, PyDict>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let c = cost_from(py, fields, changes)?;
+    fields_dict(py, &c)
+}
+
+fn cost_from(py: Python<'_>, fields: &Bound<'_, PyDict>, changes: &Bound<'_, PyDict>) -> PyResult<CostModel> {
+    let c = CostModel::default()
+        .replaced(&values_from(fields)?)
+        .map_err(|e| py_err(py, e))?;
+    c.replaced(&values_from(changes)?).map_err(|e| py_err(py, e))
+}
+
+/// Build the core workload from its kind and normalised parameters.
+fn workload_from(py: Python<'_>, kind: &str, params: &Bound<'_, PyDict>) -> PyResult<Box<dyn Workload>> {
+    match kind {
+        "spinners" => {
+            let get = |k: &str| -> PyResult<Bound<'_, PyAny>> {
+                params
+                    .get_item(k)?
+                    .ok_or_else(|| pyo3::exceptions::PyKeyError::new_err(k.to_string()))
+            };
+            let nice: Vec<i32> = get("nice")?.extract()?;
+            let run: Vec<Option<u64>> = get("run_ns")?.extract()?;
+            let sleep: Vec<Option<u64>> = get("sleep_ns")?.extract()?;
+            let cpus: Vec<Option<Vec<u32>>> = get("cpus")?.extract()?;
+            let yields: Vec<bool> = get("yields")?.extract()?;
+            let dist = match get("dist")?.extract::<String>()?.as_str() {
+                "exp" => Dist::Exp,
+                _ => Dist::Fixed,
+            };
+            let tasks = (0..nice.len())
+                .map(|i| SpinnerTask {
+                    nice: nice[i],
+                    run_ns: run[i],
+                    sleep_ns: sleep[i],
+                    cpus: cpus[i].clone(),
+                    yields: yields[i],
+                })
+                .collect();
+            Ok(Box::new(Spinners::new(tasks, dist).map_err(|e| py_err(py, e))?))
+        }
+        other => Err(py_err(
+            py,
+            crate::CoreError::invalid("workload", format!("{other:?}"), "\"spinners\""),
+        )),
+    }
+}
+
+/// Validate a workload's parameters without running it.
+#[pyfunction]
+fn workload_check(py: Python<'_>, kind: &str, params: &Bound<'_, PyDict>) -> PyResult<()> {
+    workload_from(py, kind, params).map(|_| ())
+}
+
+fn result_to_py<'py>(py: Python<'py>, r: SimResult) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    out.set_item("status", r.status.name())?;
+    out.set_item("status_detail", r.status.detail())?;
+    out.set_item("elapsed_ns", r.elapsed_ns)?;
+    let metrics = PyDict::new(py);
+    for (k, v) in &r.metrics {
+        metrics.set_item(k, v)?;
+    }
+    out.set_item("metrics", metrics)?;
+
+    let t = r.tasks;
+    let tasks = PyDict::new(py);
+    tasks.set_item("task", t.task.into_pyarray(py))?;
+    tasks.set_item("name", PyList::new(py, t.name)?)?;
+    tasks.set_item("nice", t.nice.into_pyarray(py))?;
+    tasks.set_item("cpu", t.cpu.into_pyarray(py))?;
+    tasks.set_item("cpu_s", t.cpu_s.into_pyarray(py))?;
+    tasks.set_item("user_s", t.user_s.into_pyarray(py))?;
+    tasks.set_item("sys_s", t.sys_s.into_pyarray(py))?;
+    tasks.set_item("wait_s", t.wait_s.into_pyarray(py))?;
+    tasks.set_item("voluntary_cs", t.voluntary_cs.into_pyarray(py))?;
+    tasks.set_item("involuntary_cs", t.involuntary_cs.into_pyarray(py))?;
+    tasks.set_item("migrations", t.migrations.into_pyarray(py))?;
+    tasks.set_item("wakeups", t.wakeups.into_pyarray(py))?;
+    tasks.set_item("exited", t.exited.into_pyarray(py))?;
+    out.set_item("tasks", tasks)?;
+
+    let c = r.cpus;
+    let cpus = PyDict::new(py);
+    cpus.set_item("cpu", c.cpu.into_pyarray(py))?;
+    cpus.set_item("socket", c.socket.into_pyarray(py))?;
+    cpus.set_item("core", c.core.into_pyarray(py))?;
+    cpus.set_item("thread", c.thread.into_pyarray(py))?;
+    cpus.set_item("llc", c.llc.into_pyarray(py))?;
+    cpus.set_item("node", c.node.into_pyarray(py))?;
+    cpus.set_item("user_s", c.user_s.into_pyarray(py))?;
+    cpus.set_item("sys_s", c.sys_s.into_pyarray(py))?;
+    cpus.set_item("idle_s", c.idle_s.into_pyarray(py))?;
+    cpus.set_item("context_switches", c.context_switches.into_pyarray(py))?;
+    cpus.set_item("ticks", c.ticks.into_pyarray(py))?;
+    cpus.set_item("interrupts", c.interrupts.into_pyarray(py))?;
+    out.set_item("cpus", cpus)?;
+
+    let v = r.vmstat;
+    let vm = PyDict::new(py);
+    vm.set_item("time_s", v.time_s.into_pyarray(py))?;
+    vm.set_item("interval_s", v.interval_s.into_pyarray(py))?;
+    vm.set_item("r", v.r.into_pyarray(py))?;
+    vm.set_item("in", v.in_.into_pyarray(py))?;
+    vm.set_item("cs", v.cs.into_pyarray(py))?;
+    vm.set_item("us", v.us.into_pyarray(py))?;
+    vm.set_item("sy", v.sy.into_pyarray(py))?;
+    vm.set_item("id", v.id.into_pyarray(py))?;
+    out.set_item("vmstat", vm)?;
+
+    let timeline: Bound<'py, PyArray2<f64>> = r.timeline.into_pyarray(py);
+    out.set_item("timeline", timeline)?;
+
+    match r.trace {
+        None => out.set_item("trace", py.None())?,
+        Some(tr) => {
+            let d = PyDict::new(py);
+            d.set_item("time_ns", tr.time_ns.into_pyarray(py))?;
+            d.set_item("cpu", tr.cpu.into_pyarray(py))?;
+            d.set_item("kind", tr.kind.into_pyarray(py))?;
+            d.set_item("pid", tr.pid.into_pyarray(py))?;
+            d.set_item("a", tr.a.into_pyarray(py))?;
+            d.set_item("b", tr.b.into_pyarray(py))?;
+            d.set_item("dropped", tr.dropped)?;
+            out.set_item("trace", d)?;
+        }
+    }
+    Ok(out)
+}
+
+/// Run one simulation with the GIL released. Ctrl-C is polled from inside
+/// the event loop; a cancelled run raises `KeyboardInterrupt`.
+#[pyfunction]
+#[pyo3(signature = (machine, kernel_base, kernel, cost, workload_kind, workload, *, seed, duration_ns, trace_limit, interval_ns))]
+#[allow(clippy::too_many_arguments)]
+fn simulate<'py>(
+    py: Python<'py>,
+    machine: &Bound<'py, PyDict>,
+    kernel_base: &str,
+    kernel: &Bound<'py, PyDict>,
+    cost: &Bound<'py, PyDict>,
+    workload_kind: &str,
+    workload: &Bound<'py, PyDict>,
+    seed: u64,
+    duration_ns: Option<u64>,
+    trace_limit: Option<usize>,
+    interval_ns: u64,
+) -> PyResult<Bound<'py, PyDict>> {
+    let m = machine_from(py, machine)?;
+    let empty = PyDict::new(py);
+    let k = kernel_from(py, kernel_base, kernel, &empty)?;
+    let c = cost_from(py, cost, &empty)?;
+    let w = workload_from(py, workload_kind, workload)?;
+    let opts = RunOptions {
+        seed,
+        duration_ns,
+        trace_limit,
+        sample_interval_ns: interval_ns,
+    };
+    let interrupt: Mutex<Option<PyErr>> = Mutex::new(None);
+    let cancel = || {
+        Python::attach(|py| match py.check_signals() {
+            Ok(()) => false,
+            Err(e) => {
+                *interrupt.lock().expect("interrupt flag") = Some(e);
+                true
+            }
+        })
+    };
+    let res = py.detach(|| crate::simulate(&m, &k, &c, w, opts, &cancel));
+    if let Some(e) = interrupt.into_inner().expect("interrupt flag") {
+        return Err(e);
+    }
+    let r = res.map_err(|e| py_err(py, e))?;
+    result_to_py(py, r)
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add(
+        "build_profile",
+        if cfg!(debug_assertions) { "debug" } else { "release" },
+    )?;
+    m.add("TRACE_EVENTS", EVENT_NAMES.to_vec())?;
+    m.add("PREV_STATES", PREV_STATE_NAMES.to_vec())?;
+    m.add("KERNEL_FIELDS", Kernel::field_names().to_vec())?;
+    m.add("COST_FIELDS", CostModel::field_names().to_vec())?;
+    m.add_function(wrap_pyfunction!(machine_presets, m)?)?;
+    m.add_function(wrap_pyfunction!(machine_preset, m)?)?;
+    m.add_function(wrap_pyfunction!(machine_check, m)?)?;
+    m.add_function(wrap_pyfunction!(kernel_presets, m)?)?;
+    m.add_function(wrap_pyfunction!(kernel_preset, m)?)?;
+    m.add_function(wrap_pyfunction!(kernel_replace, m)?)?;
+    m.add_function(wrap_pyfunction!(cost_defaults, m)?)?;
+    m.add_function(wrap_pyfunction!(cost_replace, m)?)?;
+    m.add_function(wrap_pyfunction!(workload_check, m)?)?;
+    m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    Ok(())
+}
