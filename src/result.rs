@@ -107,7 +107,10 @@ pub struct SimResult {
 
 impl SimResult {
     pub fn metric(&self, name: &str) -> Option<f64> {
-        self.metrics.iter().find(|(n, _)| n == name).map(|(_, v)| *v)
+        self.metrics
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| *v)
     }
 }
 
@@ -142,8 +145,7 @@ pub(crate) fn build(
         tt.involuntary_cs.push(t.nivcsw as i64);
         tt.migrations.push(t.migrations as i64);
         tt.wakeups.push(t.wakeups as i64);
-        tt.exited
-            .push(t.state == crate::engine::TaskState::Exited);
+        tt.exited.push(t.state == crate::engine::TaskState::Exited);
     }
     let mut ct = CpuTable::default();
     for (i, rq) in rqs.iter().enumerate() {
@@ -193,7 +195,11 @@ pub(crate) fn build(
         ("task_clock_s", s(task_clock)),
         (
             "cpus_utilized",
-            if elapsed > 0.0 { s(task_clock) / elapsed } else { 0.0 },
+            if elapsed > 0.0 {
+                s(task_clock) / elapsed
+            } else {
+                0.0
+            },
         ),
         ("context_switches", sum(|r| r.nr_switches) as f64),
         ("cpu_migrations", counters.cpu_migrations as f64),

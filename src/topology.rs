@@ -1,10 +1,10 @@
 //! The simulated machine: sockets × cores × SMT threads, last-level-cache
 //! spans and NUMA nodes, with the presets of the seed cases.
 //!
-//! CPU numbering is dense and hierarchical — `cpu = ((socket · cores_per_socket)
-//! + core) · threads_per_core + thread` — so SMT siblings are adjacent. (x86
-//! firmware usually enumerates all first threads before the second ones; the
-//! numbering only matters for "first idle CPU" choices and is documented so.)
+//! CPU numbering is dense and hierarchical, so SMT siblings are adjacent:
+//! `cpu = (socket · cores_per_socket + core) · threads_per_core + thread`.
+//! x86 firmware usually enumerates all first threads before the second ones;
+//! the numbering only matters for "first idle CPU" choices.
 
 use crate::error::{CoreError, CoreResult};
 

@@ -28,6 +28,7 @@ def need_int(param: str, v: Any, *, lo: int | None = None, hi: int | None = None
     if isinstance(v, bool | np.bool_) or not isinstance(v, numbers.Integral):
         raise ConfigTypeError(f"invalid type for {param}: got {type_name(v)} {v!r}, expected int")
     v = int(v)
+    assert isinstance(v, int)
     if (lo is not None and v < lo) or (hi is not None and v > hi):
         rng = f"from {lo} to {hi}" if hi is not None else f">= {lo}"
         raise ConfigError(f"invalid {param}={v!r}: expected an integer {rng}")

@@ -3,6 +3,25 @@ with ``python -m mypy.stubtest schedlab._core``)."""
 
 from typing import Any
 
+__all__ = [
+    "__version__",
+    "build_profile",
+    "TRACE_EVENTS",
+    "PREV_STATES",
+    "KERNEL_FIELDS",
+    "COST_FIELDS",
+    "machine_presets",
+    "machine_preset",
+    "machine_check",
+    "kernel_presets",
+    "kernel_preset",
+    "kernel_replace",
+    "cost_defaults",
+    "cost_replace",
+    "workload_check",
+    "simulate",
+]
+
 __version__: str
 build_profile: str
 TRACE_EVENTS: list[str]

@@ -26,7 +26,7 @@ class _Frozen:
         return dict(self._f)
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other._f == self._f  # type: ignore[attr-defined]
+        return isinstance(other, _Frozen) and type(other) is type(self) and other._f == self._f
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, tuple(sorted(self._f.items()))))

@@ -114,8 +114,13 @@ class Result:
         events = pl.Enum(_core.TRACE_EVENTS)
         kind = pl.Series("kind", tr["kind"])
         df = pl.DataFrame(
-            {"time_ns": tr["time_ns"], "cpu": tr["cpu"], "pid": tr["pid"], "a": tr["a"],
-             "b": tr["b"]}
+            {
+                "time_ns": tr["time_ns"],
+                "cpu": tr["cpu"],
+                "pid": tr["pid"],
+                "a": tr["a"],
+                "b": tr["b"],
+            }
         ).with_columns(
             pl.Series("event", np.array(_core.TRACE_EVENTS)[kind.to_numpy()], dtype=events)
         )
@@ -126,8 +131,11 @@ class Result:
             "event",
             "pid",
             pl.when(ev == "sched_switch")
-            .then(pl.col("a").replace_strict(
-                list(range(len(_core.PREV_STATES))), _core.PREV_STATES, default=None))
+            .then(
+                pl.col("a").replace_strict(
+                    list(range(len(_core.PREV_STATES))), _core.PREV_STATES, default=None
+                )
+            )
             .alias("prev_state"),
             pl.when(ev == "sched_switch").then(pl.col("b")).alias("next_pid"),
             pl.when(ev.is_in(["sched_wakeup", "sched_wakeup_new"]))

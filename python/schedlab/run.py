@@ -38,7 +38,11 @@ def _kernel(k: Kernel | str) -> Kernel:
 
 
 def config_row(
-    machine: Machine, kernel: Kernel, costs: CostModel, workload: Workload, seed: int,
+    machine: Machine,
+    kernel: Kernel,
+    costs: CostModel,
+    workload: Workload,
+    seed: int,
     duration_s: float | None,
 ) -> dict[str, Any]:
     """The configuration columns of a result row (stable order)."""

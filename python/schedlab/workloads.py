@@ -113,9 +113,7 @@ def spinners(
                 "expected None or a list with one entry per task"
             )
         sets = [_cpuset(c) for c in _per_task("cpus", cpus, n)]
-    ylist = [
-        False if y is None else need_bool("yields", y) for y in _per_task("yields", yields, n)
-    ]
+    ylist = [False if y is None else need_bool("yields", y) for y in _per_task("yields", yields, n)]
     need_choice("dist", dist, ["fixed", "exp"])
     params = {
         "nice": nices,

@@ -36,7 +36,11 @@ pub fn value_from(param: &str, v: &Bound<'_, PyAny>) -> PyResult<Value> {
         Ok(Value::Bool(v.extract()?))
     } else if v.is_instance_of::<PyInt>() {
         v.extract::<i64>().map(Value::Int).map_err(|_| {
-            PyErr::from(CoreError::invalid(param, v.to_string(), "an integer that fits in 64 bits"))
+            PyErr::from(CoreError::invalid(
+                param,
+                v.to_string(),
+                "an integer that fits in 64 bits",
+            ))
         })
     } else if v.is_instance_of::<PyFloat>() {
         Ok(Value::Float(v.extract()?))

@@ -56,7 +56,10 @@ fn machine_preset<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyDic
 
 /// Validate machine fields; returns them completed (defaults, `nr_cpus`).
 #[pyfunction]
-fn machine_check<'py>(py: Python<'py>, fields: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyDict>> {
+fn machine_check<'py>(
+    py: Python<'py>,
+    fields: &Bound<'py, PyDict>,
+) -> PyResult<Bound<'py, PyDict>> {
     let m = machine_from(py, fields)?;
     machine_dict(py, &m)
 }
@@ -95,8 +98,11 @@ fn kernel_from(
     changes: &Bound<'_, PyDict>,
 ) -> PyResult<Kernel> {
     let mut k = Kernel::preset(base).map_err(|e| py_err(py, e))?;
-    k = k.replaced(&values_from(fields)?).map_err(|e| py_err(py, e))?;
-    k.replaced(&values_from(changes)?).map_err(|e| py_err(py, e))
+    k = k
+        .replaced(&values_from(fields)?)
+        .map_err(|e| py_err(py, e))?;
+    k.replaced(&values_from(changes)?)
+        .map_err(|e| py_err(py, e))
 }
 
 #[pyfunction]
@@ -114,15 +120,24 @@ fn cost_replace<'py>(
     fields_dict(py, &c)
 }
 
-fn cost_from(py: Python<'_>, fields: &Bound<'_, PyDict>, changes: &Bound<'_, PyDict>) -> PyResult<CostModel> {
+fn cost_from(
+    py: Python<'_>,
+    fields: &Bound<'_, PyDict>,
+    changes: &Bound<'_, PyDict>,
+) -> PyResult<CostModel> {
     let c = CostModel::default()
         .replaced(&values_from(fields)?)
         .map_err(|e| py_err(py, e))?;
-    c.replaced(&values_from(changes)?).map_err(|e| py_err(py, e))
+    c.replaced(&values_from(changes)?)
+        .map_err(|e| py_err(py, e))
 }
 
 /// Build the core workload from its kind and normalised parameters.
-fn workload_from(py: Python<'_>, kind: &str, params: &Bound<'_, PyDict>) -> PyResult<Box<dyn Workload>> {
+fn workload_from(
+    py: Python<'_>,
+    kind: &str,
+    params: &Bound<'_, PyDict>,
+) -> PyResult<Box<dyn Workload>> {
     match kind {
         "spinners" => {
             let get = |k: &str| -> PyResult<Bound<'_, PyAny>> {
@@ -148,7 +163,9 @@ fn workload_from(py: Python<'_>, kind: &str, params: &Bound<'_, PyDict>) -> PyRe
                     yields: yields[i],
                 })
                 .collect();
-            Ok(Box::new(Spinners::new(tasks, dist).map_err(|e| py_err(py, e))?))
+            Ok(Box::new(
+                Spinners::new(tasks, dist).map_err(|e| py_err(py, e))?,
+            ))
         }
         other => Err(py_err(
             py,
@@ -291,7 +308,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add(
         "build_profile",
-        if cfg!(debug_assertions) { "debug" } else { "release" },
+        if cfg!(debug_assertions) {
+            "debug"
+        } else {
+            "release"
+        },
     )?;
     m.add("TRACE_EVENTS", EVENT_NAMES.to_vec())?;
     m.add("PREV_STATES", PREV_STATE_NAMES.to_vec())?;

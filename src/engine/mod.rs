@@ -190,10 +190,18 @@ impl<'a> Sim<'a> {
             ));
         }
         if opts.duration_ns == Some(0) {
-            return Err(CoreError::invalid("duration_s", 0, "a positive number of seconds or None"));
+            return Err(CoreError::invalid(
+                "duration_s",
+                0,
+                "a positive number of seconds or None",
+            ));
         }
         if opts.sample_interval_ns == 0 {
-            return Err(CoreError::invalid("interval_s", 0, "a positive number of seconds"));
+            return Err(CoreError::invalid(
+                "interval_s",
+                0,
+                "a positive number of seconds",
+            ));
         }
         let n = machine.nr_cpus();
         let rqs = (0..n)
@@ -292,7 +300,8 @@ impl<'a> Sim<'a> {
                 }
                 Event::Sample => {
                     self.sync_all();
-                    self.sampler.sample(self.now, &self.rqs, self.nr_running_total);
+                    self.sampler
+                        .sample(self.now, &self.rqs, self.nr_running_total);
                     self.queue
                         .push(self.now + self.opts.sample_interval_ns, Event::Sample);
                 }
@@ -395,7 +404,8 @@ impl<'a> Sim<'a> {
 
     fn finish(mut self, status: Status) -> SimResult {
         self.sync_all();
-        self.sampler.finish(self.now, &self.rqs, self.nr_running_total);
+        self.sampler
+            .finish(self.now, &self.rqs, self.nr_running_total);
         crate::result::build(
             status,
             self.now,

@@ -18,7 +18,14 @@ fn spinner(nice: i32) -> SpinnerTask {
     }
 }
 
-fn run(machine: &Machine, kernel: &Kernel, tasks: Vec<SpinnerTask>, dist: Dist, secs: f64, seed: u64) -> SimResult {
+fn run(
+    machine: &Machine,
+    kernel: &Kernel,
+    tasks: Vec<SpinnerTask>,
+    dist: Dist,
+    secs: f64,
+    seed: u64,
+) -> SimResult {
     let w = Spinners::new(tasks, dist).unwrap();
     let opts = RunOptions {
         seed,
@@ -26,7 +33,15 @@ fn run(machine: &Machine, kernel: &Kernel, tasks: Vec<SpinnerTask>, dist: Dist, 
         trace_limit: None,
         sample_interval_ns: 100_000_000,
     };
-    simulate(machine, kernel, &CostModel::default(), Box::new(w), opts, &|| false).unwrap()
+    simulate(
+        machine,
+        kernel,
+        &CostModel::default(),
+        Box::new(w),
+        opts,
+        &|| false,
+    )
+    .unwrap()
 }
 
 fn one_cpu() -> Machine {
@@ -55,13 +70,21 @@ fn cpu_time_is_conserved_per_cpu() {
     assert_eq!(r.elapsed_ns, 500_000_000);
     for c in 0..m.nr_cpus() {
         let total = r.cpus.user_s[c] + r.cpus.sys_s[c] + r.cpus.idle_s[c];
-        assert!((total - elapsed).abs() < 1e-9, "cpu {c}: {total} vs {elapsed}");
+        assert!(
+            (total - elapsed).abs() < 1e-9,
+            "cpu {c}: {total} vs {elapsed}"
+        );
     }
     // Task time equals CPU busy time.
-    let busy: f64 = (0..m.nr_cpus()).map(|c| r.cpus.user_s[c] + r.cpus.sys_s[c]).sum();
+    let busy: f64 = (0..m.nr_cpus())
+        .map(|c| r.cpus.user_s[c] + r.cpus.sys_s[c])
+        .sum();
     let task: f64 = r.tasks.cpu_s.iter().sum();
     let idle_overhead = busy - task; // overhead consumed while no task ran
-    assert!(idle_overhead >= -1e-9 && idle_overhead < 0.01 * busy, "{busy} {task}");
+    assert!(
+        idle_overhead >= -1e-9 && idle_overhead < 0.01 * busy,
+        "{busy} {task}"
+    );
     // vmstat rows cover the run.
     let covered: f64 = r.vmstat.interval_s.iter().sum();
     assert!((covered - elapsed).abs() < 1e-9);
@@ -71,15 +94,35 @@ fn cpu_time_is_conserved_per_cpu() {
 #[test]
 fn nice_weights_set_cpu_shares() {
     let k = Kernel::v2_6_36();
-    let r = run(&one_cpu(), &k, vec![spinner(0), spinner(5)], Dist::Fixed, 10.0, 1);
+    let r = run(
+        &one_cpu(),
+        &k,
+        vec![spinner(0), spinner(5)],
+        Dist::Fixed,
+        10.0,
+        1,
+    );
     let ratio = share(&r, 0, 1);
     let want = 1024.0 / 335.0;
-    assert!((ratio / want - 1.0).abs() < 0.01, "nice 0:5 = {ratio}, want {want}");
+    assert!(
+        (ratio / want - 1.0).abs() < 0.01,
+        "nice 0:5 = {ratio}, want {want}"
+    );
 
-    let r = run(&one_cpu(), &k, vec![spinner(0), spinner(-15)], Dist::Fixed, 60.0, 1);
+    let r = run(
+        &one_cpu(),
+        &k,
+        vec![spinner(0), spinner(-15)],
+        Dist::Fixed,
+        60.0,
+        1,
+    );
     let ratio = share(&r, 1, 0);
     let want = 29154.0 / 1024.0;
-    assert!((ratio / want - 1.0).abs() < 0.01, "nice -15:0 = {ratio}, want {want}");
+    assert!(
+        (ratio / want - 1.0).abs() < 0.01,
+        "nice -15:0 = {ratio}, want {want}"
+    );
 }
 
 fn yield_loop() -> SpinnerTask {
@@ -92,15 +135,32 @@ fn yield_loop() -> SpinnerTask {
 #[test]
 fn compat_yield_matches_the_2_6_23_example() {
     let k = Kernel::v2_6_36();
-    let r = run(&one_cpu(), &k, vec![yield_loop(), spinner(0)], Dist::Fixed, 2.0, 1);
+    let r = run(
+        &one_cpu(),
+        &k,
+        vec![yield_loop(), spinner(0)],
+        Dist::Fixed,
+        2.0,
+        1,
+    );
     let frac = r.tasks.cpu_s[0] / (r.tasks.cpu_s[0] + r.tasks.cpu_s[1]);
-    assert!((frac - 0.5).abs() < 0.05, "compat_yield=0: yielder got {frac}");
+    assert!(
+        (frac - 0.5).abs() < 0.05,
+        "compat_yield=0: yielder got {frac}"
+    );
 
     let k = Kernel {
         compat_yield: true,
         ..Kernel::v2_6_36()
     };
-    let r = run(&one_cpu(), &k, vec![yield_loop(), spinner(0)], Dist::Fixed, 2.0, 1);
+    let r = run(
+        &one_cpu(),
+        &k,
+        vec![yield_loop(), spinner(0)],
+        Dist::Fixed,
+        2.0,
+        1,
+    );
     let frac = r.tasks.cpu_s[0] / (r.tasks.cpu_s[0] + r.tasks.cpu_s[1]);
     assert!(frac < 0.02, "compat_yield=1: yielder got {frac}");
 }
@@ -130,7 +190,14 @@ fn same_seed_same_numbers() {
 #[test]
 fn spinners_preempt_each_other_at_slice_boundaries() {
     // Two nice-0 spinners on one CPU: 6 ms period, 3 ms slices: ~333 switches/s.
-    let r = run(&one_cpu(), &Kernel::v2_6_36(), vec![spinner(0), spinner(0)], Dist::Fixed, 1.0, 1);
+    let r = run(
+        &one_cpu(),
+        &Kernel::v2_6_36(),
+        vec![spinner(0), spinner(0)],
+        Dist::Fixed,
+        1.0,
+        1,
+    );
     let cs = r.metric("context_switches").unwrap();
     assert!((250.0..=400.0).contains(&cs), "{cs}");
     assert_eq!(r.metric("voluntary_cs"), Some(0.0));
@@ -165,7 +232,15 @@ fn trace_is_bounded_and_reports_the_drop() {
         trace_limit: Some(50),
         sample_interval_ns: 100_000_000,
     };
-    let r = simulate(&one_cpu(), &Kernel::v3_8(), &CostModel::default(), Box::new(w), opts, &|| false).unwrap();
+    let r = simulate(
+        &one_cpu(),
+        &Kernel::v3_8(),
+        &CostModel::default(),
+        Box::new(w),
+        opts,
+        &|| false,
+    )
+    .unwrap();
     let tr = r.trace.as_ref().unwrap();
     assert_eq!(tr.len(), 50);
     assert!(tr.dropped > 0);
@@ -179,13 +254,28 @@ fn cancellation_stops_the_run() {
         duration_ns: Some(100_000_000_000),
         ..RunOptions::default()
     };
-    let r = simulate(&one_cpu(), &Kernel::v3_8(), &CostModel::default(), Box::new(w), opts, &|| true).unwrap();
+    let r = simulate(
+        &one_cpu(),
+        &Kernel::v3_8(),
+        &CostModel::default(),
+        Box::new(w),
+        opts,
+        &|| true,
+    )
+    .unwrap();
     assert_eq!(r.status, Status::Cancelled);
 }
 
 #[test]
 fn endless_workload_needs_a_bound() {
     let w = Spinners::new(vec![spinner(0)], Dist::Fixed).unwrap();
-    let err = simulate(&one_cpu(), &Kernel::v3_8(), &CostModel::default(), Box::new(w), RunOptions::default(), &|| false);
+    let err = simulate(
+        &one_cpu(),
+        &Kernel::v3_8(),
+        &CostModel::default(),
+        Box::new(w),
+        RunOptions::default(),
+        &|| false,
+    );
     assert!(err.is_err());
 }

@@ -12,9 +12,7 @@
 use super::fair::{EnqueueFlags, SchedEntity, TaskId};
 use super::weights::nice_weight;
 use crate::engine::{Event, Sim, Task, TaskState, MAX_ZERO_STEPS};
-use crate::trace::{
-    TraceKind, PREV_STATE_DEAD, PREV_STATE_RUNNING, PREV_STATE_SLEEPING,
-};
+use crate::trace::{TraceKind, PREV_STATE_DEAD, PREV_STATE_RUNNING, PREV_STATE_SLEEPING};
 use crate::workload::{Action, Ctx, TaskSpec, Work};
 
 /// ftrace pid of a task (0 is the idle task, "swapper").
@@ -41,7 +39,9 @@ impl Sim<'_> {
     /// `deactivate_task()` for a task going to sleep (or exiting).
     fn deactivate_task(&mut self, cpu: usize, t: TaskId) {
         let now = self.now;
-        self.rqs[cpu].cfs.dequeue_entity(&mut self.ses, t, true, now);
+        self.rqs[cpu]
+            .cfs
+            .dequeue_entity(&mut self.ses, t, true, now);
         self.nr_running_total -= 1;
     }
 
@@ -88,7 +88,13 @@ impl Sim<'_> {
         if old != cpu {
             self.tasks[t as usize].migrations += 1;
             self.counters.cpu_migrations += 1;
-            self.trace(trace_cpu, TraceKind::MigrateTask, pid(Some(t)), old as i32, cpu as i32);
+            self.trace(
+                trace_cpu,
+                TraceKind::MigrateTask,
+                pid(Some(t)),
+                old as i32,
+                cpu as i32,
+            );
         }
         self.tasks[t as usize].cpu = cpu as u32;
     }
@@ -106,7 +112,10 @@ impl Sim<'_> {
         if self.allowed(t, prev_cpu) {
             prev_cpu
         } else {
-            self.tasks[t as usize].allowed.as_ref().map_or(0, |a| a[0] as usize)
+            self.tasks[t as usize]
+                .allowed
+                .as_ref()
+                .map_or(0, |a| a[0] as usize)
         }
     }
 

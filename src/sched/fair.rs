@@ -294,7 +294,8 @@ impl CfsRq {
     pub fn pick_next_entity(&mut self, p: &FairParams, ses: &[SchedEntity]) -> Option<TaskId> {
         let left = self.leftmost()?;
         let mut se = left;
-        let ok = |b: TaskId| Self::wakeup_preempt_entity(p, &ses[b as usize], &ses[left as usize]) < 1;
+        let ok =
+            |b: TaskId| Self::wakeup_preempt_entity(p, &ses[b as usize], &ses[left as usize]) < 1;
         match p.buddy_rules {
             BuddyRules::V2636 => {
                 if let Some(n) = self.next.filter(|&n| ok(n)) {
@@ -503,6 +504,9 @@ mod tests {
         rq.set_next_entity(&mut ses, first, 0);
         let other = 1 - first;
         rq.yield_task_fair(&p, &mut ses, 100);
-        assert_eq!(ses[first as usize].vruntime, ses[other as usize].vruntime + 1);
+        assert_eq!(
+            ses[first as usize].vruntime,
+            ses[other as usize].vruntime + 1
+        );
     }
 }

@@ -68,7 +68,10 @@ mod tests {
     fn wmult_is_the_inverse_of_weight() {
         for i in 0..40 {
             let exact = (1u64 << 32) as f64 / PRIO_TO_WEIGHT[i] as f64;
-            assert!((PRIO_TO_WMULT[i] as f64 - exact).abs() / exact < 1e-4, "{i}");
+            assert!(
+                (PRIO_TO_WMULT[i] as f64 - exact).abs() / exact < 1e-4,
+                "{i}"
+            );
         }
     }
 

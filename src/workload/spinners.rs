@@ -54,11 +54,19 @@ const SPIN_CHUNK_NS: u64 = 1_000_000_000;
 impl Spinners {
     pub fn new(tasks: Vec<SpinnerTask>, dist: Dist) -> CoreResult<Self> {
         if tasks.is_empty() {
-            return Err(CoreError::invalid("nice", "[]", "a non-empty list of nice values"));
+            return Err(CoreError::invalid(
+                "nice",
+                "[]",
+                "a non-empty list of nice values",
+            ));
         }
         for t in &tasks {
             if !(-20..=19).contains(&t.nice) {
-                return Err(CoreError::invalid("nice", t.nice, "integers from -20 to 19"));
+                return Err(CoreError::invalid(
+                    "nice",
+                    t.nice,
+                    "integers from -20 to 19",
+                ));
             }
             if t.run_ns == Some(0) {
                 return Err(CoreError::invalid("run_us", 0, "a positive number or None"));
@@ -72,7 +80,11 @@ impl Spinners {
             }
             if let Some(c) = &t.cpus {
                 if c.is_empty() {
-                    return Err(CoreError::invalid("cpus", "[]", "a non-empty list of CPU numbers or None"));
+                    return Err(CoreError::invalid(
+                        "cpus",
+                        "[]",
+                        "a non-empty list of CPU numbers or None",
+                    ));
                 }
             }
         }
@@ -106,7 +118,11 @@ impl Workload for Spinners {
                     return Err(CoreError::invalid(
                         "cpus",
                         bad,
-                        format!("CPU numbers from 0 to {} on machine {:?}", n - 1, machine.name),
+                        format!(
+                            "CPU numbers from 0 to {} on machine {:?}",
+                            n - 1,
+                            machine.name
+                        ),
                     ));
                 }
             }
@@ -175,7 +191,11 @@ impl Workload for Spinners {
             ("loops", self.loops as f64),
             (
                 "throughput",
-                if secs > 0.0 { self.loops as f64 / secs } else { 0.0 },
+                if secs > 0.0 {
+                    self.loops as f64 / secs
+                } else {
+                    0.0
+                },
             ),
         ]
     }

@@ -1,0 +1,109 @@
+"""Every invalid input is refused with an exception naming the parameter,
+the value and what is allowed; config errors are ValueErrors."""
+
+import re
+
+import pytest
+import schedlab as sl
+from schedlab.workloads import spinners
+
+W = spinners(nice=[0])
+
+BAD = [
+    # (callable, exception, regex the message must match)
+    (lambda: sl.Machine.preset("pdp-11"), ValueError, r"name=.*pdp-11.*one of"),
+    (lambda: sl.Machine.preset(3), TypeError, r"name"),
+    (lambda: sl.Machine(0, 4), ValueError, r"sockets=0.*>= 1"),
+    (lambda: sl.Machine(2, 4, llc_cores=3), ValueError, r"llc_cores=3.*divisor"),
+    (lambda: sl.Machine(2, 4, numa_nodes=3), ValueError, r"numa_nodes=3"),
+    (lambda: sl.Machine(2, 4, threads_per_core=9), ValueError, r"threads_per_core=9"),
+    (lambda: sl.Machine(2, "4"), TypeError, r"cores_per_socket"),
+    (lambda: sl.Machine(64, 64, 2), ValueError, r"at most 4096"),
+    (lambda: sl.Kernel.preset("v9.9"), ValueError, r"name=.*v9\.9.*one of"),
+    (lambda: sl.Kernel.preset("v3.8").replace(bogus=1), ValueError, r"unknown Kernel field.*bogus"),
+    (
+        lambda: sl.Kernel.preset("v3.8").replace(migration_cost_ns=-1),
+        ValueError,
+        r"migration_cost_ns=-1.*from 0",
+    ),
+    (
+        lambda: sl.Kernel.preset("v3.8").replace(migration_cost_ns=0.5),
+        TypeError,
+        r"migration_cost_ns.*expected int",
+    ),
+    (
+        lambda: sl.Kernel.preset("v3.8").replace(newidle_throttle="sometimes"),
+        ValueError,
+        r"newidle_throttle=.*sometimes.*avg_idle_rearm",
+    ),
+    (lambda: sl.Kernel.preset("v3.8").replace(idle_balance=1), TypeError, r"idle_balance.*bool"),
+    (lambda: sl.Kernel.preset("v3.8").replace(hz=123), ValueError, r"hz=123.*1000"),
+    (
+        lambda: sl.Kernel.preset("v3.8").replace(min_granularity_ns=10**9),
+        ValueError,
+        r"min_granularity_ns.*latency_ns",
+    ),
+    (lambda: sl.Kernel.preset("v3.8").replace(pick="eevdf"), ValueError, r"pick"),
+    (lambda: sl.Kernel.preset("v3.8").replace(compat_yield=None), TypeError, r"compat_yield"),
+    (lambda: sl.CostModel(context_switch_ns=-5), ValueError, r"context_switch_ns=-5"),
+    (lambda: sl.CostModel(nope=1), ValueError, r"unknown CostModel field.*nope"),
+    (lambda: spinners(nice=[]), ValueError, r"nice=\[\]"),
+    (lambda: spinners(nice=0), TypeError, r"nice"),
+    (lambda: spinners(nice=[0, 25]), ValueError, r"nice\[1\]=25.*-20 to 19"),
+    (lambda: spinners(nice=[0, "a"]), TypeError, r"nice\[1\]"),
+    (lambda: spinners(nice=[0], run_us=-1), ValueError, r"run_us=-1"),
+    (lambda: spinners(nice=[0], run_us=float("nan")), ValueError, r"run_us=nan"),
+    (lambda: spinners(nice=[0], run_us="fast"), TypeError, r"run_us"),
+    (lambda: spinners(nice=[0, 0], run_us=[1, 2, 3]), ValueError, r"run_us=.*one per task"),
+    (lambda: spinners(nice=[0], sleep_us=100), ValueError, r"sleep_us"),
+    (lambda: spinners(nice=[0], cpus=[[]]), ValueError, r"cpus=\[\]"),
+    (lambda: spinners(nice=[0], cpus=[-1]), ValueError, r"cpus=-1"),
+    (lambda: spinners(nice=[0], cpus=3), TypeError, r"cpus"),
+    (lambda: spinners(nice=[0], yields="yes"), TypeError, r"yields"),
+    (lambda: spinners(nice=[0], dist="gauss"), ValueError, r"dist=.*gauss.*fixed"),
+    (lambda: sl.simulate("vm-2", "v3.8", W), ValueError, r"duration_s.*never finishes"),
+    (lambda: sl.simulate("vm-2", "v3.8", W, duration_s=0), ValueError, r"duration_s=0"),
+    (lambda: sl.simulate("vm-2", "v3.8", W, duration_s=-1.0), ValueError, r"duration_s=-1"),
+    (lambda: sl.simulate("vm-2", "v3.8", W, duration_s="1"), TypeError, r"duration_s"),
+    (lambda: sl.simulate("vm-2", "v3.8", W, duration_s=1, seed=-1), ValueError, r"seed=-1"),
+    (lambda: sl.simulate("vm-2", "v3.8", W, duration_s=1, seed=1.5), TypeError, r"seed"),
+    (
+        lambda: sl.simulate("vm-2", "v3.8", W, duration_s=1, interval_s=0),
+        ValueError,
+        r"interval_s=0",
+    ),
+    (lambda: sl.simulate("vm-2", "v3.8", W, duration_s=1, trace="yes"), TypeError, r"trace"),
+    (
+        lambda: sl.simulate("vm-2", "v3.8", W, duration_s=1, trace_limit=0),
+        ValueError,
+        r"trace_limit=0",
+    ),
+    (lambda: sl.simulate("vm-9", "v3.8", W, duration_s=1), ValueError, r"vm-9"),
+    (lambda: sl.simulate(2, "v3.8", W, duration_s=1), TypeError, r"machine"),
+    (lambda: sl.simulate("vm-2", object(), W, duration_s=1), TypeError, r"kernel"),
+    (lambda: sl.simulate("vm-2", "v3.8", "spinners", duration_s=1), TypeError, r"workload"),
+    (lambda: sl.simulate("vm-2", "v3.8", W, duration_s=1, costs={}), TypeError, r"costs"),
+    (
+        lambda: sl.simulate("vm-2", "v3.8", spinners(nice=[0], cpus=[5]), duration_s=1),
+        ValueError,
+        r"cpus=5.*0 to 1.*vm-2",
+    ),
+    (
+        lambda: sl.simulate("vm-2", "v3.8", W, duration_s=1, costs=sl.CostModel(syscall_ns=0)),
+        ValueError,
+        r"syscall_ns=0",
+    ),
+]
+
+
+@pytest.mark.parametrize("call,exc,pattern", BAD, ids=[f"bad{i}" for i in range(len(BAD))])
+def test_bad_input_raises_a_clear_error(call, exc, pattern):
+    with pytest.raises(exc) as info:
+        call()
+    assert re.search(pattern, str(info.value)), str(info.value)
+    assert isinstance(info.value, sl.SchedlabError) or exc is TypeError
+
+
+def test_config_errors_subclass_valueerror():
+    assert issubclass(sl.ConfigError, ValueError)
+    assert issubclass(sl.ConfigTypeError, TypeError)
