@@ -89,7 +89,13 @@ fn queue_hold(pending: usize, ops: usize) -> (f64, f64) {
 
 fn main() {
     println!("== scenarios (kernel v3.8, best of 3) ==");
-    scenario("vm-2: 2 spinners", "vm-2", spinners(2, None, None), Dist::Fixed, 20.0);
+    scenario(
+        "vm-2: 2 spinners",
+        "vm-2",
+        spinners(2, None, None),
+        Dist::Fixed,
+        20.0,
+    );
     scenario(
         "vm-2: 8 run/sleep 100/100 us",
         "vm-2",
