@@ -10,6 +10,7 @@
 
 use crate::config::{Fields, Value};
 use crate::error::CoreResult;
+use crate::topology::{Distance, Machine};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct CostModel {
@@ -26,6 +27,29 @@ pub struct CostModel {
     /// From a remote `resched_task()` (reschedule IPI, or the wake of a
     /// polling idle CPU) until the target CPU enters `schedule()`.
     pub ipi_latency_ns: u64,
+    /// Sending an IPI (1600–2000 cycles, Pallipadi 2012), on the sender.
+    pub ipi_send_ns: u64,
+    /// Taking an IPI (entry, handler, exit), on the receiver.
+    pub ipi_handle_ns: u64,
+    /// Fixed part of one `load_balance()` pass (locks, setup), on the
+    /// balancing CPU.
+    pub lb_base_ns: u64,
+    /// Per CPU whose statistics a pass reads (`update_sg_lb_stats`).
+    pub lb_per_cpu_ns: u64,
+    /// Per task `move_tasks()` examines.
+    pub lb_per_task_ns: u64,
+    /// Per task migrated (deactivate, `set_task_cpu`, activate under both
+    /// runqueue locks): charged to the balancing CPU and, as the time its
+    /// lock is held, to the source CPU.
+    pub migrate_task_ns: u64,
+    /// Cache refill a migrated task pays on its new CPU, by distance, if it
+    /// ran within `cache_decay_ns` (linearly less the longer ago).
+    pub refill_smt_ns: u64,
+    pub refill_llc_ns: u64,
+    pub refill_socket_ns: u64,
+    pub refill_node_ns: u64,
+    pub refill_remote_ns: u64,
+    pub cache_decay_ns: u64,
 }
 
 impl Default for CostModel {
@@ -36,6 +60,50 @@ impl Default for CostModel {
             wakeup_ns: 1_000,
             tick_ns: 1_000,
             ipi_latency_ns: 2_000,
+            ipi_send_ns: 700,
+            ipi_handle_ns: 1_000,
+            lb_base_ns: 1_000,
+            lb_per_cpu_ns: 50,
+            lb_per_task_ns: 100,
+            migrate_task_ns: 1_000,
+            refill_smt_ns: 0,
+            refill_llc_ns: 2_000,
+            refill_socket_ns: 10_000,
+            refill_node_ns: 15_000,
+            refill_remote_ns: 30_000,
+            cache_decay_ns: 5_000_000,
+        }
+    }
+}
+
+impl CostModel {
+    /// The defaults for a machine preset. Only topology-grounded differences
+    /// so far: Core 2 has no shared L3, so a move to the other core pair of
+    /// the same package refills over the front-side bus like a move across
+    /// packages.
+    pub fn for_machine(m: &Machine) -> Self {
+        let mut c = CostModel::default();
+        if m.name == "core2-2s" {
+            c.refill_socket_ns = c.refill_node_ns;
+        }
+        c
+    }
+
+    /// The cache-refill penalty of moving a task `dist` away whose last run
+    /// ended `age` ns ago.
+    pub fn refill(&self, dist: Distance, age: u64) -> u64 {
+        let full = match dist {
+            Distance::Same => 0,
+            Distance::SmtSibling => self.refill_smt_ns,
+            Distance::SharedLlc => self.refill_llc_ns,
+            Distance::SameSocket => self.refill_socket_ns,
+            Distance::SameNode => self.refill_node_ns,
+            Distance::RemoteNode => self.refill_remote_ns,
+        };
+        if age >= self.cache_decay_ns {
+            0
+        } else {
+            full - full * age / self.cache_decay_ns.max(1)
         }
     }
 }
@@ -46,10 +114,49 @@ const FIELDS: &[&str] = &[
     "wakeup_ns",
     "tick_ns",
     "ipi_latency_ns",
+    "ipi_send_ns",
+    "ipi_handle_ns",
+    "lb_base_ns",
+    "lb_per_cpu_ns",
+    "lb_per_task_ns",
+    "migrate_task_ns",
+    "refill_smt_ns",
+    "refill_llc_ns",
+    "refill_socket_ns",
+    "refill_node_ns",
+    "refill_remote_ns",
+    "cache_decay_ns",
 ];
 
 /// 1 ms: any single charge larger than that is a mistake, not a model.
 const MAX_COST_NS: u64 = 1_000_000;
+/// 10 s bound on the cache-decay window.
+const MAX_DECAY_NS: u64 = 10_000_000_000;
+
+impl CostModel {
+    fn slot(&mut self, name: &str) -> Option<&mut u64> {
+        Some(match name {
+            "context_switch_ns" => &mut self.context_switch_ns,
+            "syscall_ns" => &mut self.syscall_ns,
+            "wakeup_ns" => &mut self.wakeup_ns,
+            "tick_ns" => &mut self.tick_ns,
+            "ipi_latency_ns" => &mut self.ipi_latency_ns,
+            "ipi_send_ns" => &mut self.ipi_send_ns,
+            "ipi_handle_ns" => &mut self.ipi_handle_ns,
+            "lb_base_ns" => &mut self.lb_base_ns,
+            "lb_per_cpu_ns" => &mut self.lb_per_cpu_ns,
+            "lb_per_task_ns" => &mut self.lb_per_task_ns,
+            "migrate_task_ns" => &mut self.migrate_task_ns,
+            "refill_smt_ns" => &mut self.refill_smt_ns,
+            "refill_llc_ns" => &mut self.refill_llc_ns,
+            "refill_socket_ns" => &mut self.refill_socket_ns,
+            "refill_node_ns" => &mut self.refill_node_ns,
+            "refill_remote_ns" => &mut self.refill_remote_ns,
+            "cache_decay_ns" => &mut self.cache_decay_ns,
+            _ => return None,
+        })
+    }
+}
 
 impl Fields for CostModel {
     const KIND: &'static str = "CostModel";
@@ -59,27 +166,18 @@ impl Fields for CostModel {
     }
 
     fn get(&self, name: &str) -> Option<Value> {
-        let v = match name {
-            "context_switch_ns" => self.context_switch_ns,
-            "syscall_ns" => self.syscall_ns,
-            "wakeup_ns" => self.wakeup_ns,
-            "tick_ns" => self.tick_ns,
-            "ipi_latency_ns" => self.ipi_latency_ns,
-            _ => return None,
-        };
-        Some(Value::Int(v as i64))
+        let mut c = self.clone();
+        c.slot(name).map(|v| Value::Int(*v as i64))
     }
 
     fn set(&mut self, name: &str, v: &Value) -> CoreResult<()> {
-        let slot = match name {
-            "context_switch_ns" => &mut self.context_switch_ns,
-            "syscall_ns" => &mut self.syscall_ns,
-            "wakeup_ns" => &mut self.wakeup_ns,
-            "tick_ns" => &mut self.tick_ns,
-            "ipi_latency_ns" => &mut self.ipi_latency_ns,
-            _ => return Err(Self::unknown(name)),
+        let max = if name == "cache_decay_ns" {
+            MAX_DECAY_NS
+        } else {
+            MAX_COST_NS
         };
-        *slot = v.as_u64(name, 0, MAX_COST_NS)?;
+        let x = v.as_u64(name, 0, max)?;
+        *self.slot(name).ok_or_else(|| Self::unknown(name))? = x;
         Ok(())
     }
 }

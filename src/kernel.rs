@@ -36,6 +36,36 @@ named_enum! {
 }
 
 named_enum! {
+    /// Per-level sched-domain defaults (include/linux/topology.h): 2.6.36
+    /// (MC busy_factor 1, PREFER_SIBLING at MC and CPU, SD_NODE_INIT) or 3.8
+    /// (MC busy_factor 64, `sd_numa_init` levels).
+    pub enum DomainDefaults { V2636 = "2.6.36", V38 = "3.8" }
+}
+
+named_enum! {
+    /// `find_busiest_group()`/`load_balance()` rules. 2.6.36: one
+    /// imbalance_pct test for every idle type, group_imb when max−min >
+    /// 2·avg_load_per_task, NEWLY_IDLE failures count in nr_balance_failed.
+    /// 3.8: the CPU_IDLE idle-CPU-count rule, group_imb on load and count,
+    /// newidle failures do not count.
+    pub enum LbRules { V2636 = "2.6.36", V38 = "3.8" }
+}
+
+named_enum! {
+    /// `select_idle_sibling()`: 2.6.36 takes any idle allowed CPU in the
+    /// SHARE_PKG_RESOURCES domains; 3.8 looks for an all-idle group under
+    /// `sd_llc`.
+    pub enum IdleSibling { V2636 = "2.6.36", V38 = "3.8" }
+}
+
+named_enum! {
+    /// NOHZ idle-load-balancer kick: 2.6.36's first/second-pick push model
+    /// with a function-call IPI; 3.8's `nohz_kick_needed()` with a
+    /// reschedule IPI.
+    pub enum NohzKick { V2636 = "2.6.36", V38 = "3.8" }
+}
+
+named_enum! {
     /// `sched_balance_policy` of Alex Shi's 2013 power-aware series.
     pub enum BalancePolicy { Performance = "performance", Balance = "balance", Powersaving = "powersaving" }
 }
@@ -86,6 +116,16 @@ pub struct Kernel {
     pub newidle_throttle: NewidleThrottle,
     /// False removes newidle balancing (the 2013 RFC).
     pub idle_balance: bool,
+    /// fab476228 (2.6.37-rc1): NEWLY_IDLE forces a balance when the local
+    /// group has capacity and the busiest has none.
+    pub newidle_force: bool,
+    /// d5ad140bc150 (2.6.37): `idle_balance()` clears `idle_stamp` when it
+    /// pulls a task.
+    pub newidle_clear_stamp: bool,
+    pub domain_defaults: DomainDefaults,
+    pub lb_rules: LbRules,
+    pub idle_sibling: IdleSibling,
+    pub nohz_kick: NohzKick,
     /// `sysctl_sched_compat_yield` (2.6.23–2.6.38).
     pub compat_yield: bool,
     pub yield_impl: YieldImpl,
@@ -106,7 +146,7 @@ pub struct Kernel {
     pub next_buddy: bool,
 }
 
-pub const KERNEL_PRESETS: &[&str] = &["v2.6.36", "v3.8"];
+pub const KERNEL_PRESETS: &[&str] = &["v2.6.36", "v2.6.37-rc1", "v2.6.37", "v3.8", "v3.13"];
 
 impl Kernel {
     /// 2.6.36 (kernel/sched_fair.c, kernel/sched.c as read in kernel-facts
@@ -125,6 +165,14 @@ impl Kernel {
             hz: 1000,
             newidle_throttle: NewidleThrottle::AvgIdle,
             idle_balance: true,
+            newidle_force: false,
+            // Upstream 2.6.36 did not clear it; the 2.6.36.3 vendor tree read
+            // for kernel-facts had the back-port (§13.2).
+            newidle_clear_stamp: false,
+            domain_defaults: DomainDefaults::V2636,
+            lb_rules: LbRules::V2636,
+            idle_sibling: IdleSibling::V2636,
+            nohz_kick: NohzKick::V2636,
             compat_yield: false,
             yield_impl: YieldImpl::UpdateCurr,
             buddy_rules: BuddyRules::V2636,
@@ -140,21 +188,63 @@ impl Kernel {
         }
     }
 
+    /// 2.6.37-rc1: fab476228 adds the NEWLY_IDLE forced balance and makes
+    /// `pull_task()` re-arm `avg_idle` (seed case 1).
+    pub fn v2_6_37_rc1() -> Self {
+        Kernel {
+            name: "v2.6.37-rc1".into(),
+            newidle_force: true,
+            newidle_throttle: NewidleThrottle::AvgIdleRearm,
+            ..Self::v2_6_36()
+        }
+    }
+
+    /// 2.6.37: the forced balance stays; b5482cfa1c95 removes the re-arm and
+    /// d5ad140bc150 clears `idle_stamp` on a newidle pull.
+    pub fn v2_6_37() -> Self {
+        Kernel {
+            name: "v2.6.37".into(),
+            newidle_force: true,
+            newidle_clear_stamp: true,
+            ..Self::v2_6_36()
+        }
+    }
+
     /// 3.8 (kernel/sched/fair.c, core.c, features.h; kernel-facts K38-*):
-    /// same tunables; yield via the skip buddy; `sched_compat_yield` gone.
+    /// yield via the skip buddy (`sched_compat_yield` gone), 3.8 buddies,
+    /// domain defaults, balancer rules, `select_idle_sibling` and NOHZ kick.
     pub fn v3_8() -> Self {
         Kernel {
             name: "v3.8".into(),
             yield_impl: YieldImpl::SkipBuddy,
             buddy_rules: BuddyRules::V38,
+            newidle_force: true,
+            newidle_clear_stamp: true,
+            domain_defaults: DomainDefaults::V38,
+            lb_rules: LbRules::V38,
+            idle_sibling: IdleSibling::V38,
+            nohz_kick: NohzKick::V38,
             ..Self::v2_6_36()
+        }
+    }
+
+    /// 3.13: Jason Low's per-domain `max_newidle_lb_cost` budget (9bd721c55c8a,
+    /// f48627e686a6) on top of 3.8.
+    pub fn v3_13() -> Self {
+        Kernel {
+            name: "v3.13".into(),
+            newidle_throttle: NewidleThrottle::MaxLbCost,
+            ..Self::v3_8()
         }
     }
 
     pub fn preset(name: &str) -> CoreResult<Self> {
         match name {
             "v2.6.36" => Ok(Self::v2_6_36()),
+            "v2.6.37-rc1" => Ok(Self::v2_6_37_rc1()),
+            "v2.6.37" => Ok(Self::v2_6_37()),
             "v3.8" => Ok(Self::v3_8()),
+            "v3.13" => Ok(Self::v3_13()),
             _ => Err(CoreError::invalid(
                 "name",
                 format!("{name:?}"),
@@ -185,6 +275,12 @@ const FIELDS: &[&str] = &[
     "hz",
     "newidle_throttle",
     "idle_balance",
+    "newidle_force",
+    "newidle_clear_stamp",
+    "domain_defaults",
+    "lb_rules",
+    "idle_sibling",
+    "nohz_kick",
     "compat_yield",
     "yield_impl",
     "buddy_rules",
@@ -223,6 +319,12 @@ impl Fields for Kernel {
             "hz" => i(self.hz as u64),
             "newidle_throttle" => s(self.newidle_throttle.name()),
             "idle_balance" => Some(Value::Bool(self.idle_balance)),
+            "newidle_force" => Some(Value::Bool(self.newidle_force)),
+            "newidle_clear_stamp" => Some(Value::Bool(self.newidle_clear_stamp)),
+            "domain_defaults" => s(self.domain_defaults.name()),
+            "lb_rules" => s(self.lb_rules.name()),
+            "idle_sibling" => s(self.idle_sibling.name()),
+            "nohz_kick" => s(self.nohz_kick.name()),
             "compat_yield" => Some(Value::Bool(self.compat_yield)),
             "yield_impl" => s(self.yield_impl.name()),
             "buddy_rules" => s(self.buddy_rules.name()),
@@ -260,6 +362,12 @@ impl Fields for Kernel {
             }
             "newidle_throttle" => self.newidle_throttle = NewidleThrottle::parse(name, v)?,
             "idle_balance" => self.idle_balance = v.as_bool(name)?,
+            "newidle_force" => self.newidle_force = v.as_bool(name)?,
+            "newidle_clear_stamp" => self.newidle_clear_stamp = v.as_bool(name)?,
+            "domain_defaults" => self.domain_defaults = DomainDefaults::parse(name, v)?,
+            "lb_rules" => self.lb_rules = LbRules::parse(name, v)?,
+            "idle_sibling" => self.idle_sibling = IdleSibling::parse(name, v)?,
+            "nohz_kick" => self.nohz_kick = NohzKick::parse(name, v)?,
             "compat_yield" => self.compat_yield = v.as_bool(name)?,
             "yield_impl" => self.yield_impl = YieldImpl::parse(name, v)?,
             "buddy_rules" => self.buddy_rules = BuddyRules::parse(name, v)?,

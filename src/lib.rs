@@ -9,6 +9,7 @@
 
 pub mod config;
 pub mod cost;
+pub mod domains;
 pub mod engine;
 pub mod error;
 pub mod kernel;

@@ -1,8 +1,10 @@
 //! The result of one run, as columns (struct of arrays) ready to be handed
 //! to Python as numpy arrays.
 
+use crate::domains::Domain;
 use crate::engine::sampler::Sampler;
 use crate::engine::{Counters, Rq, Task};
+use crate::sched::balance::IDLE_TYPE_NAMES;
 use crate::topology::Machine;
 use crate::trace::Trace;
 use ndarray::Array2;
@@ -91,6 +93,19 @@ pub struct VmstatTable {
     pub id: Vec<f64>,
 }
 
+/// `/proc/schedstat`'s domain lines: one row per (CPU, domain). The
+/// per-idle-type fields are suffixed `_idle` (CPU_IDLE), `_busy`
+/// (CPU_NOT_IDLE) and `_newidle` (CPU_NEWLY_IDLE).
+#[derive(Clone, Debug, Default)]
+pub struct SchedstatTable {
+    pub cpu: Vec<i64>,
+    pub domain: Vec<i64>,
+    pub level: Vec<String>,
+    pub span_weight: Vec<i64>,
+    /// (column name, values), in /proc/schedstat order.
+    pub counters: Vec<(String, Vec<i64>)>,
+}
+
 #[derive(Clone, Debug)]
 pub struct SimResult {
     pub status: Status,
@@ -102,6 +117,7 @@ pub struct SimResult {
     pub vmstat: VmstatTable,
     /// CPUs × intervals busy fraction.
     pub timeline: Array2<f64>,
+    pub schedstat: SchedstatTable,
     pub trace: Option<Trace>,
 }
 
@@ -127,6 +143,7 @@ pub(crate) fn build(
     tasks: &[Task],
     rqs: &[Rq],
     counters: &Counters,
+    sd: &[Vec<Domain>],
     sampler: Sampler,
     trace: Option<Trace>,
     workload_metrics: Vec<(&'static str, f64)>,
@@ -184,6 +201,7 @@ pub(crate) fn build(
         .as_standard_layout()
         .to_owned();
 
+    let schedstat = schedstat_table(rqs, sd);
     let sum = |f: fn(&Rq) -> u64| rqs.iter().map(f).sum::<u64>();
     let user = sum(|r| r.user_ns);
     let sys = sum(|r| r.sys_ns);
@@ -215,8 +233,40 @@ pub(crate) fn build(
         ("ticks", sum(|r| r.ticks) as f64),
         ("timer_interrupts", counters.timer_irqs as f64),
         ("resched_ipis", counters.resched_ipis as f64),
+        ("function_call_ipis", counters.function_call_ipis as f64),
         ("wakeups", counters.wakeups as f64),
         ("forks", counters.forks as f64),
+        ("newidle_balance_calls", counters.newidle_calls as f64),
+        ("newidle_balance_skipped", counters.newidle_skipped as f64),
+        ("newidle_balance_pulled", counters.newidle_pulled as f64),
+        ("newidle_balance_time_s", s(counters.newidle_time_ns)),
+        (
+            "avg_idle_mean_us",
+            if counters.newidle_calls > 0 {
+                counters.avg_idle_sum as f64 / counters.newidle_calls as f64 / 1e3
+            } else {
+                0.0
+            },
+        ),
+        (
+            "load_balance_calls",
+            counters.lb_calls.iter().sum::<u64>() as f64,
+        ),
+        ("load_balance_calls_idle", counters.lb_calls[0] as f64),
+        ("load_balance_calls_busy", counters.lb_calls[1] as f64),
+        ("load_balance_calls_newidle", counters.lb_calls[2] as f64),
+        ("tasks_pulled", counters.tasks_pulled as f64),
+        ("active_balances", counters.active_balances as f64),
+        ("nohz_kicks", counters.nohz_kicks as f64),
+        ("lozi_idle_overloaded_s", s(counters.lozi_ns)),
+        (
+            "lozi_fraction",
+            if elapsed_ns > 0 {
+                counters.lozi_ns as f64 / (elapsed_ns as f64 * rqs.len() as f64)
+            } else {
+                0.0
+            },
+        ),
         ("user_s", s(user)),
         ("sys_s", s(sys)),
         ("idle_s", s(idle)),
@@ -241,6 +291,61 @@ pub(crate) fn build(
         cpus: ct,
         vmstat: vm,
         timeline,
+        schedstat,
         trace,
     }
+}
+
+fn schedstat_table(rqs: &[Rq], sd: &[Vec<Domain>]) -> SchedstatTable {
+    type F = fn(&crate::sched::balance::DomainStats) -> &[u64; 3];
+    let per_idle: [(&str, F); 8] = [
+        ("lb_count", |d| &d.lb_count),
+        ("lb_balanced", |d| &d.lb_balanced),
+        ("lb_failed", |d| &d.lb_failed),
+        ("lb_imbalance", |d| &d.lb_imbalance),
+        ("lb_gained", |d| &d.lb_gained),
+        ("lb_hot_gained", |d| &d.lb_hot_gained),
+        ("lb_nobusyq", |d| &d.lb_nobusyq),
+        ("lb_nobusyg", |d| &d.lb_nobusyg),
+    ];
+    type G = fn(&crate::sched::balance::DomainStats) -> u64;
+    let single: [(&str, G); 6] = [
+        ("alb_count", |d| d.alb_count),
+        ("alb_failed", |d| d.alb_failed),
+        ("alb_pushed", |d| d.alb_pushed),
+        ("ttwu_wake_remote", |d| d.ttwu_wake_remote),
+        ("ttwu_move_affine", |d| d.ttwu_move_affine),
+        ("ttwu_move_balance", |d| d.ttwu_move_balance),
+    ];
+    let mut t = SchedstatTable::default();
+    let mut cols: Vec<(String, Vec<i64>)> = Vec::new();
+    for (name, _) in &per_idle {
+        for it in IDLE_TYPE_NAMES {
+            cols.push((format!("{name}_{it}"), Vec::new()));
+        }
+    }
+    for (name, _) in &single {
+        cols.push((name.to_string(), Vec::new()));
+    }
+    for (cpu, rq) in rqs.iter().enumerate() {
+        for (lvl, st) in rq.bal.stats.iter().enumerate() {
+            t.cpu.push(cpu as i64);
+            t.domain.push(lvl as i64);
+            t.level.push(sd[cpu][lvl].name.to_string());
+            t.span_weight.push(sd[cpu][lvl].span.len() as i64);
+            let mut k = 0;
+            for (_, f) in &per_idle {
+                for v in f(st) {
+                    cols[k].1.push(*v as i64);
+                    k += 1;
+                }
+            }
+            for (_, g) in &single {
+                cols[k].1.push(g(st) as i64);
+                k += 1;
+            }
+        }
+    }
+    t.counters = cols;
+    t
 }

@@ -10,6 +10,7 @@ __all__ = [
     "PREV_STATES",
     "KERNEL_FIELDS",
     "COST_FIELDS",
+    "IDLE_TYPES",
     "machine_presets",
     "machine_preset",
     "machine_check",
@@ -18,6 +19,7 @@ __all__ = [
     "kernel_replace",
     "cost_defaults",
     "cost_replace",
+    "cost_for_machine",
     "workload_check",
     "simulate",
 ]
@@ -28,6 +30,7 @@ TRACE_EVENTS: list[str]
 PREV_STATES: list[str]
 KERNEL_FIELDS: list[str]
 COST_FIELDS: list[str]
+IDLE_TYPES: list[str]
 
 def machine_presets() -> list[str]: ...
 def machine_preset(name: str) -> dict[str, Any]: ...
@@ -39,6 +42,7 @@ def kernel_replace(
 ) -> dict[str, Any]: ...
 def cost_defaults() -> dict[str, Any]: ...
 def cost_replace(fields: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]: ...
+def cost_for_machine(machine: dict[str, Any]) -> dict[str, Any]: ...
 def workload_check(kind: str, params: dict[str, Any]) -> None: ...
 def simulate(
     machine: dict[str, Any],

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import _core
 from ._check import need_str
+from .exceptions import ConfigTypeError
 
 
 class _Frozen:
@@ -131,6 +132,12 @@ class Kernel(_Frozen):
         hz: int
         newidle_throttle: str
         idle_balance: bool
+        newidle_force: bool
+        newidle_clear_stamp: bool
+        domain_defaults: str
+        lb_rules: str
+        idle_sibling: str
+        nohz_kick: str
         compat_yield: bool
         yield_impl: str
         buddy_rules: str
@@ -203,9 +210,33 @@ class CostModel(_Frozen):
         wakeup_ns: int
         tick_ns: int
         ipi_latency_ns: int
+        ipi_send_ns: int
+        ipi_handle_ns: int
+        lb_base_ns: int
+        lb_per_cpu_ns: int
+        lb_per_task_ns: int
+        migrate_task_ns: int
+        refill_smt_ns: int
+        refill_llc_ns: int
+        refill_socket_ns: int
+        refill_node_ns: int
+        refill_remote_ns: int
+        cache_decay_ns: int
 
     def __init__(self, **changes: Any) -> None:
         object.__setattr__(self, "_f", _core.cost_replace({}, changes))
+
+    @classmethod
+    def preset(cls, machine: Machine | str) -> CostModel:
+        """The defaults for a machine (what ``simulate`` uses when ``costs=None``)."""
+        m = Machine.preset(machine) if isinstance(machine, str) else machine
+        if not isinstance(m, Machine):
+            raise ConfigTypeError(
+                f"invalid type for machine: got {type(m).__name__} {m!r}, "
+                "expected a schedlab.Machine or a preset name"
+            )
+        c: CostModel = cls._from(_core.cost_for_machine(m.to_dict()))
+        return c
 
     @staticmethod
     def fields() -> list[str]:

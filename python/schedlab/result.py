@@ -87,6 +87,17 @@ class Result:
         the sample), ``in`` and ``cs`` per second, ``us``/``sy``/``id`` in %."""
         return pl.DataFrame(self._raw["vmstat"])
 
+    @cached_property
+    def schedstat(self) -> pl.DataFrame:
+        """The balancer's own statistics, as ``/proc/schedstat`` names them: a
+        row per (cpu, domain) with ``level`` (SIBLING/SMT, MC, CPU, NODE/NUMA),
+        ``lb_count``, ``lb_balanced``, ``lb_failed``, ``lb_imbalance``,
+        ``lb_gained``, ``lb_hot_gained``, ``lb_nobusyq``, ``lb_nobusyg`` — each
+        suffixed ``_idle``, ``_busy`` or ``_newidle`` by idle type — then
+        ``alb_count``, ``alb_failed``, ``alb_pushed``, ``ttwu_wake_remote``,
+        ``ttwu_move_affine``, ``ttwu_move_balance``."""
+        return pl.DataFrame(self._raw["schedstat"])
+
     @property
     def cpu_timeline(self) -> npt.NDArray[np.float64]:
         """CPUs × intervals busy fraction (0–1), ready for ``imshow``."""

@@ -86,7 +86,7 @@ def simulate(
     m = _machine(machine)
     k = _kernel(kernel)
     if costs is None:
-        costs = CostModel()
+        costs = CostModel.preset(m)
     elif not isinstance(costs, CostModel):
         raise ConfigTypeError(
             f"invalid type for costs: got {type_name(costs)} {costs!r}, "

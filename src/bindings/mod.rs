@@ -110,6 +110,16 @@ fn cost_defaults<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
     fields_dict(py, &CostModel::default())
 }
 
+/// The cost defaults for a machine (`CostModel::for_machine`).
+#[pyfunction]
+fn cost_for_machine<'py>(
+    py: Python<'py>,
+    machine: &Bound<'py, PyDict>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let m = machine_from(py, machine)?;
+    fields_dict(py, &CostModel::for_machine(&m))
+}
+
 #[pyfunction]
 fn cost_replace<'py>(
     py: Python<'py>,
@@ -239,6 +249,17 @@ fn result_to_py<'py>(py: Python<'py>, r: SimResult) -> PyResult<Bound<'py, PyDic
     let timeline: Bound<'py, PyArray2<f64>> = r.timeline.into_pyarray(py);
     out.set_item("timeline", timeline)?;
 
+    let st = r.schedstat;
+    let ss = PyDict::new(py);
+    ss.set_item("cpu", st.cpu.into_pyarray(py))?;
+    ss.set_item("domain", st.domain.into_pyarray(py))?;
+    ss.set_item("level", PyList::new(py, st.level)?)?;
+    ss.set_item("span_weight", st.span_weight.into_pyarray(py))?;
+    for (name, col) in st.counters {
+        ss.set_item(name, col.into_pyarray(py))?;
+    }
+    out.set_item("schedstat", ss)?;
+
     match r.trace {
         None => out.set_item("trace", py.None())?,
         Some(tr) => {
@@ -318,6 +339,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("PREV_STATES", PREV_STATE_NAMES.to_vec())?;
     m.add("KERNEL_FIELDS", Kernel::field_names().to_vec())?;
     m.add("COST_FIELDS", CostModel::field_names().to_vec())?;
+    m.add(
+        "IDLE_TYPES",
+        crate::sched::balance::IDLE_TYPE_NAMES.to_vec(),
+    )?;
     m.add_function(wrap_pyfunction!(machine_presets, m)?)?;
     m.add_function(wrap_pyfunction!(machine_preset, m)?)?;
     m.add_function(wrap_pyfunction!(machine_check, m)?)?;
@@ -326,6 +351,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(kernel_replace, m)?)?;
     m.add_function(wrap_pyfunction!(cost_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(cost_replace, m)?)?;
+    m.add_function(wrap_pyfunction!(cost_for_machine, m)?)?;
     m.add_function(wrap_pyfunction!(workload_check, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     Ok(())

@@ -15,10 +15,12 @@ pub(crate) mod sampler;
 mod tests;
 
 use crate::cost::CostModel;
+use crate::domains::Domain;
 use crate::error::{CoreError, CoreResult};
 use crate::kernel::Kernel;
 use crate::result::{SimResult, Status};
 use crate::rng::Rng;
+use crate::sched::balance::BalanceRq;
 use crate::sched::fair::{CfsRq, FairParams, SchedEntity, TaskId};
 use crate::topology::Machine;
 use crate::trace::Trace;
@@ -40,6 +42,10 @@ pub(crate) enum Event {
     Sample,
     /// The `duration_s` bound.
     End,
+    /// The stopper thread on `src` runs an active balance towards `dst`.
+    ActiveBalance { src: u32, dst: u32, lvl: u32 },
+    /// The NOHZ idle-balancer kick reaches `cpu`.
+    NohzKick { cpu: u32 },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,6 +96,20 @@ pub(crate) struct Rq {
     pub ticks: u64,
     /// Interrupts taken: ticks, timer interrupts, IPIs.
     pub irqs: u64,
+    pub bal: BalanceRq,
+}
+
+/// The NOHZ idle-balancer's global state (`struct nohz`).
+#[derive(Clone, Debug)]
+pub(crate) struct Nohz {
+    /// `idle_cpus_mask`: CPUs idle with their tick stopped.
+    pub idle: Vec<bool>,
+    pub nr_idle: usize,
+    pub next_balance: u64,
+    /// 2.6.36 `first_pick_cpu` / `second_pick_cpu`.
+    pub first_pick: Option<usize>,
+    pub second_pick: Option<usize>,
+    pub kick_pending: Vec<bool>,
 }
 
 /// Engine-wide counters that are not per CPU or per task.
@@ -100,6 +120,19 @@ pub(crate) struct Counters {
     pub timer_irqs: u64,
     pub wakeups: u64,
     pub forks: u64,
+    pub function_call_ipis: u64,
+    pub nohz_kicks: u64,
+    pub newidle_calls: u64,
+    pub newidle_skipped: u64,
+    pub newidle_pulled: u64,
+    pub newidle_time_ns: u64,
+    pub avg_idle_sum: u64,
+    /// `load_balance()` calls by idle type (idle, busy, newidle).
+    pub lb_calls: [u64; 3],
+    pub tasks_pulled: u64,
+    pub active_balances: u64,
+    /// The Lozi invariant: CPU-time idle while another CPU had ≥ 2 runnable.
+    pub lozi_ns: u64,
 }
 
 /// Options of one run (everything but machine, kernel, costs and workload).
@@ -137,6 +170,7 @@ pub(crate) const MAX_ZERO_STEPS: u32 = 100_000;
 pub struct Sim<'a> {
     pub(crate) now: u64,
     pub(crate) machine: &'a Machine,
+    pub(crate) kernel: &'a Kernel,
     pub(crate) cost: &'a CostModel,
     pub(crate) fair: FairParams,
     pub(crate) tick_ns: u64,
@@ -153,8 +187,17 @@ pub struct Sim<'a> {
     pub(crate) live_tasks: usize,
     pub(crate) nr_running_total: usize,
     pub(crate) pending_timers: usize,
-    pub(crate) next_fork_cpu: usize,
     pub(crate) in_init: bool,
+    /// Each CPU's sched domains, lowest level first.
+    pub(crate) sd: Vec<Vec<Domain>>,
+    pub(crate) cpu_power: Vec<u64>,
+    /// CPU time of the balance pass in progress.
+    pub(crate) lb_cost_acc: u64,
+    pub(crate) nohz: Nohz,
+    /// CPUs with an empty runqueue / with ≥ 2 runnable tasks (Lozi).
+    pub(crate) n_empty: usize,
+    pub(crate) n_overloaded: usize,
+    pub(crate) lozi_last: u64,
     pub(crate) error: Option<String>,
     sampler: Sampler,
     events: u64,
@@ -204,8 +247,9 @@ impl<'a> Sim<'a> {
             ));
         }
         let n = machine.nr_cpus();
+        let sd = crate::domains::build(machine, kernel);
         let rqs = (0..n)
-            .map(|_| Rq {
+            .map(|cpu| Rq {
                 cfs: CfsRq::default(),
                 need_resched: false,
                 resched_pending: false,
@@ -220,11 +264,13 @@ impl<'a> Sim<'a> {
                 nr_switches: 0,
                 ticks: 0,
                 irqs: 0,
+                bal: BalanceRq::new(kernel.migration_cost_ns, sd[cpu].len()),
             })
             .collect();
         Ok(Sim {
             now: 0,
             machine,
+            kernel,
             cost,
             fair: FairParams::new(kernel, n),
             tick_ns: 1_000_000_000 / kernel.hz as u64,
@@ -241,8 +287,21 @@ impl<'a> Sim<'a> {
             live_tasks: 0,
             nr_running_total: 0,
             pending_timers: 0,
-            next_fork_cpu: 0,
             in_init: false,
+            cpu_power: crate::domains::cpu_power(machine),
+            sd,
+            lb_cost_acc: 0,
+            nohz: Nohz {
+                idle: vec![true; n],
+                nr_idle: n,
+                next_balance: 0,
+                first_pick: None,
+                second_pick: None,
+                kick_pending: vec![false; n],
+            },
+            n_empty: n,
+            n_overloaded: 0,
+            lozi_last: 0,
             error: None,
             sampler: Sampler::new(n),
             events: 0,
@@ -309,6 +368,10 @@ impl<'a> Sim<'a> {
                 Event::SegmentEnd { cpu, gen } => self.segment_end(cpu as usize, gen),
                 Event::Timer { task, gen } => self.timer_fired(task, gen),
                 Event::Resched { cpu } => self.resched_ipi(cpu as usize),
+                Event::ActiveBalance { src, dst, lvl } => {
+                    self.active_balance(src as usize, dst as usize, lvl as usize)
+                }
+                Event::NohzKick { cpu } => self.nohz_idle_balance(cpu as usize),
             }
         };
         self.finish(status)
@@ -404,6 +467,7 @@ impl<'a> Sim<'a> {
 
     fn finish(mut self, status: Status) -> SimResult {
         self.sync_all();
+        self.lozi_account();
         self.sampler
             .finish(self.now, &self.rqs, self.nr_running_total);
         crate::result::build(
@@ -414,6 +478,7 @@ impl<'a> Sim<'a> {
             &self.tasks,
             &self.rqs,
             &self.counters,
+            &self.sd,
             self.sampler,
             self.trace,
             self.workload.metrics(self.now),

@@ -3,15 +3,14 @@
 //! `try_to_wake_up()`, `wake_up_new_task()`, `resched_task()`,
 //! `check_preempt_curr()`, `activate_task()`/`deactivate_task()`,
 //! `set_task_cpu()`. Only the fair class exists so far, so `rq->curr` is
-//! `cfs_rq->curr` and the idle task is "no task".
-//!
-//! Placement is a placeholder until load balancing lands: a woken task
-//! returns to its previous CPU (`select_task_rq` without SD_WAKE_AFFINE), a
-//! new task goes round-robin over its allowed CPUs.
+//! `cfs_rq->curr` and the idle task is "no task". Placement is in
+//! `sched::wakeup`, balancing in `sched::balance`.
 
+use super::balance::avg_idle_sample;
 use super::fair::{EnqueueFlags, SchedEntity, TaskId};
 use super::weights::nice_weight;
 use crate::engine::{Event, Sim, Task, TaskState, MAX_ZERO_STEPS};
+use crate::kernel::NewidleThrottle;
 use crate::trace::{TraceKind, PREV_STATE_DEAD, PREV_STATE_RUNNING, PREV_STATE_SLEEPING};
 use crate::workload::{Action, Ctx, TaskSpec, Work};
 
@@ -27,28 +26,73 @@ impl Sim<'_> {
         }
     }
 
-    /// `activate_task()`: enqueue and count the task as runnable.
-    fn activate_task(&mut self, cpu: usize, t: TaskId, flags: EnqueueFlags) {
+    pub(crate) fn trace_switch(&mut self, cpu: usize, prev: Option<TaskId>, next: Option<TaskId>) {
+        self.trace(
+            cpu,
+            TraceKind::Switch,
+            pid(prev),
+            PREV_STATE_RUNNING,
+            pid(next),
+        );
+    }
+
+    /// Accumulate the Lozi invariant up to now: idle CPUs × time while some
+    /// CPU has at least two runnable tasks.
+    pub(crate) fn lozi_account(&mut self) {
+        if self.n_overloaded > 0 {
+            self.counters.lozi_ns += (self.now - self.lozi_last) * self.n_empty as u64;
+        }
+        self.lozi_last = self.now;
+    }
+
+    fn nr_running_changed(&mut self, old: u32, new: u32) {
+        self.lozi_account();
+        if old == 0 {
+            self.n_empty -= 1;
+        }
+        if new == 0 {
+            self.n_empty += 1;
+        }
+        if old >= 2 {
+            self.n_overloaded -= 1;
+        }
+        if new >= 2 {
+            self.n_overloaded += 1;
+        }
+    }
+
+    /// `activate_task()`: enqueue, add to `rq->cfs_tasks`, count runnable.
+    pub(crate) fn activate_task(&mut self, cpu: usize, t: TaskId, flags: EnqueueFlags) {
         let now = self.now;
+        let old = self.rqs[cpu].cfs.nr_running;
         self.rqs[cpu]
             .cfs
             .enqueue_entity(&self.fair, &mut self.ses, t, flags, now);
+        self.rqs[cpu].bal.cfs_tasks.push(t);
         self.nr_running_total += 1;
+        self.nr_running_changed(old, old + 1);
     }
 
-    /// `deactivate_task()` for a task going to sleep (or exiting).
-    fn deactivate_task(&mut self, cpu: usize, t: TaskId) {
+    /// `deactivate_task()`: a task going to sleep or exiting (`sleep`), or
+    /// being migrated (its vruntime is then normalised).
+    pub(crate) fn deactivate_task(&mut self, cpu: usize, t: TaskId, sleep: bool) {
         let now = self.now;
+        let old = self.rqs[cpu].cfs.nr_running;
         self.rqs[cpu]
             .cfs
-            .dequeue_entity(&mut self.ses, t, true, now);
+            .dequeue_entity(&mut self.ses, t, sleep, now);
+        let list = &mut self.rqs[cpu].bal.cfs_tasks;
+        if let Some(i) = list.iter().rposition(|&x| x == t) {
+            list.remove(i);
+        }
         self.nr_running_total -= 1;
+        self.nr_running_changed(old, old - 1);
     }
 
     /// `resched_task(rq->curr)`: set need_resched; a remote CPU learns of it
     /// through a reschedule IPI that arrives `ipi_latency_ns` later. `local`
     /// is the CPU whose handler is running (it reschedules on its way out).
-    fn resched_cpu(&mut self, cpu: usize, local: Option<usize>) {
+    pub(crate) fn resched_cpu(&mut self, cpu: usize, local: Option<usize>) {
         let rq = &mut self.rqs[cpu];
         rq.need_resched = true;
         if local == Some(cpu) || self.in_init || rq.resched_pending {
@@ -64,7 +108,13 @@ impl Sim<'_> {
 
     /// `check_preempt_curr()`: an idle CPU always reschedules; otherwise
     /// the fair class's `check_preempt_wakeup()` decides.
-    fn check_preempt_curr(&mut self, cpu: usize, p: TaskId, fork: bool, local: Option<usize>) {
+    pub(crate) fn check_preempt_curr(
+        &mut self,
+        cpu: usize,
+        p: TaskId,
+        fork: bool,
+        local: Option<usize>,
+    ) {
         let now = self.now;
         let rq = &mut self.rqs[cpu];
         let preempt = rq.cfs.curr.is_none()
@@ -83,7 +133,7 @@ impl Sim<'_> {
 
     /// `set_task_cpu()`: move the task's home CPU, counting a migration
     /// (perf's `cpu-migrations`) when it changes.
-    fn set_task_cpu(&mut self, t: TaskId, cpu: usize, trace_cpu: usize) {
+    pub(crate) fn set_task_cpu(&mut self, t: TaskId, cpu: usize, trace_cpu: usize) {
         let old = self.tasks[t as usize].cpu as usize;
         if old != cpu {
             self.tasks[t as usize].migrations += 1;
@@ -99,38 +149,11 @@ impl Sim<'_> {
         self.tasks[t as usize].cpu = cpu as u32;
     }
 
-    fn allowed(&self, t: TaskId, cpu: usize) -> bool {
+    pub(crate) fn allowed(&self, t: TaskId, cpu: usize) -> bool {
         self.tasks[t as usize]
             .allowed
             .as_ref()
             .is_none_or(|a| a.binary_search(&(cpu as u32)).is_ok())
-    }
-
-    /// Wake-up placement. Placeholder until `select_task_rq_fair` lands:
-    /// the previous CPU if allowed, else the first allowed CPU.
-    fn select_task_rq_wake(&self, t: TaskId, prev_cpu: usize) -> usize {
-        if self.allowed(t, prev_cpu) {
-            prev_cpu
-        } else {
-            self.tasks[t as usize]
-                .allowed
-                .as_ref()
-                .map_or(0, |a| a[0] as usize)
-        }
-    }
-
-    /// Fork placement. Placeholder until `find_idlest_group` lands: round
-    /// robin over the machine, skipping CPUs the task may not use.
-    fn select_task_rq_fork(&mut self, t: TaskId) -> usize {
-        let n = self.rqs.len();
-        for _ in 0..n {
-            let cpu = self.next_fork_cpu % n;
-            self.next_fork_cpu = (cpu + 1) % n;
-            if self.allowed(t, cpu) {
-                return cpu;
-            }
-        }
-        unreachable!("validated: every task has an allowed CPU")
     }
 
     /// `wake_up_new_task()` with `task_fork_fair()` (2.6.36): the child
@@ -183,7 +206,7 @@ impl Sim<'_> {
         });
         self.live_tasks += 1;
         self.counters.forks += 1;
-        let cpu = self.select_task_rq_fork(id);
+        let cpu = self.select_task_rq_fork(id, home);
         if parent.is_some() {
             self.set_task_cpu(id, cpu, home);
         } else {
@@ -200,7 +223,13 @@ impl Sim<'_> {
     /// vruntime against the old CPU, `select_task_rq` places, the task is
     /// enqueued with ENQUEUE_WAKEUP|ENQUEUE_WAKING (sleeper placement), then
     /// `check_preempt_curr`. Returns false if the task was not sleeping.
-    pub(crate) fn try_to_wake_up(&mut self, t: TaskId, waker_cpu: usize, _sync: bool) -> bool {
+    pub(crate) fn try_to_wake_up(
+        &mut self,
+        t: TaskId,
+        waker_cpu: usize,
+        waker: Option<TaskId>,
+        sync: bool,
+    ) -> bool {
         let ti = t as usize;
         if self.tasks[ti].state != TaskState::Sleeping {
             return false;
@@ -212,7 +241,12 @@ impl Sim<'_> {
         }
         let prev_cpu = self.tasks[ti].cpu as usize;
         self.ses[ti].vruntime -= self.rqs[prev_cpu].cfs.min_vruntime;
-        let cpu = self.select_task_rq_wake(t, prev_cpu);
+        let cpu = self.select_task_rq_wake(t, prev_cpu, waker_cpu, waker, sync);
+        if cpu != waker_cpu {
+            if let Some(l) = self.sd[waker_cpu].iter().position(|d| d.contains(cpu)) {
+                self.rqs[waker_cpu].bal.stats[l].ttwu_wake_remote += 1;
+            }
+        }
         self.set_task_cpu(t, cpu, waker_cpu);
         self.rq_sync(cpu);
         self.activate_task(
@@ -230,8 +264,27 @@ impl Sim<'_> {
         self.counters.wakeups += 1;
         self.trace(waker_cpu, TraceKind::Wakeup, pid(Some(t)), cpu as i32, 0);
         self.check_preempt_curr(cpu, t, false, Some(waker_cpu));
+        self.update_avg_idle_on_wakeup(cpu);
         self.rearm(cpu);
         true
+    }
+
+    /// The `rq->avg_idle` sample a wake-up takes (`ttwu_post_activation`
+    /// 2.6.36, `ttwu_do_wakeup` 3.8): time since `idle_balance()` stamped the
+    /// runqueue, capped at 2·migration_cost (3.13: 2·max_idle_balance_cost,
+    /// clamped after the EWMA).
+    fn update_avg_idle_on_wakeup(&mut self, cpu: usize) {
+        let b = &mut self.rqs[cpu].bal;
+        if let Some(stamp) = b.idle_stamp.take() {
+            let delta = self.now - stamp;
+            let v313 = self.kernel.newidle_throttle == NewidleThrottle::MaxLbCost;
+            let max = if v313 {
+                2 * b.max_idle_balance_cost
+            } else {
+                2 * self.kernel.migration_cost_ns
+            };
+            b.avg_idle = avg_idle_sample(b.avg_idle, delta, max, v313);
+        }
     }
 
     /// Apply the forks and wake-ups a workload asked for during `init` or a
@@ -249,8 +302,10 @@ impl Sim<'_> {
         if !self.wakes.is_empty() {
             let mut wakes = std::mem::take(&mut self.wakes);
             let waker_cpu = cpu.map_or(0, |c| c.1);
+            let waker = cpu.map(|c| c.0);
             for &(t, sync) in &wakes {
-                if (t as usize) < self.tasks.len() && self.try_to_wake_up(t, waker_cpu, sync) {
+                if (t as usize) < self.tasks.len() && self.try_to_wake_up(t, waker_cpu, waker, sync)
+                {
                     self.charge(waker_cpu, self.cost.wakeup_ns);
                 }
             }
@@ -265,21 +320,23 @@ impl Sim<'_> {
     pub(crate) fn schedule(&mut self, cpu: usize) {
         self.rq_sync(cpu);
         let now = self.now;
-        self.rqs[cpu].need_resched = false;
         let prev = self.rqs[cpu].cfs.curr;
         let mut prev_state = PREV_STATE_RUNNING;
         if let Some(p) = prev {
             match self.tasks[p as usize].state {
                 TaskState::Sleeping => {
                     prev_state = PREV_STATE_SLEEPING;
-                    self.deactivate_task(cpu, p);
+                    self.deactivate_task(cpu, p, true);
                 }
                 TaskState::Exited => {
                     prev_state = PREV_STATE_DEAD;
-                    self.deactivate_task(cpu, p);
+                    self.deactivate_task(cpu, p, true);
                 }
                 TaskState::Running | TaskState::Runnable => {}
             }
+        }
+        if self.rqs[cpu].cfs.nr_running == 0 {
+            self.idle_balance(cpu);
         }
         let rq = &mut self.rqs[cpu];
         rq.cfs.put_prev_entity(&mut self.ses, now);
@@ -313,6 +370,28 @@ impl Sim<'_> {
             self.trace(cpu, TraceKind::Switch, pid(prev), prev_state, pid(next));
         }
         let rq = &mut self.rqs[cpu];
+        rq.need_resched = false;
+        match (next.is_some(), self.nohz.idle[cpu]) {
+            (true, true) => {
+                // Leaving NOHZ idle.
+                self.nohz.idle[cpu] = false;
+                self.nohz.nr_idle -= 1;
+            }
+            (false, false) => {
+                // Entering NOHZ idle: the tick stops; release the 2.6.36
+                // balancer picks this CPU held.
+                self.nohz.idle[cpu] = true;
+                self.nohz.nr_idle += 1;
+                if self.nohz.first_pick == Some(cpu) {
+                    self.nohz.first_pick = None;
+                }
+                if self.nohz.second_pick == Some(cpu) {
+                    self.nohz.second_pick = None;
+                }
+                self.nohz.next_balance = self.nohz.next_balance.min(rq.bal.next_balance);
+            }
+            _ => {}
+        }
         if next.is_some() && !rq.tick_armed {
             rq.tick_armed = true;
             let t = (now / self.tick_ns + 1) * self.tick_ns;
@@ -322,7 +401,7 @@ impl Sim<'_> {
     }
 
     /// Leave a handler on `cpu`: reschedule if asked, re-arm the burst end.
-    fn finish_cpu(&mut self, cpu: usize) {
+    pub(crate) fn finish_cpu(&mut self, cpu: usize) {
         if self.rqs[cpu].need_resched {
             self.schedule(cpu);
         }
@@ -340,6 +419,7 @@ impl Sim<'_> {
         }
         let now = self.now;
         self.charge(cpu, self.cost.tick_ns);
+        self.update_cpu_load(cpu);
         let rq = &mut self.rqs[cpu];
         rq.ticks += 1;
         rq.irqs += 1;
@@ -352,6 +432,8 @@ impl Sim<'_> {
         rq.tick_armed = true;
         self.queue
             .push(now + self.tick_ns, Event::Tick { cpu: cpu as u32 });
+        self.rqs[cpu].bal.idle_at_tick = self.idle_cpu(cpu);
+        self.trigger_load_balance(cpu);
         self.finish_cpu(cpu);
     }
 
@@ -377,7 +459,7 @@ impl Sim<'_> {
         self.counters.timer_irqs += 1;
         self.rqs[cpu].irqs += 1;
         self.charge(cpu, self.cost.wakeup_ns);
-        self.try_to_wake_up(t, cpu, false);
+        self.try_to_wake_up(t, cpu, None, false);
         self.finish_cpu(cpu);
     }
 

@@ -1,0 +1,1121 @@
+//! Load balancing, after `kernel/sched_fair.c` (2.6.36) and
+//! `kernel/sched/fair.c` (3.8): `load_balance()` with `find_busiest_group()`
+//! (`update_sd_lb_stats`, `update_sg_lb_stats`, `calculate_imbalance`,
+//! `fix_small_imbalance`), `find_busiest_queue()`, `move_tasks()`,
+//! `can_migrate_task()`, `task_hot()`, active balancing; `idle_balance()`
+//! with every newidle throttle; `rebalance_domains()`,
+//! `trigger_load_balance()` and the NOHZ idle load balancer; `cpu_load[]`
+//! decay (`update_cpu_load`).
+//!
+//! Simplifications, each where it is made: a balance pass is instantaneous
+//! and its CPU time is charged afterwards as system time on the balancing
+//! CPU (and the source CPU for the lock a migration holds); no task groups
+//! (`task_h_load` is the task's weight); no SD_SERIALIZE contention (a pass
+//! never overlaps another); CONFIG_PREEMPT is off (a NEWLY_IDLE pass may pull
+//! more than one task); the 3.8 LBF_SOME_PINNED retry is not modelled.
+
+use super::fair::{EnqueueFlags, TaskId};
+use crate::domains::{sd, SCALE};
+use crate::engine::{Event, Sim, TaskState};
+use crate::kernel::{LbRules, NewidleThrottle, NohzKick};
+
+/// `enum cpu_idle_type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IdleType {
+    Idle = 0,
+    NotIdle = 1,
+    NewlyIdle = 2,
+}
+
+pub const IDLE_TYPE_NAMES: [&str; 3] = ["idle", "busy", "newidle"];
+
+/// `MAX_PINNED_INTERVAL` (ms).
+const MAX_PINNED_INTERVAL: u64 = 512;
+/// `CPU_LOAD_IDX_MAX`.
+pub const CPU_LOAD_IDX_MAX: usize = 5;
+
+/// `/proc/schedstat` domain counters (per CPU, per domain).
+#[derive(Clone, Debug, Default)]
+pub struct DomainStats {
+    pub lb_count: [u64; 3],
+    pub lb_balanced: [u64; 3],
+    pub lb_failed: [u64; 3],
+    pub lb_imbalance: [u64; 3],
+    pub lb_gained: [u64; 3],
+    pub lb_hot_gained: [u64; 3],
+    pub lb_nobusyq: [u64; 3],
+    pub lb_nobusyg: [u64; 3],
+    pub alb_count: u64,
+    pub alb_failed: u64,
+    pub alb_pushed: u64,
+    pub ttwu_wake_remote: u64,
+    pub ttwu_move_affine: u64,
+    pub ttwu_move_balance: u64,
+}
+
+/// The balancer's per-runqueue state.
+#[derive(Clone, Debug)]
+pub struct BalanceRq {
+    pub cpu_load: [u64; CPU_LOAD_IDX_MAX],
+    pub last_load_update_tick: u64,
+    pub avg_idle: u64,
+    /// `rq->idle_stamp`; `None` is the kernel's 0.
+    pub idle_stamp: Option<u64>,
+    pub next_balance: u64,
+    pub active_balance: bool,
+    pub max_idle_balance_cost: u64,
+    pub idle_at_tick: bool,
+    /// `rq->cfs_tasks` order: most recently enqueued last.
+    pub cfs_tasks: Vec<TaskId>,
+    pub stats: Vec<DomainStats>,
+}
+
+impl BalanceRq {
+    pub fn new(migration_cost: u64, ndomains: usize) -> Self {
+        BalanceRq {
+            cpu_load: [0; CPU_LOAD_IDX_MAX],
+            last_load_update_tick: 0,
+            avg_idle: 2 * migration_cost,
+            idle_stamp: None,
+            next_balance: 0,
+            active_balance: false,
+            max_idle_balance_cost: migration_cost,
+            idle_at_tick: false,
+            cfs_tasks: Vec::new(),
+            stats: vec![DomainStats::default(); ndomains],
+        }
+    }
+}
+
+/// `update_avg(&avg, sample)`: `avg += (sample − avg) / 8`.
+pub fn update_avg(avg: u64, sample: u64) -> u64 {
+    let diff = sample as i64 - avg as i64;
+    (avg as i64 + (diff >> 3)) as u64
+}
+
+/// The `avg_idle` update a wake-up does (`ttwu_post_activation` 2.6.36,
+/// `ttwu_do_wakeup` 3.8): a sample above `max` resets to `max`, else the
+/// 1/8 EWMA. 3.13 (`clamp_after`) applies the EWMA first, then clamps.
+pub fn avg_idle_sample(avg: u64, delta: u64, max: u64, clamp_after: bool) -> u64 {
+    if clamp_after {
+        update_avg(avg, delta).min(max)
+    } else if delta > max {
+        max
+    } else {
+        update_avg(avg, delta)
+    }
+}
+
+/// `decay_load_missed()`: `load · ((2^idx − 1)/2^idx)^missed`, zero once
+/// it would be (the kernel's table approximates the same power).
+fn decay_load_missed(mut load: u64, missed: u64, idx: usize) -> u64 {
+    if idx == 0 {
+        return 0;
+    }
+    for _ in 0..missed.min(256) {
+        load = (load * ((1 << idx) - 1)) >> idx;
+        if load == 0 {
+            break;
+        }
+    }
+    load
+}
+
+/// Per-group statistics (`struct sg_lb_stats`).
+#[derive(Clone, Copy, Debug, Default)]
+struct SgStats {
+    avg_load: u64,
+    group_load: u64,
+    sum_nr_running: u64,
+    sum_weighted_load: u64,
+    group_capacity: u64,
+    idle_cpus: u64,
+    group_weight: u64,
+    group_imb: bool,
+    group_has_capacity: bool,
+}
+
+/// Domain statistics (`struct sd_lb_stats`).
+#[derive(Clone, Copy, Debug, Default)]
+struct SdStats {
+    busiest: Option<usize>,
+    this: Option<usize>,
+    total_load: u64,
+    total_pwr: u64,
+    avg_load: u64,
+    this_load: u64,
+    this_load_per_task: u64,
+    this_nr_running: u64,
+    this_has_capacity: bool,
+    this_idle_cpus: u64,
+    max_load: u64,
+    busiest_load_per_task: u64,
+    busiest_nr_running: u64,
+    busiest_group_capacity: u64,
+    busiest_has_capacity: bool,
+    busiest_group_weight: u64,
+    busiest_idle_cpus: u64,
+    group_imb: bool,
+}
+
+fn div_round_closest(a: u64, b: u64) -> u64 {
+    (a + b / 2) / b
+}
+
+impl Sim<'_> {
+    pub(crate) fn jiffies(&self) -> u64 {
+        self.now / self.tick_ns
+    }
+
+    pub(crate) fn weighted_cpuload(&self, cpu: usize) -> u64 {
+        self.rqs[cpu].cfs.load
+    }
+
+    /// `source_load(cpu, idx)`: the low guess (LB_BIAS on).
+    pub(crate) fn source_load(&self, cpu: usize, idx: usize) -> u64 {
+        let total = self.weighted_cpuload(cpu);
+        if idx == 0 {
+            total
+        } else {
+            self.rqs[cpu].bal.cpu_load[idx - 1].min(total)
+        }
+    }
+
+    /// `target_load(cpu, idx)`: the high guess.
+    pub(crate) fn target_load(&self, cpu: usize, idx: usize) -> u64 {
+        let total = self.weighted_cpuload(cpu);
+        if idx == 0 {
+            total
+        } else {
+            self.rqs[cpu].bal.cpu_load[idx - 1].max(total)
+        }
+    }
+
+    /// `cpu_avg_load_per_task()`.
+    pub(crate) fn cpu_avg_load_per_task(&self, cpu: usize) -> u64 {
+        let nr = self.rqs[cpu].cfs.nr_running as u64;
+        self.rqs[cpu].cfs.load.checked_div(nr).unwrap_or(0)
+    }
+
+    /// `idle_cpu()`: 2.6.36 asks only whether the idle task runs; 3.8 also
+    /// requires an empty runqueue (a wakee queued on an idle CPU whose IPI is
+    /// in flight counts as busy).
+    pub(crate) fn idle_cpu(&self, cpu: usize) -> bool {
+        let rq = &self.rqs[cpu];
+        match self.kernel.lb_rules {
+            LbRules::V2636 => rq.cfs.curr.is_none(),
+            LbRules::V38 => rq.cfs.curr.is_none() && rq.cfs.nr_running == 0,
+        }
+    }
+
+    /// `update_cpu_load()` (2.6.36 with `decay_load_missed`): fold the
+    /// current load into `cpu_load[1..]`, decaying for ticks missed while
+    /// the CPU's tick was stopped.
+    pub(crate) fn update_cpu_load(&mut self, cpu: usize) {
+        let j = self.jiffies();
+        let this_load = self.weighted_cpuload(cpu);
+        let b = &mut self.rqs[cpu].bal;
+        let pending = j.saturating_sub(b.last_load_update_tick).max(1);
+        b.last_load_update_tick = j;
+        b.cpu_load[0] = this_load;
+        for i in 1..CPU_LOAD_IDX_MAX {
+            let scale = 1u64 << i;
+            let old = decay_load_missed(b.cpu_load[i], pending - 1, i);
+            let mut new = this_load;
+            if new > old {
+                new += scale - 1;
+            }
+            b.cpu_load[i] = (old * (scale - 1) + new) >> i;
+        }
+    }
+
+    fn load_idx(&self, cpu: usize, lvl: usize, idle: IdleType) -> usize {
+        let d = &self.sd[cpu][lvl];
+        match idle {
+            IdleType::NotIdle => d.busy_idx,
+            IdleType::NewlyIdle => d.newidle_idx,
+            IdleType::Idle => d.idle_idx,
+        }
+    }
+
+    /// `update_sg_lb_stats()`. Returns `None` when this CPU is not the
+    /// group's balance CPU for a periodic/idle pass (`*balance = 0`).
+    fn update_sg_lb_stats(
+        &mut self,
+        this_cpu: usize,
+        lvl: usize,
+        g: usize,
+        idle: IdleType,
+        local: bool,
+        load_idx: usize,
+    ) -> Option<SgStats> {
+        let d = &self.sd[this_cpu][lvl];
+        let group = &d.groups[g];
+        let mut s = SgStats::default();
+        let (mut max_load, mut min_load) = (0u64, u64::MAX);
+        let (mut max_nr, mut min_nr) = (0u64, u64::MAX);
+        let mut balance_cpu = group.cpus[0] as usize;
+        let mut first_idle = true;
+        for &c in &group.cpus {
+            let c = c as usize;
+            let nr = self.rqs[c].cfs.nr_running as u64;
+            let load = if local {
+                if first_idle && self.idle_cpu(c) {
+                    first_idle = false;
+                    balance_cpu = c;
+                }
+                self.target_load(c, load_idx)
+            } else {
+                let l = self.source_load(c, load_idx);
+                max_load = max_load.max(l);
+                min_load = min_load.min(l);
+                max_nr = max_nr.max(nr);
+                min_nr = min_nr.min(nr);
+                l
+            };
+            s.group_load += load;
+            s.sum_nr_running += nr;
+            s.sum_weighted_load += self.weighted_cpuload(c);
+            if self.idle_cpu(c) {
+                s.idle_cpus += 1;
+            }
+        }
+        let ncpus = group.cpus.len() as u64;
+        let power = group.power;
+        let share_cpupower = d.has(sd::SHARE_CPUPOWER);
+        self.lb_cost_acc += self.cost.lb_per_cpu_ns * ncpus;
+        if local && idle != IdleType::NewlyIdle && balance_cpu != this_cpu {
+            return None;
+        }
+        s.avg_load = s.group_load * SCALE / power;
+        let avg_load_per_task = s
+            .sum_weighted_load
+            .checked_div(s.sum_nr_running)
+            .unwrap_or(0);
+        if !local && max_nr > 0 {
+            s.group_imb = match self.kernel.lb_rules {
+                LbRules::V2636 => max_load - min_load > 2 * avg_load_per_task,
+                LbRules::V38 => max_load - min_load >= avg_load_per_task && max_nr - min_nr > 1,
+            };
+        }
+        s.group_capacity = div_round_closest(power, SCALE);
+        if s.group_capacity == 0 && share_cpupower {
+            // fix_small_capacity(): an SMT sibling still near full power.
+            s.group_capacity = 1;
+        }
+        s.group_weight = ncpus;
+        s.group_has_capacity = s.group_capacity > s.sum_nr_running;
+        Some(s)
+    }
+
+    /// `update_sd_lb_stats()`; `None` when this CPU must not balance here.
+    fn update_sd_lb_stats(
+        &mut self,
+        this_cpu: usize,
+        lvl: usize,
+        idle: IdleType,
+    ) -> Option<SdStats> {
+        let load_idx = self.load_idx(this_cpu, lvl, idle);
+        let prefer_sibling = lvl > 0 && self.sd[this_cpu][lvl - 1].has(sd::PREFER_SIBLING);
+        let ngroups = self.sd[this_cpu][lvl].groups.len();
+        let local_g = self.sd[this_cpu][lvl].local_group;
+        let mut sds = SdStats::default();
+        // The kernel walks the circular group list from the local group.
+        for k in 0..ngroups {
+            let g = (local_g + k) % ngroups;
+            let local = g == local_g;
+            let mut s = self.update_sg_lb_stats(this_cpu, lvl, g, idle, local, load_idx)?;
+            sds.total_load += s.group_load;
+            sds.total_pwr += self.sd[this_cpu][lvl].groups[g].power;
+            let cap_one = match self.kernel.lb_rules {
+                LbRules::V2636 => prefer_sibling && !local,
+                LbRules::V38 => prefer_sibling && !local && sds.this_has_capacity,
+            };
+            if cap_one {
+                s.group_capacity = s.group_capacity.min(1);
+            }
+            if local {
+                sds.this = Some(g);
+                sds.this_load = s.avg_load;
+                sds.this_nr_running = s.sum_nr_running;
+                sds.this_load_per_task = s.sum_weighted_load;
+                sds.this_has_capacity = s.group_has_capacity;
+                sds.this_idle_cpus = s.idle_cpus;
+            } else if s.avg_load > sds.max_load
+                && (s.sum_nr_running > s.group_capacity || s.group_imb)
+            {
+                // update_sd_pick_busiest()
+                sds.max_load = s.avg_load;
+                sds.busiest = Some(g);
+                sds.busiest_nr_running = s.sum_nr_running;
+                sds.busiest_idle_cpus = s.idle_cpus;
+                sds.busiest_group_capacity = s.group_capacity;
+                sds.busiest_load_per_task = s.sum_weighted_load;
+                sds.busiest_has_capacity = s.group_has_capacity;
+                sds.busiest_group_weight = s.group_weight;
+                sds.group_imb = s.group_imb;
+            }
+        }
+        Some(sds)
+    }
+
+    /// `fix_small_imbalance()`: move one task when the gap is at least one
+    /// task's worth, or when doing so raises the estimated throughput.
+    fn fix_small_imbalance(
+        &self,
+        sds: &SdStats,
+        this_power: u64,
+        busiest_power: u64,
+        this_cpu: usize,
+    ) -> u64 {
+        let this_lpt = sds
+            .this_load_per_task
+            .checked_div(sds.this_nr_running)
+            .unwrap_or_else(|| self.cpu_avg_load_per_task(this_cpu));
+        let blpt = sds.busiest_load_per_task;
+        let imbn = if blpt > this_lpt { 1 } else { 2 };
+        let scaled_busy_lpt = blpt * SCALE / busiest_power;
+        if sds.max_load.saturating_sub(sds.this_load) + scaled_busy_lpt >= scaled_busy_lpt * imbn {
+            return blpt;
+        }
+        let mut pwr_now = busiest_power * blpt.min(sds.max_load);
+        pwr_now += this_power * this_lpt.min(sds.this_load);
+        pwr_now /= SCALE;
+        let mut pwr_move = 0;
+        let tmp = blpt * SCALE / busiest_power;
+        if sds.max_load > tmp {
+            pwr_move += busiest_power * blpt.min(sds.max_load - tmp);
+        }
+        let tmp = if sds.max_load * busiest_power < blpt * SCALE {
+            sds.max_load * busiest_power / this_power
+        } else {
+            blpt * SCALE / this_power
+        };
+        pwr_move += this_power * this_lpt.min(sds.this_load + tmp);
+        pwr_move /= SCALE;
+        if pwr_move > pwr_now {
+            blpt
+        } else {
+            0
+        }
+    }
+
+    /// `calculate_imbalance()`.
+    fn calculate_imbalance(&self, sds: &mut SdStats, this_cpu: usize, lvl: usize) -> u64 {
+        let d = &self.sd[this_cpu][lvl];
+        let this_power = d.groups[sds.this.expect("local group")].power;
+        let busiest_power = d.groups[sds.busiest.expect("busiest")].power;
+        sds.busiest_load_per_task /= sds.busiest_nr_running.max(1);
+        if sds.group_imb {
+            sds.busiest_load_per_task = sds.busiest_load_per_task.min(sds.avg_load);
+        }
+        if sds.max_load < sds.avg_load {
+            return self.fix_small_imbalance(sds, this_power, busiest_power, this_cpu);
+        }
+        let load_above_capacity = if !sds.group_imb
+            && sds.busiest_nr_running > sds.busiest_group_capacity
+        {
+            (sds.busiest_nr_running - sds.busiest_group_capacity) * SCALE * SCALE / busiest_power
+        } else {
+            u64::MAX
+        };
+        let max_pull = (sds.max_load - sds.avg_load).min(load_above_capacity);
+        let imbalance = (max_pull.saturating_mul(busiest_power))
+            .min(sds.avg_load.saturating_sub(sds.this_load) * this_power)
+            / SCALE;
+        if imbalance < sds.busiest_load_per_task {
+            return self.fix_small_imbalance(sds, this_power, busiest_power, this_cpu);
+        }
+        imbalance
+    }
+
+    /// `find_busiest_group()`: `Err(())` when this CPU may not balance this
+    /// level; `Ok(None)` when balanced; else the busiest group and the
+    /// imbalance (weighted load to move).
+    #[allow(clippy::result_unit_err)]
+    fn find_busiest_group(
+        &mut self,
+        this_cpu: usize,
+        lvl: usize,
+        idle: IdleType,
+    ) -> Result<Option<(usize, u64)>, ()> {
+        let Some(mut sds) = self.update_sd_lb_stats(this_cpu, lvl, idle) else {
+            return Err(());
+        };
+        let Some(busiest) = sds.busiest else {
+            return Ok(None);
+        };
+        if sds.busiest_nr_running == 0 {
+            return Ok(None);
+        }
+        // Simplification: 2.6.37 computed avg_load after the forced-balance
+        // jump (leaving it 0 on that path); it is computed first here, as 3.8 does.
+        sds.avg_load = SCALE * sds.total_load / sds.total_pwr.max(1);
+        let v38 = self.kernel.lb_rules == LbRules::V38;
+        let force = (v38 && sds.group_imb)
+            || (self.kernel.newidle_force
+                && idle == IdleType::NewlyIdle
+                && sds.this_has_capacity
+                && !sds.busiest_has_capacity);
+        if !force {
+            if sds.this_load >= sds.max_load || sds.this_load >= sds.avg_load {
+                return Ok(None);
+            }
+            let imb_pct = self.sd[this_cpu][lvl].imbalance_pct;
+            if v38 && idle == IdleType::Idle {
+                if sds.this_idle_cpus <= sds.busiest_idle_cpus + 1
+                    && sds.busiest_nr_running <= sds.busiest_group_weight
+                {
+                    return Ok(None);
+                }
+            } else if 100 * sds.max_load <= imb_pct * sds.this_load {
+                return Ok(None);
+            }
+        }
+        let imbalance = self.calculate_imbalance(&mut sds, this_cpu, lvl);
+        Ok(Some((busiest, imbalance)))
+    }
+
+    /// `find_busiest_queue()`: the CPU of `group` with the highest
+    /// power-scaled load, skipping a lone task heavier than the imbalance.
+    fn find_busiest_queue(
+        &self,
+        this_cpu: usize,
+        lvl: usize,
+        g: usize,
+        imbalance: u64,
+        exclude: &[usize],
+    ) -> Option<usize> {
+        let mut max_load = 0;
+        let mut busiest = None;
+        for &c in &self.sd[this_cpu][lvl].groups[g].cpus {
+            let c = c as usize;
+            if exclude.contains(&c) {
+                continue;
+            }
+            let power = self.cpu_power[c];
+            let capacity = div_round_closest(power, SCALE).max(1);
+            let wl = self.weighted_cpuload(c);
+            if capacity > 0 && self.rqs[c].cfs.nr_running == 1 && wl > imbalance {
+                continue;
+            }
+            let wl = wl * SCALE / power;
+            if wl > max_load {
+                max_load = wl;
+                busiest = Some(c);
+            }
+        }
+        busiest
+    }
+
+    /// `task_hot()`: cache-hot if it is a buddy of a non-empty balancing
+    /// runqueue (CACHE_HOT_BUDDY) or ran less than `migration_cost` ago.
+    fn task_hot(&self, p: TaskId, src: usize, dst: usize) -> bool {
+        let cfs = &self.rqs[src].cfs;
+        if self.rqs[dst].cfs.nr_running > 0 && (cfs.next == Some(p) || cfs.last == Some(p)) {
+            return true;
+        }
+        let mc = self.kernel.migration_cost_ns;
+        if mc == 0 {
+            return false;
+        }
+        self.now.saturating_sub(self.ses[p as usize].exec_start) < mc
+    }
+
+    /// `can_migrate_task()`: allowed on dst, not running, and not cache hot
+    /// unless this level has failed more than `cache_nice_tries` times.
+    /// Returns (movable, was_hot); clears `all_pinned` as the kernel does.
+    fn can_migrate_task(
+        &self,
+        p: TaskId,
+        src: usize,
+        dst: usize,
+        this_cpu: usize,
+        lvl: usize,
+        all_pinned: &mut bool,
+    ) -> (bool, bool) {
+        if !self.allowed(p, dst) {
+            return (false, false);
+        }
+        *all_pinned = false;
+        if self.rqs[src].cfs.curr == Some(p) {
+            return (false, false);
+        }
+        let hot = self.task_hot(p, src, dst);
+        let d = &self.sd[this_cpu][lvl];
+        if !hot || d.nr_balance_failed > d.cache_nice_tries {
+            (true, hot)
+        } else {
+            (false, hot)
+        }
+    }
+
+    /// `move_task()` / `pull_task()`: dequeue from src, `set_task_cpu`,
+    /// enqueue on dst, `check_preempt_curr`. Under the 2.6.37-rc1 re-arm
+    /// (fab476228) both runqueues' `avg_idle` go to 2·migration_cost and
+    /// dst's `idle_stamp` is cleared.
+    pub(crate) fn move_task(&mut self, p: TaskId, src: usize, dst: usize, preempt_check: bool) {
+        let now = self.now;
+        self.rq_sync(src);
+        self.rq_sync(dst);
+        self.deactivate_task(src, p, false);
+        let age = now.saturating_sub(self.ses[p as usize].exec_start);
+        self.set_task_cpu(p, dst, dst);
+        self.activate_task(dst, p, EnqueueFlags::default());
+        let refill = self.cost.refill(self.machine.distance(src, dst), age);
+        self.tasks[p as usize].work_left += refill;
+        self.counters.tasks_pulled += 1;
+        self.charge(src, self.cost.migrate_task_ns);
+        self.lb_cost_acc += self.cost.migrate_task_ns;
+        if self.kernel.newidle_throttle == NewidleThrottle::AvgIdleRearm {
+            let v = 2 * self.kernel.migration_cost_ns;
+            self.rqs[src].bal.avg_idle = v;
+            self.rqs[dst].bal.avg_idle = v;
+            self.rqs[dst].bal.idle_stamp = None;
+        }
+        if preempt_check {
+            self.check_preempt_curr(dst, p, false, Some(dst));
+        }
+        self.rearm(src);
+    }
+
+    /// `move_tasks()`: walk src's tasks most recently enqueued first, at most
+    /// `nr_migrate` of them, moving those whose half-weight fits the
+    /// remaining imbalance and that `can_migrate_task()`. Returns moved.
+    #[allow(clippy::too_many_arguments)]
+    fn move_tasks(
+        &mut self,
+        this_cpu: usize,
+        src: usize,
+        lvl: usize,
+        mut imbalance: u64,
+        idle: IdleType,
+        all_pinned: &mut bool,
+        in_schedule: bool,
+    ) -> u64 {
+        let loop_max = (self.kernel.nr_migrate as usize).min(self.rqs[src].cfs.nr_running as usize);
+        let candidates: Vec<TaskId> = self.rqs[src].bal.cfs_tasks.iter().rev().copied().collect();
+        let mut moved = 0;
+        let mut loops = 0;
+        for p in candidates {
+            loops += 1;
+            if loops > loop_max {
+                break;
+            }
+            self.lb_cost_acc += self.cost.lb_per_task_ns;
+            let w = self.ses[p as usize].weight;
+            if w / 2 > imbalance {
+                continue;
+            }
+            let (ok, hot) = self.can_migrate_task(p, src, this_cpu, this_cpu, lvl, all_pinned);
+            if !ok {
+                continue;
+            }
+            if hot {
+                self.rqs[this_cpu].bal.stats[lvl].lb_hot_gained[idle as usize] += 1;
+            }
+            self.move_task(p, src, this_cpu, !in_schedule);
+            moved += 1;
+            imbalance = imbalance.saturating_sub(w);
+            if imbalance == 0 {
+                break;
+            }
+        }
+        moved
+    }
+
+    /// `need_active_balance()`.
+    fn need_active_balance(&self, this_cpu: usize, lvl: usize, idle: IdleType) -> bool {
+        if idle == IdleType::NewlyIdle && self.kernel.lb_rules == LbRules::V2636 {
+            return false;
+        }
+        let d = &self.sd[this_cpu][lvl];
+        d.nr_balance_failed > d.cache_nice_tries + 2
+    }
+
+    /// `load_balance(this_cpu, sd, idle)`. Returns (tasks moved, whether this
+    /// CPU may continue to higher levels).
+    pub(crate) fn load_balance(
+        &mut self,
+        this_cpu: usize,
+        lvl: usize,
+        idle: IdleType,
+        in_schedule: bool,
+    ) -> (u64, bool) {
+        let it = idle as usize;
+        self.counters.lb_calls[it] += 1;
+        self.lb_cost_acc += self.cost.lb_base_ns;
+        self.rqs[this_cpu].bal.stats[lvl].lb_count[it] += 1;
+        let mut excluded: Vec<usize> = Vec::new();
+        let mut all_pinned = false;
+        let mut moved = 0;
+        let mut active = false;
+        let balanced = 'redo: loop {
+            let (g, imbalance) = match self.find_busiest_group(this_cpu, lvl, idle) {
+                Err(()) => return (0, false),
+                Ok(None) => {
+                    self.rqs[this_cpu].bal.stats[lvl].lb_nobusyg[it] += 1;
+                    break 'redo true;
+                }
+                Ok(Some(x)) => x,
+            };
+            let Some(busiest) = self.find_busiest_queue(this_cpu, lvl, g, imbalance, &excluded)
+            else {
+                self.rqs[this_cpu].bal.stats[lvl].lb_nobusyq[it] += 1;
+                break 'redo true;
+            };
+            self.rqs[this_cpu].bal.stats[lvl].lb_imbalance[it] += imbalance;
+            if self.rqs[busiest].cfs.nr_running > 1 {
+                all_pinned = true;
+                moved = self.move_tasks(
+                    this_cpu,
+                    busiest,
+                    lvl,
+                    imbalance,
+                    idle,
+                    &mut all_pinned,
+                    in_schedule,
+                );
+                if all_pinned {
+                    excluded.push(busiest);
+                    if excluded.len() < self.sd[this_cpu][lvl].span.len() {
+                        continue 'redo;
+                    }
+                    break 'redo true;
+                }
+            }
+            let d = &mut self.sd[this_cpu][lvl];
+            if moved == 0 {
+                self.rqs[this_cpu].bal.stats[lvl].lb_failed[it] += 1;
+                if idle != IdleType::NewlyIdle || self.kernel.lb_rules == LbRules::V2636 {
+                    d.nr_balance_failed += 1;
+                }
+                if self.need_active_balance(this_cpu, lvl, idle) {
+                    let curr_ok = self.rqs[busiest]
+                        .cfs
+                        .curr
+                        .is_some_and(|c| self.allowed(c, this_cpu));
+                    if curr_ok && !self.rqs[busiest].bal.active_balance {
+                        self.rqs[busiest].bal.active_balance = true;
+                        active = true;
+                        self.counters.active_balances += 1;
+                        // stop_one_cpu_nowait(): wake the stopper on busiest.
+                        self.queue.push(
+                            self.now + self.cost.ipi_latency_ns,
+                            Event::ActiveBalance {
+                                src: busiest as u32,
+                                dst: this_cpu as u32,
+                                lvl: lvl as u32,
+                            },
+                        );
+                        self.counters.resched_ipis += 1;
+                    }
+                    let d = &mut self.sd[this_cpu][lvl];
+                    d.nr_balance_failed = d.cache_nice_tries + 1;
+                }
+            } else {
+                d.nr_balance_failed = 0;
+                self.rqs[this_cpu].bal.stats[lvl].lb_gained[it] += moved;
+            }
+            let d = &mut self.sd[this_cpu][lvl];
+            if !active {
+                d.balance_interval = d.min_interval;
+            } else if d.balance_interval < d.max_interval {
+                d.balance_interval *= 2;
+            }
+            break 'redo false;
+        };
+        if balanced {
+            self.rqs[this_cpu].bal.stats[lvl].lb_balanced[it] += 1;
+            let d = &mut self.sd[this_cpu][lvl];
+            d.nr_balance_failed = 0;
+            if (all_pinned && d.balance_interval < MAX_PINNED_INTERVAL)
+                || d.balance_interval < d.max_interval
+            {
+                d.balance_interval *= 2;
+            }
+            return (0, true);
+        }
+        (moved, true)
+    }
+
+    /// The stopper thread on `src` runs `active_load_balance_cpu_stop()`: it
+    /// preempts src's current task and moves one movable task to `dst`
+    /// (`move_one_task(..., CPU_IDLE)`).
+    pub(crate) fn active_balance(&mut self, src: usize, dst: usize, lvl: usize) {
+        self.rq_sync(src);
+        self.rqs[src].bal.active_balance = false;
+        self.rqs[src].irqs += 1;
+        self.rqs[dst].bal.stats[lvl].alb_count += 1;
+        // The stopper preempts whatever runs on src: curr goes back to the
+        // tree and stops being "running", so it becomes movable.
+        let now = self.now;
+        if let Some(c) = self.rqs[src].cfs.curr {
+            let rq = &mut self.rqs[src];
+            rq.cfs.put_prev_entity(&mut self.ses, now);
+            rq.nr_switches += 1;
+            let t = &mut self.tasks[c as usize];
+            t.nivcsw += 1;
+            t.state = TaskState::Runnable;
+            t.wait_start = now;
+            self.trace_switch(src, Some(c), None);
+        }
+        let mut moved = false;
+        if self.rqs[src].cfs.nr_running > 0 && dst != src {
+            self.lb_cost_acc = 0;
+            let candidates: Vec<TaskId> =
+                self.rqs[src].bal.cfs_tasks.iter().rev().copied().collect();
+            let mut dummy = false;
+            for p in candidates {
+                self.lb_cost_acc += self.cost.lb_per_task_ns;
+                let (ok, _) = self.can_migrate_task_idle(p, src, dst, lvl, &mut dummy);
+                if ok {
+                    self.move_task(p, src, dst, true);
+                    moved = true;
+                    break;
+                }
+            }
+            let c = self.lb_cost_acc;
+            self.charge(src, c);
+        }
+        let st = &mut self.rqs[dst].bal.stats[lvl];
+        if moved {
+            st.alb_pushed += 1;
+        } else {
+            st.alb_failed += 1;
+        }
+        self.rqs[src].need_resched = true;
+        self.schedule(src);
+        self.rearm(src);
+        if moved {
+            self.rq_sync(dst);
+            self.rearm(dst);
+        }
+    }
+
+    /// `can_migrate_task()` as `move_one_task(.., CPU_IDLE)` asks it from the
+    /// stopper (the domain is dst's at `lvl`).
+    fn can_migrate_task_idle(
+        &self,
+        p: TaskId,
+        src: usize,
+        dst: usize,
+        lvl: usize,
+        all_pinned: &mut bool,
+    ) -> (bool, bool) {
+        self.can_migrate_task(p, src, dst, dst, lvl, all_pinned)
+    }
+
+    /// `idle_balance(this_cpu)` with the configured throttle; called from
+    /// `schedule()` when the runqueue is empty. Returns tasks pulled.
+    pub(crate) fn idle_balance(&mut self, cpu: usize) -> u64 {
+        if !self.kernel.idle_balance || self.sd[cpu].is_empty() {
+            return 0;
+        }
+        let now = self.now;
+        self.rqs[cpu].bal.idle_stamp = Some(now);
+        let avg_idle = self.rqs[cpu].bal.avg_idle;
+        let throttle = self.kernel.newidle_throttle;
+        if throttle != NewidleThrottle::Off && avg_idle < self.kernel.migration_cost_ns {
+            self.counters.newidle_skipped += 1;
+            return 0;
+        }
+        self.counters.newidle_calls += 1;
+        self.counters.avg_idle_sum += avg_idle;
+        let mut pulled = 0;
+        let mut curr_cost = 0u64;
+        let mut next_balance = now + 1_000_000_000;
+        let mut total_cost = 0;
+        for lvl in 0..self.sd[cpu].len() {
+            if throttle == NewidleThrottle::MaxLbCost
+                && avg_idle < curr_cost + self.sd[cpu][lvl].max_newidle_lb_cost
+            {
+                break;
+            }
+            if self.sd[cpu][lvl].has(sd::BALANCE_NEWIDLE) {
+                self.lb_cost_acc = 0;
+                let (m, _) = self.load_balance(cpu, lvl, IdleType::NewlyIdle, true);
+                pulled += m;
+                let cost = self.lb_cost_acc;
+                total_cost += cost;
+                if throttle == NewidleThrottle::MaxLbCost {
+                    let d = &mut self.sd[cpu][lvl];
+                    d.max_newidle_lb_cost = d.max_newidle_lb_cost.max(cost);
+                    curr_cost += cost;
+                }
+            }
+            let d = &self.sd[cpu][lvl];
+            next_balance = next_balance.min(d.last_balance + d.balance_interval * 1_000_000);
+            if pulled > 0 {
+                if self.kernel.newidle_clear_stamp {
+                    self.rqs[cpu].bal.idle_stamp = None;
+                }
+                break;
+            }
+        }
+        if throttle == NewidleThrottle::MaxLbCost {
+            let b = &mut self.rqs[cpu].bal;
+            b.max_idle_balance_cost = b.max_idle_balance_cost.max(curr_cost);
+        }
+        let b = &mut self.rqs[cpu].bal;
+        if pulled > 0 || now >= b.next_balance {
+            b.next_balance = next_balance;
+        }
+        self.counters.newidle_pulled += pulled;
+        self.counters.newidle_time_ns += total_cost;
+        self.charge(cpu, total_cost);
+        pulled
+    }
+
+    /// `rebalance_domains(cpu, idle)`: each level whose interval (× busy
+    /// factor when busy) has passed balances; stop above a level where this
+    /// CPU is not the group's balance CPU. 3.13 also decays
+    /// `max_newidle_lb_cost` here.
+    pub(crate) fn rebalance_domains(&mut self, cpu: usize, mut idle: IdleType) -> u64 {
+        let now = self.now;
+        let j = self.jiffies();
+        let mut next_balance = now + 60 * 1_000_000_000;
+        let mut update = false;
+        let mut cost = 0;
+        let mut moved_total = 0;
+        let max_interval = (self.kernel.hz as u64 * self.rqs.len() as u64 / 10).max(1);
+        for lvl in 0..self.sd[cpu].len() {
+            if self.kernel.newidle_throttle == NewidleThrottle::MaxLbCost {
+                let d = &mut self.sd[cpu][lvl];
+                if now >= d.next_decay_max_lb_cost {
+                    d.max_newidle_lb_cost = d.max_newidle_lb_cost * 253 / 256;
+                    d.next_decay_max_lb_cost = now + 1_000_000_000;
+                    let sum: u64 = self.sd[cpu].iter().map(|d| d.max_newidle_lb_cost).sum();
+                    let b = &mut self.rqs[cpu].bal;
+                    b.max_idle_balance_cost = sum.max(self.kernel.migration_cost_ns);
+                }
+            }
+            let d = &self.sd[cpu][lvl];
+            if !d.has(sd::LOAD_BALANCE) {
+                continue;
+            }
+            let mut interval_ms = d.balance_interval;
+            if idle != IdleType::Idle {
+                interval_ms *= d.busy_factor;
+            }
+            let interval =
+                (interval_ms * self.kernel.hz as u64 / 1000).clamp(1, max_interval) * self.tick_ns;
+            let mut cont = true;
+            if j * self.tick_ns >= d.last_balance + interval {
+                self.lb_cost_acc = 0;
+                let (m, c) = self.load_balance(cpu, lvl, idle, false);
+                cost += self.lb_cost_acc;
+                cont = c;
+                if m > 0 {
+                    moved_total += m;
+                    idle = IdleType::NotIdle;
+                }
+                self.sd[cpu][lvl].last_balance = j * self.tick_ns;
+            }
+            let d = &self.sd[cpu][lvl];
+            next_balance = next_balance.min(d.last_balance + interval);
+            update = true;
+            if !cont {
+                break;
+            }
+        }
+        if update {
+            self.rqs[cpu].bal.next_balance = next_balance;
+        }
+        self.lb_cost_acc = cost;
+        moved_total
+    }
+
+    /// `trigger_load_balance()` + the SCHED_SOFTIRQ it raises, from the tick
+    /// of a busy CPU: periodic balancing when `next_balance` has come, and
+    /// the NOHZ idle-balancer kick.
+    pub(crate) fn trigger_load_balance(&mut self, cpu: usize) {
+        if self.sd[cpu].is_empty() {
+            return;
+        }
+        let idle_at_tick = self.rqs[cpu].bal.idle_at_tick;
+        let mut ran = false;
+        if self.now >= self.rqs[cpu].bal.next_balance {
+            let idle = if idle_at_tick {
+                IdleType::Idle
+            } else {
+                IdleType::NotIdle
+            };
+            self.rebalance_domains(cpu, idle);
+            let c = self.lb_cost_acc;
+            self.charge(cpu, c);
+            ran = true;
+        }
+        if (!ran || self.kernel.nohz_kick == NohzKick::V38) && self.nohz_kick_needed(cpu) {
+            self.nohz_balancer_kick(cpu);
+        }
+    }
+
+    /// `nohz_kick_needed()` at a busy CPU's tick.
+    fn nohz_kick_needed(&mut self, cpu: usize) -> bool {
+        if self.now < self.nohz.next_balance || self.nohz.nr_idle == 0 {
+            return false;
+        }
+        let nr = self.rqs[cpu].cfs.nr_running;
+        match self.kernel.nohz_kick {
+            NohzKick::V2636 => {
+                if self.rqs[cpu].bal.idle_at_tick {
+                    return false;
+                }
+                // first_pick_cpu / second_pick_cpu
+                match self.nohz.first_pick {
+                    None | Some(_)
+                        if self.nohz.first_pick.is_none() || self.nohz.first_pick == Some(cpu) =>
+                    {
+                        self.nohz.first_pick = Some(cpu);
+                        if self.nohz.second_pick == Some(cpu) {
+                            self.nohz.second_pick = None;
+                        }
+                        nr > 1
+                    }
+                    _ => {
+                        if self.nohz.second_pick.is_none() || self.nohz.second_pick == Some(cpu) {
+                            self.nohz.second_pick = Some(cpu);
+                            nr > 0
+                        } else {
+                            false
+                        }
+                    }
+                }
+            }
+            NohzKick::V38 => {
+                if nr >= 2 {
+                    return true;
+                }
+                // An LLC-level group with more than one busy CPU.
+                for d in &self.sd[cpu] {
+                    if !d.has(sd::SHARE_PKG_RESOURCES) {
+                        break;
+                    }
+                    let g = &d.groups[d.local_group];
+                    let busy = g
+                        .cpus
+                        .iter()
+                        .filter(|&&c| !self.nohz.idle[c as usize])
+                        .count();
+                    if busy > 1 {
+                        return true;
+                    }
+                }
+                false
+            }
+        }
+    }
+
+    /// `nohz_balancer_kick()`: one jiffy of back-off, then an IPI to the idle
+    /// load balancer (2.6.36: function-call IPI; 3.8: reschedule IPI).
+    fn nohz_balancer_kick(&mut self, cpu: usize) {
+        self.nohz.next_balance += self.tick_ns;
+        let Some(ilb) = (0..self.rqs.len()).find(|&c| self.nohz.idle[c]) else {
+            return;
+        };
+        if self.nohz.kick_pending[ilb] {
+            return;
+        }
+        self.nohz.kick_pending[ilb] = true;
+        self.counters.nohz_kicks += 1;
+        match self.kernel.nohz_kick {
+            NohzKick::V2636 => self.counters.function_call_ipis += 1,
+            NohzKick::V38 => self.counters.resched_ipis += 1,
+        }
+        self.charge(cpu, self.cost.ipi_send_ns);
+        self.queue.push(
+            self.now + self.cost.ipi_latency_ns,
+            Event::NohzKick { cpu: ilb as u32 },
+        );
+    }
+
+    /// The kicked idle CPU runs `rebalance_domains(.., CPU_IDLE)` for itself
+    /// and, in `nohz_idle_balance()`, for every other tickless idle CPU
+    /// (refreshing its `cpu_load` first), stopping if it gets work itself.
+    pub(crate) fn nohz_idle_balance(&mut self, ilb: usize) {
+        self.rq_sync(ilb);
+        self.nohz.kick_pending[ilb] = false;
+        self.rqs[ilb].irqs += 1;
+        self.charge(ilb, self.cost.ipi_handle_ns);
+        if self.rqs[ilb].cfs.curr.is_some() || self.rqs[ilb].cfs.nr_running > 0 {
+            self.finish_cpu(ilb);
+            return;
+        }
+        let mut cost = 0;
+        self.update_cpu_load(ilb);
+        self.rebalance_domains(ilb, IdleType::Idle);
+        cost += self.lb_cost_acc;
+        let mut next = self.rqs[ilb].bal.next_balance;
+        for c in 0..self.rqs.len() {
+            if c == ilb || !self.nohz.idle[c] {
+                continue;
+            }
+            if self.rqs[ilb].need_resched || self.rqs[ilb].cfs.nr_running > 0 {
+                break;
+            }
+            self.update_cpu_load(c);
+            if self.now >= self.rqs[c].bal.next_balance {
+                // Balancing on c's behalf: pulls land on c, which is woken.
+                let moved = self.rebalance_domains(c, IdleType::Idle);
+                cost += self.lb_cost_acc;
+                if moved > 0 {
+                    self.resched_cpu(c, Some(ilb));
+                }
+            }
+            next = next.min(self.rqs[c].bal.next_balance);
+        }
+        self.nohz.next_balance = next;
+        self.charge(ilb, cost);
+        if self.rqs[ilb].cfs.nr_running > 0 {
+            self.rqs[ilb].need_resched = true;
+        }
+        self.finish_cpu(ilb);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn update_avg_is_an_eighth_ewma() {
+        assert_eq!(update_avg(1_000_000, 100_000), 887_500);
+        assert_eq!(update_avg(0, 800), 100);
+    }
+
+    #[test]
+    fn throttle_from_the_cap_needs_six_gaps_of_100us() {
+        // Start at the 1 ms cap; gaps of 100 µs: how many until < 500 µs?
+        let (mc, mut avg) = (500_000u64, 1_000_000u64);
+        let mut n = 0;
+        while avg >= mc {
+            avg = avg_idle_sample(avg, 100_000, 2 * mc, false);
+            n += 1;
+        }
+        // 100 + 900·(7/8)^n < 500 ⇔ n ≥ 6.07 → 7 samples, by hand:
+        // 887500, 789062, 702929, 627562, 561616, 503914, 453424.
+        assert_eq!(n, 7);
+        assert_eq!(avg, 453_424);
+    }
+
+    #[test]
+    fn a_long_gap_resets_to_the_cap() {
+        assert_eq!(
+            avg_idle_sample(120_000, 1_500_000, 1_000_000, false),
+            1_000_000
+        );
+        // 3.13 order: EWMA first, then clamp.
+        assert_eq!(
+            avg_idle_sample(120_000, 1_500_000, 1_000_000, true),
+            292_500
+        );
+    }
+
+    #[test]
+    fn decay_load_missed_halves_at_idx_1() {
+        assert_eq!(decay_load_missed(1024, 1, 1), 512);
+        assert_eq!(decay_load_missed(1024, 3, 2), 432);
+        assert_eq!(decay_load_missed(1024, 100, 1), 0);
+    }
+}
