@@ -1,12 +1,15 @@
 """``schedlab demo``: the built-in scenario.
 
-Until the VolanoMark case lands, the demo shows the CFS engine reproducing
-three textbook facts, each against the kernel's own numbers:
+Until the VolanoMark case lands, the demo shows the model reproducing
+textbook facts against the kernel's own numbers, and the newidle throttle
+at work:
 
 1. nice weights: CPU shares on one CPU follow ``prio_to_weight``;
 2. ``sched_compat_yield``: the 2.6.23 commit's yield-loop example (50/50
    without it, ~0/100 with it);
-3. scale: 224 run/sleep tasks on the 112-CPU ``skl-sp-2s``, with the
+3. the 2.6.37-rc1 ``avg_idle`` re-arm against the 2.6.37 throttle on a
+   sub-millisecond run/sleep mix (the mechanism of seed case 1);
+4. scale: 224 run/sleep tasks on the 112-CPU ``skl-sp-2s``, with the
    simulator's own speed.
 """
 
@@ -30,6 +33,12 @@ def _runs(quick: bool) -> list[tuple[str, Callable[[], Result]]]:
     long = 10.0 if quick else 60.0
     skl_s = 0.2 if quick else 1.0
 
+    mix = spinners(nice=[0] * 12, run_us=200, sleep_us=300, dist="exp")
+    mix_s = 0.2 if quick else 1.0
+
+    def newidle(kernel: str) -> Callable[[], Result]:
+        return lambda: simulate("core2-2s", kernel, mix, duration_s=mix_s, seed=1)
+
     def rs(kernel: str) -> Callable[[], Result]:
         w = spinners(nice=[0] * 224, run_us=500, sleep_us=500, dist="exp")
         return lambda: simulate("skl-sp-2s", kernel, w, duration_s=skl_s, seed=1)
@@ -50,6 +59,9 @@ def _runs(quick: bool) -> list[tuple[str, Callable[[], Result]]]:
                 duration_s=2.0,
             ),
         ),
+        ("newidle v2.6.36", newidle("v2.6.36")),
+        ("newidle v2.6.37-rc1", newidle("v2.6.37-rc1")),
+        ("newidle v2.6.37", newidle("v2.6.37")),
         ("224 run/sleep on skl-sp-2s, v2.6.36", rs("v2.6.36")),
         ("224 run/sleep on skl-sp-2s, v3.8", rs("v3.8")),
     ]
@@ -103,9 +115,30 @@ def run_demo(quick: bool = False, progress: bool = True) -> dict[str, Any]:
         rows.append([name, f"{100 * c[0] / sum(c):.1f}%", expect])
     print(_table(rows, ["case", "yielder's CPU share", "commit's example"]))
 
-    print("\n3. 224 run/sleep tasks (500 µs / 500 µs, exponential) on skl-sp-2s (112 CPUs)")
+    print("\n3. The newidle throttle: 12 run/sleep tasks (200 µs / 300 µs) on core2-2s")
     rows = []
-    for label, _ in runs[4:]:
+    for label in ("newidle v2.6.36", "newidle v2.6.37-rc1", "newidle v2.6.37"):
+        m = results[label].metrics
+        rows.append(
+            [
+                label.split()[-1],
+                f"{m['newidle_balance_calls'] / m['elapsed_s']:,.0f}",
+                f"{m['newidle_balance_skipped'] / m['elapsed_s']:,.0f}",
+                f"{m['cpu_migrations'] / m['elapsed_s']:,.0f}",
+                f"{m['context_switches'] / m['elapsed_s']:,.0f}",
+                f"{m['avg_idle_mean_us']:.0f}",
+            ]
+        )
+    print(
+        _table(
+            rows,
+            ["kernel", "newidle/s", "throttled/s", "migrations/s", "cs/s", "avg_idle µs"],
+        )
+    )
+
+    print("\n4. 224 run/sleep tasks (500 µs / 500 µs, exponential) on skl-sp-2s (112 CPUs)")
+    rows = []
+    for label, _ in runs[-2:]:
         m = results[label].metrics
         rows.append(
             [
@@ -131,7 +164,7 @@ def run_demo(quick: bool = False, progress: bool = True) -> dict[str, Any]:
         )
     )
     print(
-        "\n(No load balancing yet: tasks stay where fork placed them. "
-        "Sections 1-2 are the kernel's arithmetic; section 3 is engine speed.)"
+        "\n(Sections 1-2 are the kernel's arithmetic; 3 is the newidle throttle that "
+        "2.6.37-rc1's pull_task() re-arm defeated; 4 is engine speed.)"
     )
     return {"results": results, "wall_s": walls}
