@@ -50,6 +50,30 @@ pub struct CostModel {
     pub refill_node_ns: u64,
     pub refill_remote_ns: u64,
     pub cache_decay_ns: u64,
+    /// `switch_mm()`: extra context-switch cost between address spaces
+    /// (CR3 reload, TLB refill); threads of one process do not pay it.
+    pub mm_switch_ns: u64,
+    /// `fork()` of a process / `clone()` of a thread, on the parent.
+    pub fork_ns: u64,
+    pub clone_ns: u64,
+    /// `do_exit()` of a process (address-space teardown) / of a thread.
+    pub exit_ns: u64,
+    pub exit_thread_ns: u64,
+    /// Reaping one child (`wait4`, `pthread_join`).
+    pub reap_ns: u64,
+    /// `pipe_write()` / `pipe_read()` of one small message, locks included.
+    pub pipe_write_ns: u64,
+    pub pipe_read_ns: u64,
+    /// `unix_stream_sendmsg()` (skb allocation, enqueue) / `unix_stream_recvmsg()`.
+    pub sock_write_ns: u64,
+    pub sock_read_ns: u64,
+    /// Copying 1 KiB between user and kernel (per direction).
+    pub copy_kib_ns: u64,
+    /// TCP loopback `send()` (the whole stack down and up) / `recv()`.
+    pub tcp_write_ns: u64,
+    pub tcp_read_ns: u64,
+    /// A futex system call (a Java monitor's wait or notify).
+    pub futex_ns: u64,
 }
 
 impl Default for CostModel {
@@ -72,6 +96,20 @@ impl Default for CostModel {
             refill_node_ns: 15_000,
             refill_remote_ns: 30_000,
             cache_decay_ns: 5_000_000,
+            mm_switch_ns: 500,
+            fork_ns: 60_000,
+            clone_ns: 15_000,
+            exit_ns: 20_000,
+            exit_thread_ns: 5_000,
+            reap_ns: 2_000,
+            pipe_write_ns: 300,
+            pipe_read_ns: 250,
+            sock_write_ns: 1_200,
+            sock_read_ns: 900,
+            copy_kib_ns: 100,
+            tcp_write_ns: 4_000,
+            tcp_read_ns: 2_500,
+            futex_ns: 800,
         }
     }
 }
@@ -81,12 +119,24 @@ impl CostModel {
     /// so far: Core 2 has no shared L3, so a move to the other core pair of
     /// the same package refills over the front-side bus like a move across
     /// packages.
+    ///
+    /// `vm-2` (this development VM) wakes an idle vCPU far more slowly than
+    /// bare metal: `perf bench sched pipe` measures 35 µs per round trip
+    /// here against 5–8 µs on hardware, so its `ipi_latency_ns` is 15 µs
+    /// (two cross-CPU wake-ups per round trip; see docs/calibration.md).
     pub fn for_machine(m: &Machine) -> Self {
         let mut c = CostModel::default();
-        if m.name == "core2-2s" {
-            c.refill_socket_ns = c.refill_node_ns;
+        match m.name.as_str() {
+            "core2-2s" => c.refill_socket_ns = c.refill_node_ns,
+            "vm-2" => c.ipi_latency_ns = 15_000,
+            _ => {}
         }
         c
+    }
+
+    /// CPU time to copy `bytes` across the user/kernel boundary.
+    pub fn copy(&self, bytes: u64) -> u64 {
+        bytes * self.copy_kib_ns / 1024
     }
 
     /// The cache-refill penalty of moving a task `dist` away whose last run
@@ -126,6 +176,20 @@ const FIELDS: &[&str] = &[
     "refill_node_ns",
     "refill_remote_ns",
     "cache_decay_ns",
+    "mm_switch_ns",
+    "fork_ns",
+    "clone_ns",
+    "exit_ns",
+    "exit_thread_ns",
+    "reap_ns",
+    "pipe_write_ns",
+    "pipe_read_ns",
+    "sock_write_ns",
+    "sock_read_ns",
+    "copy_kib_ns",
+    "tcp_write_ns",
+    "tcp_read_ns",
+    "futex_ns",
 ];
 
 /// 1 ms: any single charge larger than that is a mistake, not a model.
@@ -153,6 +217,20 @@ impl CostModel {
             "refill_node_ns" => &mut self.refill_node_ns,
             "refill_remote_ns" => &mut self.refill_remote_ns,
             "cache_decay_ns" => &mut self.cache_decay_ns,
+            "mm_switch_ns" => &mut self.mm_switch_ns,
+            "fork_ns" => &mut self.fork_ns,
+            "clone_ns" => &mut self.clone_ns,
+            "exit_ns" => &mut self.exit_ns,
+            "exit_thread_ns" => &mut self.exit_thread_ns,
+            "reap_ns" => &mut self.reap_ns,
+            "pipe_write_ns" => &mut self.pipe_write_ns,
+            "pipe_read_ns" => &mut self.pipe_read_ns,
+            "sock_write_ns" => &mut self.sock_write_ns,
+            "sock_read_ns" => &mut self.sock_read_ns,
+            "copy_kib_ns" => &mut self.copy_kib_ns,
+            "tcp_write_ns" => &mut self.tcp_write_ns,
+            "tcp_read_ns" => &mut self.tcp_read_ns,
+            "futex_ns" => &mut self.futex_ns,
             _ => return None,
         })
     }

@@ -208,8 +208,15 @@ pub(crate) fn build(
     let idle = sum(|r| r.idle_ns);
     let task_clock: u64 = tasks.iter().map(|t| t.user_ns + t.sys_ns).sum();
     let elapsed = s(elapsed_ns);
+    // `elapsed_s` is what the benchmark itself reports when it does (e.g.
+    // perf's "Total time"), else the simulated time.
+    let bench_elapsed = workload_metrics
+        .iter()
+        .find(|(k, _)| *k == "elapsed_s")
+        .map_or(elapsed, |(_, v)| *v);
     let mut metrics: Vec<(String, f64)> = vec![
-        ("elapsed_s", elapsed),
+        ("elapsed_s", bench_elapsed),
+        ("sim_time_s", elapsed),
         ("task_clock_s", s(task_clock)),
         (
             "cpus_utilized",
@@ -219,7 +226,13 @@ pub(crate) fn build(
                 0.0
             },
         ),
-        ("context_switches", sum(|r| r.nr_switches) as f64),
+        // perf's context-switches: switch-outs of the tasks themselves
+        (
+            "context_switches",
+            tasks.iter().map(|t| t.nvcsw + t.nivcsw).sum::<u64>() as f64,
+        ),
+        // every switch, to and from idle too (vmstat's cs)
+        ("rq_switches", sum(|r| r.nr_switches) as f64),
         ("cpu_migrations", counters.cpu_migrations as f64),
         (
             "voluntary_cs",
@@ -281,7 +294,9 @@ pub(crate) fn build(
         metrics.push(("trace_dropped".into(), tr.dropped as f64));
     }
     for (k, v) in workload_metrics {
-        metrics.push((k.to_string(), v));
+        if k != "elapsed_s" {
+            metrics.push((k.to_string(), v));
+        }
     }
     SimResult {
         status,

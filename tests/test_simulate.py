@@ -107,7 +107,8 @@ def test_frames_have_the_documented_columns():
     assert r.vmstat.columns == ["time_s", "interval_s", "r", "in", "cs", "us", "sy", "id"]
     # the sums agree with the scalar metrics
     assert r.tasks["voluntary_cs"].sum() == r.metrics["voluntary_cs"]
-    assert r.cpus["context_switches"].sum() == r.metrics["context_switches"]
+    assert r.cpus["context_switches"].sum() == r.metrics["rq_switches"]
+    assert r.metrics["context_switches"] == r.metrics["voluntary_cs"] + r.metrics["involuntary_cs"]
     assert r.tasks["cpu_s"].sum() == pytest.approx(r.metrics["task_clock_s"])
     assert "<table>" in r._repr_html_() and "schedlab.Result ok" in repr(r)
 
@@ -139,7 +140,7 @@ def test_trace_has_ftrace_fields_and_reports_truncation():
         "dest_cpu",
     ]
     sw = tr.filter(pl.col("event") == "sched_switch")
-    assert sw.height == r.metrics["context_switches"]
+    assert sw.height == r.metrics["rq_switches"]
     assert set(sw["prev_state"].unique().to_list()) <= {"R", "S", "X"}
     wk = tr.filter(pl.col("event") == "sched_wakeup")
     assert wk.height == r.metrics["wakeups"] and wk["target_cpu"].null_count() == 0

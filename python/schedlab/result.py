@@ -18,6 +18,7 @@ CORE_METRICS = (
     "task_clock_s",
     "cpus_utilized",
     "context_switches",
+    "rq_switches",
     "cpu_migrations",
     "voluntary_cs",
     "involuntary_cs",
@@ -77,8 +78,9 @@ class Result:
 
     @cached_property
     def cpus(self) -> pl.DataFrame:
-        """A row per CPU: topology, user_s, sys_s, idle_s, context_switches,
-        ticks, interrupts."""
+        """A row per CPU: topology, user_s, sys_s, idle_s, context_switches
+        (every switch on that CPU, idle included, as vmstat counts), ticks,
+        interrupts."""
         return pl.DataFrame(self._raw["cpus"])
 
     @cached_property

@@ -133,4 +133,56 @@ def spinners(
     return Workload("spinners", params, args)
 
 
-__all__ = ["Workload", "spinners"]
+def _count(param: str, v: Any, hi: int) -> int:
+    return need_int(param, v, lo=1, hi=hi)
+
+
+def hackbench(
+    groups: int = 10,
+    fds: int = 20,
+    loops: int = 100,
+    datasize: int = 100,
+    ipc: str = "socket",
+    mode: str = "process",
+    *,
+    sndbuf: int = 212992,
+    skb_overhead: int = 668,
+) -> Workload:
+    """hackbench / ``perf bench sched messaging``.
+
+    ``groups`` groups of ``fds`` senders and ``fds`` receivers; every sender
+    writes ``loops`` rounds of one ``datasize``-byte message to each receiver
+    of its group, over a pipe (``ipc="pipe"``) or an AF_UNIX socketpair
+    (``"socket"``), as processes (``mode="process"``) or threads
+    (``"thread"``). Defaults are perf's. Metrics: ``elapsed_s`` (perf's Total
+    time), ``throughput`` (LKP KB/s), ``messages``, ``messages_per_s``.
+    ``sndbuf`` (net.core.wmem_default) and ``skb_overhead`` (truesize beyond
+    the payload) set when socket senders block.
+    """
+    params = {
+        "groups": _count("groups", groups, 100_000),
+        "fds": _count("fds", fds, 1000),
+        "loops": _count("loops", loops, 100_000_000),
+        "datasize": _count("datasize", datasize, 4096),
+        "ipc": need_choice("ipc", ipc, ["socket", "pipe"]),
+        "mode": need_choice("mode", mode, ["process", "thread"]),
+        "sndbuf": _count("sndbuf", sndbuf, 2**31),
+        "skb_overhead": need_int("skb_overhead", skb_overhead, lo=0, hi=65536),
+    }
+    _core.workload_check("hackbench", params)
+    return Workload("hackbench", params, dict(params))
+
+
+def pipe_pingpong(loops: int = 100_000, mode: str = "process") -> Workload:
+    """``perf bench sched pipe``: two tasks pass a 4-byte token through two
+    pipes ``loops`` times. Metrics: ``elapsed_s``, ``usecs_per_op``,
+    ``ops_per_s`` (one op is a round trip)."""
+    params = {
+        "loops": _count("loops", loops, 1_000_000_000),
+        "mode": need_choice("mode", mode, ["process", "thread"]),
+    }
+    _core.workload_check("pipe_pingpong", params)
+    return Workload("pipe_pingpong", params, dict(params))
+
+
+__all__ = ["Workload", "hackbench", "pipe_pingpong", "spinners"]

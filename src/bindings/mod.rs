@@ -17,6 +17,8 @@ use crate::engine::RunOptions;
 use crate::result::SimResult;
 use crate::topology::{Machine, MACHINE_PRESETS};
 use crate::trace::{EVENT_NAMES, PREV_STATE_NAMES};
+use crate::workload::hackbench::{Hackbench, HackbenchParams, Ipc, Mode};
+use crate::workload::pipe_pingpong::PipePingpong;
 use crate::workload::spinners::{Dist, SpinnerTask, Spinners};
 use crate::workload::Workload;
 use crate::{CostModel, Kernel};
@@ -142,6 +144,13 @@ fn cost_from(
         .map_err(|e| py_err(py, e))
 }
 
+fn mode_of(v: &Bound<'_, PyAny>) -> PyResult<Mode> {
+    Ok(match v.extract::<String>()?.as_str() {
+        "thread" => Mode::Thread,
+        _ => Mode::Process,
+    })
+}
+
 /// Build the core workload from its kind and normalised parameters.
 fn workload_from(
     py: Python<'_>,
@@ -177,9 +186,47 @@ fn workload_from(
                 Spinners::new(tasks, dist).map_err(|e| py_err(py, e))?,
             ))
         }
+        "hackbench" => {
+            let get = |k: &str| -> PyResult<Bound<'_, PyAny>> {
+                params
+                    .get_item(k)?
+                    .ok_or_else(|| pyo3::exceptions::PyKeyError::new_err(k.to_string()))
+            };
+            let ipc = match get("ipc")?.extract::<String>()?.as_str() {
+                "pipe" => Ipc::Pipe,
+                _ => Ipc::Socket,
+            };
+            let p = HackbenchParams {
+                groups: get("groups")?.extract()?,
+                fds: get("fds")?.extract()?,
+                loops: get("loops")?.extract()?,
+                datasize: get("datasize")?.extract()?,
+                ipc,
+                mode: mode_of(&get("mode")?)?,
+                sndbuf: get("sndbuf")?.extract()?,
+                skb_overhead: get("skb_overhead")?.extract()?,
+            };
+            Ok(Box::new(Hackbench::new(p).map_err(|e| py_err(py, e))?))
+        }
+        "pipe_pingpong" => {
+            let loops: u64 = params
+                .get_item("loops")?
+                .ok_or_else(|| pyo3::exceptions::PyKeyError::new_err("loops"))?
+                .extract()?;
+            let mode = params
+                .get_item("mode")?
+                .ok_or_else(|| pyo3::exceptions::PyKeyError::new_err("mode"))?;
+            Ok(Box::new(
+                PipePingpong::new(loops, mode_of(&mode)?).map_err(|e| py_err(py, e))?,
+            ))
+        }
         other => Err(py_err(
             py,
-            crate::CoreError::invalid("workload", format!("{other:?}"), "\"spinners\""),
+            crate::CoreError::invalid(
+                "workload",
+                format!("{other:?}"),
+                "\"spinners\", \"hackbench\", \"pipe_pingpong\", \"volano\"",
+            ),
         )),
     }
 }

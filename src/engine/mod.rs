@@ -58,6 +58,8 @@ pub(crate) enum TaskState {
 
 pub(crate) struct Task {
     pub name: String,
+    /// Address-space id (threads of one process share it).
+    pub mm: u32,
     pub nice: i32,
     pub state: TaskState,
     pub cpu: u32,
@@ -89,6 +91,8 @@ pub(crate) struct Rq {
     pub gen: u32,
     pub armed_end: Option<u64>,
     pub tick_armed: bool,
+    /// The address space loaded on this CPU (kept across idle: lazy TLB).
+    pub last_mm: Option<u32>,
     pub user_ns: u64,
     pub sys_ns: u64,
     pub idle_ns: u64,
@@ -258,6 +262,7 @@ impl<'a> Sim<'a> {
                 gen: 0,
                 armed_end: None,
                 tick_armed: false,
+                last_mm: None,
                 user_ns: 0,
                 sys_ns: 0,
                 idle_ns: 0,
@@ -454,7 +459,16 @@ impl<'a> Sim<'a> {
 
     fn init(&mut self) {
         self.in_init = true;
-        let mut ctx = Ctx::new(0, &mut self.rng, &mut self.wakes, &mut self.spawns, 0);
+        let running = |_t: TaskId| false;
+        let mut ctx = Ctx::new(
+            0,
+            &mut self.rng,
+            self.cost,
+            &running,
+            &mut self.wakes,
+            &mut self.spawns,
+            0,
+        );
         self.workload.init(&mut ctx);
         self.process_side_effects(None);
         for cpu in 0..self.rqs.len() {

@@ -299,11 +299,7 @@ impl crate::workload::Workload for PingPong {
     }
     fn init(&mut self, ctx: &mut crate::workload::Ctx) {
         for i in 0..self.done.len() {
-            ctx.spawn(crate::workload::TaskSpec {
-                name: format!("pp/{i}"),
-                nice: 0,
-                cpus: None,
-            });
+            ctx.spawn(crate::workload::TaskSpec::process(format!("pp/{i}"), 0, None));
         }
     }
     fn step(&mut self, t: u32, ctx: &mut crate::workload::Ctx) -> crate::workload::Action {

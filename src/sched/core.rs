@@ -14,6 +14,10 @@ use crate::kernel::NewidleThrottle;
 use crate::trace::{TraceKind, PREV_STATE_DEAD, PREV_STATE_RUNNING, PREV_STATE_SLEEPING};
 use crate::workload::{Action, Ctx, TaskSpec, Work};
 
+/// Longest single CPU burst a workload may ask for (≈ 12 days): larger ones
+/// are workload bugs that would overflow simulated time.
+const MAX_BURST_NS: u64 = 1 << 50;
+
 /// ftrace pid of a task (0 is the idle task, "swapper").
 fn pid(t: Option<TaskId>) -> i32 {
     t.map_or(0, |t| t as i32 + 1)
@@ -185,8 +189,11 @@ impl Sim<'_> {
             se.vruntime -= cfs.min_vruntime;
         }
         self.ses.push(se);
+        // A process of its own gets an mm id no shared address space uses.
+        let mm = spec.mm.unwrap_or(u32::MAX - id);
         self.tasks.push(Task {
             name: spec.name,
+            mm,
             nice: spec.nice,
             state: TaskState::Runnable,
             cpu: home as u32,
@@ -364,8 +371,15 @@ impl Sim<'_> {
                     task.nvcsw += 1;
                 }
             }
-            if next.is_some() {
+            if let Some(n) = next {
                 rq.overhead_left += self.cost.context_switch_ns;
+                // switch_mm(): a different address space reloads CR3 and
+                // refills the TLB; idle keeps the old one (lazy TLB).
+                let mm = self.tasks[n as usize].mm;
+                if rq.last_mm.is_some_and(|m| m != mm) {
+                    rq.overhead_left += self.cost.mm_switch_ns;
+                }
+                rq.last_mm = Some(mm);
             }
             self.trace(cpu, TraceKind::Switch, pid(prev), prev_state, pid(next));
         }
@@ -401,11 +415,22 @@ impl Sim<'_> {
     }
 
     /// Leave a handler on `cpu`: reschedule if asked, re-arm the burst end.
+    /// Without CONFIG_PREEMPT (the 2.6.36/3.8 server configurations), a
+    /// task in a system call is not preempted: a pending reschedule waits for
+    /// the return to user space, i.e. the end of its system-time burst.
     pub(crate) fn finish_cpu(&mut self, cpu: usize) {
-        if self.rqs[cpu].need_resched {
+        if self.rqs[cpu].need_resched && !self.in_kernel(cpu) {
             self.schedule(cpu);
         }
         self.rearm(cpu);
+    }
+
+    /// Is the task on `cpu` in the middle of a system-time burst?
+    fn in_kernel(&self, cpu: usize) -> bool {
+        self.rqs[cpu].cfs.curr.is_some_and(|t| {
+            let t = &self.tasks[t as usize];
+            t.work_kind == Work::Sys && t.work_left > 0
+        })
     }
 
     /// `scheduler_tick()` → `task_tick_fair()` → `entity_tick()`: charge the
@@ -476,15 +501,29 @@ impl Sim<'_> {
         };
         debug_assert_eq!(self.tasks[t as usize].work_left, 0);
         self.advance(cpu, t);
-        self.finish_cpu(cpu);
+        // The task is between two actions — the return to user space — so
+        // a pending reschedule happens now even if its next burst is a
+        // system call.
+        if self.rqs[cpu].need_resched {
+            self.schedule(cpu);
+        }
+        self.rearm(cpu);
     }
 
     fn advance(&mut self, cpu: usize, t: TaskId) {
         for _ in 0..MAX_ZERO_STEPS {
             let next_id = self.tasks.len() as TaskId;
+            let tasks = &self.tasks;
+            let running = |x: TaskId| {
+                tasks
+                    .get(x as usize)
+                    .is_some_and(|t| t.state == TaskState::Running)
+            };
             let mut ctx = Ctx::new(
                 self.now,
                 &mut self.rng,
+                self.cost,
+                &running,
                 &mut self.wakes,
                 &mut self.spawns,
                 next_id,
@@ -494,6 +533,12 @@ impl Sim<'_> {
             let ti = t as usize;
             match action {
                 Action::Compute { ns: 0, .. } => continue,
+                Action::Compute { ns, .. } if ns > MAX_BURST_NS => {
+                    self.error = Some(format!(
+                        "workload {:?} asked task {t} for a {ns} ns burst (more than {MAX_BURST_NS} ns)",
+                        self.workload.name()
+                    ));
+                }
                 Action::Compute { ns, kind } => {
                     self.tasks[ti].work_left = ns;
                     self.tasks[ti].work_kind = kind;

@@ -8,8 +8,13 @@
 //! return. Everything a workload does is a pure function of its inputs and
 //! the run's RNG, so runs are deterministic.
 
+pub mod hackbench;
+pub mod ipc;
+pub mod pipe_pingpong;
 pub mod spinners;
+pub mod volano;
 
+use crate::cost::CostModel;
 use crate::error::CoreResult;
 use crate::rng::Rng;
 use crate::sched::fair::TaskId;
@@ -44,12 +49,32 @@ pub struct TaskSpec {
     pub nice: i32,
     /// Allowed CPUs (`cpus_allowed`); `None` = all.
     pub cpus: Option<Vec<u32>>,
+    /// Address space: tasks with the same `mm` are threads of one process
+    /// (switching between them costs no `mm_switch_ns`); `None` = a process
+    /// of its own.
+    pub mm: Option<u32>,
+}
+
+impl TaskSpec {
+    /// A single-threaded process.
+    pub fn process(name: String, nice: i32, cpus: Option<Vec<u32>>) -> Self {
+        TaskSpec {
+            name,
+            nice,
+            cpus,
+            mm: None,
+        }
+    }
 }
 
 /// What a workload sees and does during `init` and `step`.
 pub struct Ctx<'a> {
     pub now: u64,
     pub rng: &'a mut Rng,
+    /// The run's cost model (system-call costs of the IPC objects).
+    pub cost: &'a CostModel,
+    /// Whether each task is on a CPU right now (for adaptive mutex spinning).
+    pub(crate) running: &'a dyn Fn(TaskId) -> bool,
     pub(crate) wakes: &'a mut Vec<(TaskId, bool)>,
     pub(crate) spawns: &'a mut Vec<TaskSpec>,
     pub(crate) next_id: TaskId,
@@ -59,6 +84,8 @@ impl<'a> Ctx<'a> {
     pub(crate) fn new(
         now: u64,
         rng: &'a mut Rng,
+        cost: &'a CostModel,
+        running: &'a dyn Fn(TaskId) -> bool,
         wakes: &'a mut Vec<(TaskId, bool)>,
         spawns: &'a mut Vec<TaskSpec>,
         next_id: TaskId,
@@ -66,6 +93,8 @@ impl<'a> Ctx<'a> {
         Ctx {
             now,
             rng,
+            cost,
+            running,
             wakes,
             spawns,
             next_id,
@@ -76,6 +105,11 @@ impl<'a> Ctx<'a> {
     /// WF_SYNC hint that the waker is about to sleep.
     pub fn wake(&mut self, task: TaskId, sync: bool) {
         self.wakes.push((task, sync));
+    }
+
+    /// Is `task` running on a CPU at this instant?
+    pub fn is_running(&self, task: TaskId) -> bool {
+        (self.running)(task)
     }
 
     /// Create a task (fork from the stepping task, or from the harness during

@@ -132,11 +132,7 @@ impl Workload for Spinners {
 
     fn init(&mut self, ctx: &mut Ctx) {
         for (i, t) in self.tasks.iter().enumerate() {
-            ctx.spawn(TaskSpec {
-                name: format!("spinner/{i}"),
-                nice: t.nice,
-                cpus: t.cpus.clone(),
-            });
+            ctx.spawn(TaskSpec::process(format!("spinner/{i}"), t.nice, t.cpus.clone()));
         }
     }
 

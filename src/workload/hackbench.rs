@@ -1,0 +1,402 @@
+//! hackbench / `perf bench sched messaging` (reference/workloads.md §1):
+//! `groups` groups of `fds` receivers and `fds` senders. Receiver j of a
+//! group reads its own channel (a pipe or an AF_UNIX socketpair); every
+//! sender writes one `datasize`-byte message to each receiver of its group
+//! per loop, round-robin. The main task forks (or clones) all workers, waits
+//! until each has written a byte to the ready pipe, takes the start time,
+//! writes the one byte that wakes every `poll()`ing worker at once, then
+//! reaps them all and takes the end time: `elapsed_s` is perf's "Total time".
+//!
+//! Process mode: every worker is a process (its own address space: context
+//! switches pay `mm_switch_ns`; fork/exit cost more). Thread mode: all share
+//! the main task's address space.
+
+use super::ipc::{Chan, ChanStats, Op, Pipe, UnixSock, WaitList};
+use super::{Action, Ctx, TaskSpec, Work, Workload};
+use crate::error::{CoreError, CoreResult};
+use crate::sched::fair::TaskId;
+use crate::topology::Machine;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ipc {
+    Pipe,
+    Socket,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Process,
+    Thread,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct HackbenchParams {
+    pub groups: u32,
+    pub fds: u32,
+    pub loops: u32,
+    pub datasize: u32,
+    pub ipc: Ipc,
+    pub mode: Mode,
+    /// `sk_sndbuf` (net.core.wmem_default, typically 212992 on x86-64).
+    pub sndbuf: u64,
+    /// skb truesize beyond the payload (sk_buff + shared info; ≈ 668 B,
+    /// an estimate: workloads.md §10.1).
+    pub skb_overhead: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    Main,
+    Receiver { chan: usize },
+    Sender { group: usize },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    // main
+    Forking(usize),
+    WaitReady,
+    ReadReady,
+    Go,
+    Woke,
+    Reap,
+    // workers
+    Start,
+    Ready,
+    Barrier,
+    Run,
+    Exit,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct W {
+    role: Role,
+    phase: Phase,
+    op: Op,
+    /// Messages done (receiver) or sent (sender).
+    done: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct Hackbench {
+    p: HackbenchParams,
+    chans: Vec<Chan>,
+    w: Vec<W>,
+    barrier: WaitList,
+    ready: u64,
+    exited: u64,
+    reaped: u64,
+    main_waiting: bool,
+    started: bool,
+    t0: Option<u64>,
+    t1: Option<u64>,
+    delivered: u64,
+    stats: ChanStats,
+}
+
+/// The main task's address-space id (threads share it).
+const MAIN_MM: u32 = 0;
+
+impl Hackbench {
+    pub fn new(p: HackbenchParams) -> CoreResult<Self> {
+        let pos = |name: &str, v: u32, max: u32| {
+            if v == 0 || v > max {
+                Err(CoreError::invalid(name, v, format!("an integer from 1 to {max}")))
+            } else {
+                Ok(())
+            }
+        };
+        pos("groups", p.groups, 100_000)?;
+        pos("fds", p.fds, 1_000)?;
+        pos("loops", p.loops, 100_000_000)?;
+        pos("datasize", p.datasize, super::ipc::PAGE_SIZE)?;
+        let tasks = 2 * p.groups as u64 * p.fds as u64;
+        if tasks > 1_000_000 {
+            return Err(CoreError::invalid(
+                "groups*fds",
+                tasks / 2,
+                "at most 500000 (2·groups·fds tasks)",
+            ));
+        }
+        if p.ipc == Ipc::Socket && p.sndbuf < 2 * (p.datasize + p.skb_overhead) as u64 {
+            return Err(CoreError::invalid(
+                "sndbuf",
+                p.sndbuf,
+                "at least two messages' truesize",
+            ));
+        }
+        let nchan = (p.groups * p.fds) as usize;
+        let chans = (0..nchan)
+            .map(|_| match p.ipc {
+                Ipc::Pipe => Chan::Pipe(Pipe::default()),
+                Ipc::Socket => Chan::Sock(UnixSock::new(p.sndbuf)),
+            })
+            .collect();
+        Ok(Hackbench {
+            p,
+            chans,
+            w: Vec::new(),
+            barrier: WaitList::default(),
+            ready: 0,
+            exited: 0,
+            reaped: 0,
+            main_waiting: false,
+            started: false,
+            t0: None,
+            t1: None,
+            delivered: 0,
+            stats: ChanStats::default(),
+        })
+    }
+
+    fn workers(&self) -> u64 {
+        2 * self.p.groups as u64 * self.p.fds as u64
+    }
+
+    /// The k-th worker in creation order: per group, receivers then senders.
+    fn role_of(&self, k: usize) -> Role {
+        let f = self.p.fds as usize;
+        let g = k / (2 * f);
+        let r = k % (2 * f);
+        if r < f {
+            Role::Receiver { chan: g * f + r }
+        } else {
+            Role::Sender { group: g }
+        }
+    }
+
+    fn sys(ns: u64) -> Action {
+        Action::Compute {
+            ns: ns.max(1),
+            kind: Work::Sys,
+        }
+    }
+
+    fn main_step(&mut self, ctx: &mut Ctx) -> Action {
+        let c = ctx.cost;
+        let total = self.workers();
+        loop {
+            match self.w[0].phase {
+                Phase::Forking(k) if (k as u64) < total => {
+                    let role = self.role_of(k);
+                    let name = match role {
+                        Role::Receiver { chan } => format!("receiver/{chan}"),
+                        Role::Sender { group } => format!("sender/{group}"),
+                        Role::Main => unreachable!(),
+                    };
+                    let mm = match self.p.mode {
+                        Mode::Process => None,
+                        Mode::Thread => Some(MAIN_MM),
+                    };
+                    let id = ctx.spawn(TaskSpec {
+                        name,
+                        nice: 0,
+                        cpus: None,
+                        mm,
+                    });
+                    debug_assert_eq!(id as usize, self.w.len());
+                    self.w.push(W {
+                        role,
+                        phase: Phase::Start,
+                        op: Op::default(),
+                        done: 0,
+                    });
+                    self.w[0].phase = Phase::Forking(k + 1);
+                    return Self::sys(match self.p.mode {
+                        Mode::Process => c.fork_ns,
+                        Mode::Thread => c.clone_ns,
+                    });
+                }
+                Phase::Forking(_) => self.w[0].phase = Phase::WaitReady,
+                Phase::WaitReady => {
+                    if self.ready < total {
+                        self.main_waiting = true;
+                        return Action::Block;
+                    }
+                    self.w[0].phase = Phase::ReadReady;
+                    // read(ready_fd) of one byte per worker
+                    return Self::sys(c.pipe_read_ns * total);
+                }
+                Phase::ReadReady => {
+                    self.t0 = Some(ctx.now);
+                    self.w[0].phase = Phase::Go;
+                    return Self::sys(c.pipe_write_ns);
+                }
+                Phase::Go => {
+                    // the one byte on the wake pipe: every poller wakes
+                    self.started = true;
+                    self.barrier.wake_all(ctx, true);
+                    self.w[0].phase = Phase::Reap;
+                }
+                Phase::Reap => {
+                    if self.reaped < self.exited {
+                        let n = self.exited - self.reaped;
+                        self.reaped = self.exited;
+                        return Self::sys(n * c.reap_ns);
+                    }
+                    if self.reaped == total {
+                        self.t1 = Some(ctx.now);
+                        self.w[0].phase = Phase::Woke;
+                        return Action::Exit;
+                    }
+                    self.main_waiting = true;
+                    return Action::Block;
+                }
+                _ => return Action::Exit,
+            }
+        }
+    }
+
+    fn wake_main(&mut self, ctx: &mut Ctx) {
+        if self.main_waiting {
+            self.main_waiting = false;
+            ctx.wake(0, true);
+        }
+    }
+}
+
+impl Workload for Hackbench {
+    fn name(&self) -> &'static str {
+        "hackbench"
+    }
+
+    fn validate(&self, _machine: &Machine) -> CoreResult<()> {
+        Ok(())
+    }
+
+    fn init(&mut self, ctx: &mut Ctx) {
+        ctx.spawn(TaskSpec {
+            name: "hackbench".into(),
+            nice: 0,
+            cpus: None,
+            mm: Some(MAIN_MM),
+        });
+        self.w.push(W {
+            role: Role::Main,
+            phase: Phase::Forking(0),
+            op: Op::default(),
+            done: 0,
+        });
+    }
+
+    fn step(&mut self, task: TaskId, ctx: &mut Ctx) -> Action {
+        let i = task as usize;
+        if self.w[i].role == Role::Main {
+            return self.main_step(ctx);
+        }
+        let c = ctx.cost;
+        let per_receiver = self.p.fds as u64 * self.p.loops as u64;
+        let n = self.p.datasize;
+        loop {
+            match self.w[i].phase {
+                Phase::Start => {
+                    self.w[i].phase = Phase::Ready;
+                    return Self::sys(c.pipe_write_ns);
+                }
+                Phase::Ready => {
+                    self.ready += 1;
+                    if self.ready == self.workers() {
+                        self.wake_main(ctx);
+                    }
+                    self.w[i].phase = Phase::Barrier;
+                    // poll() on the wake fd
+                    return Self::sys(c.syscall_ns);
+                }
+                Phase::Barrier => {
+                    if !self.started {
+                        self.barrier.add(task);
+                        return Action::Block;
+                    }
+                    self.w[i].phase = Phase::Run;
+                }
+                Phase::Run => match self.w[i].role {
+                    Role::Receiver { chan } => {
+                        if self.w[i].done >= per_receiver {
+                            self.w[i].phase = Phase::Exit;
+                            continue;
+                        }
+                        let cost = match self.p.ipc {
+                            Ipc::Pipe => c.pipe_read_ns,
+                            Ipc::Socket => c.sock_read_ns,
+                        };
+                        let mut op = self.w[i].op;
+                        let r = self.chans[chan].read_step(task, &mut op, n, cost, &mut self.stats, ctx);
+                        self.w[i].op = op;
+                        match r {
+                            Some(a) => return a,
+                            None => {
+                                self.w[i].done += 1;
+                                self.delivered += 1;
+                            }
+                        }
+                    }
+                    Role::Sender { group } => {
+                        let f = self.p.fds as u64;
+                        if self.w[i].done >= f * self.p.loops as u64 {
+                            self.w[i].phase = Phase::Exit;
+                            continue;
+                        }
+                        let chan = group * f as usize + (self.w[i].done % f) as usize;
+                        let cost = match self.p.ipc {
+                            Ipc::Pipe => c.pipe_write_ns,
+                            Ipc::Socket => c.sock_write_ns,
+                        };
+                        let ts = n + self.p.skb_overhead;
+                        let mut op = self.w[i].op;
+                        let r = self.chans[chan].write_step(task, &mut op, n, ts, cost, &mut self.stats, ctx);
+                        self.w[i].op = op;
+                        match r {
+                            Some(a) => return a,
+                            None => self.w[i].done += 1,
+                        }
+                    }
+                    Role::Main => unreachable!(),
+                },
+                Phase::Exit => {
+                    self.w[i].phase = Phase::Woke;
+                    return Self::sys(match self.p.mode {
+                        Mode::Process => c.exit_ns,
+                        Mode::Thread => c.exit_thread_ns,
+                    });
+                }
+                _ => {
+                    // do_exit() → do_notify_parent(): wake the waiting main task
+                    self.exited += 1;
+                    self.wake_main(ctx);
+                    return Action::Exit;
+                }
+            }
+        }
+    }
+
+    fn finite(&self) -> bool {
+        true
+    }
+
+    fn metrics(&self, end_ns: u64) -> Vec<(&'static str, f64)> {
+        let t0 = self.t0.unwrap_or(end_ns);
+        let elapsed = (self.t1.unwrap_or(end_ns).saturating_sub(t0)) as f64 / 1e9;
+        let per = |x: f64| if elapsed > 0.0 { x / elapsed } else { 0.0 };
+        let tasks = self.workers() as f64;
+        let kb = tasks * self.p.loops as f64 * self.p.datasize as f64 / 1024.0;
+        let expected = self.p.groups as f64 * (self.p.fds as f64).powi(2) * self.p.loops as f64;
+        let (mut spins, mut sleeps) = (0, 0);
+        for ch in &self.chans {
+            if let Chan::Pipe(p) = ch {
+                spins += p.mutex.spins;
+                sleeps += p.mutex.sleeps;
+            }
+        }
+        vec![
+            ("elapsed_s", elapsed),
+            ("throughput", per(kb)),
+            ("messages", self.delivered as f64),
+            ("messages_expected", expected),
+            ("messages_per_s", per(self.delivered as f64)),
+            ("reader_blocks", self.stats.reader_blocks as f64),
+            ("writer_blocks", self.stats.writer_blocks as f64),
+            ("mutex_spins", spins as f64),
+            ("mutex_sleeps", sleeps as f64),
+        ]
+    }
+}

@@ -1,0 +1,439 @@
+//! Kernel IPC objects with their blocking and wake-up rules, for the
+//! workloads (reference/workloads.md §0). They are passive: a workload calls
+//! them from a task's step and turns the outcome into an `Action`; wake-ups
+//! go through `Ctx::wake`.
+//!
+//! - `Mutex`: `mutex_lock()` with adaptive spinning (OWNER_SPIN, on in
+//!   2.6.36 and 3.8): spin while the owner runs, else sleep; `mutex_unlock()`
+//!   releases the lock and wakes the first waiter, which must take it again
+//!   (a running task may steal it first, as before 4.10's hand-off); a
+//!   waiter that loses keeps its place at the head of the queue.
+//! - `Pipe` (fs/pipe.c, the rd_wait/wr_wait form): 16 page slots, small
+//!   writes merged into the last page while it fits, readers woken only on
+//!   empty → non-empty, one writer woken per slot freed from a full ring,
+//!   the next writer chained, all wake-ups sync.
+//! - `UnixSock` (net/unix/af_unix.c): every write is one skb charged to
+//!   the sending socket's `sk_wmem_alloc`; a writer blocks at `sk_sndbuf`;
+//!   the reader is woken on every write; writers are woken (all of them)
+//!   once the charge falls to a quarter of `sk_sndbuf`.
+//! - `WaitList`: a plain wait queue (poll barrier, Java monitor, wait4).
+
+use super::Ctx;
+use crate::sched::fair::TaskId;
+use std::collections::VecDeque;
+
+/// What `Mutex::lock` tells the caller to do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lock {
+    Acquired,
+    /// Spin this long (system time), then try again.
+    Spin(u64),
+    /// Queued: block until `unlock` hands the lock over.
+    Sleep,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Mutex {
+    owner: Option<TaskId>,
+    /// When the owner is expected to release it (if it keeps running).
+    owner_until: u64,
+    waiters: VecDeque<TaskId>,
+    /// The waiter last woken by `unlock` (it keeps its place if it loses).
+    woken: Option<TaskId>,
+    pub spins: u64,
+    pub sleeps: u64,
+}
+
+impl Mutex {
+    /// `mutex_lock()` by `t`, which will hold it for `hold_ns` of CPU time.
+    pub fn lock(&mut self, t: TaskId, hold_ns: u64, ctx: &Ctx) -> Lock {
+        let was_woken = self.woken == Some(t);
+        if was_woken {
+            self.woken = None;
+        }
+        match self.owner {
+            None => {
+                self.owner = Some(t);
+                self.owner_until = ctx.now + hold_ns;
+                Lock::Acquired
+            }
+            Some(o) => {
+                // mutex_spin_on_owner(): spin while the owner runs.
+                if o != t && ctx.is_running(o) && self.owner_until > ctx.now {
+                    self.spins += 1;
+                    Lock::Spin(self.owner_until - ctx.now)
+                } else {
+                    self.sleeps += 1;
+                    if was_woken {
+                        self.waiters.push_front(t);
+                    } else {
+                        self.waiters.push_back(t);
+                    }
+                    Lock::Sleep
+                }
+            }
+        }
+    }
+
+    /// `mutex_unlock()`: release, and wake the first sleeper to retry.
+    pub fn unlock(&mut self, ctx: &mut Ctx) {
+        self.owner = None;
+        if let Some(w) = self.waiters.pop_front() {
+            self.woken = Some(w);
+            ctx.wake(w, false);
+        }
+    }
+}
+
+/// A wait queue.
+#[derive(Clone, Debug, Default)]
+pub struct WaitList {
+    waiters: Vec<TaskId>,
+}
+
+impl WaitList {
+    pub fn add(&mut self, t: TaskId) {
+        self.waiters.push(t);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.waiters.is_empty()
+    }
+
+    /// Wake every waiter.
+    pub fn wake_all(&mut self, ctx: &mut Ctx, sync: bool) {
+        for t in self.waiters.drain(..) {
+            ctx.wake(t, sync);
+        }
+    }
+
+    /// Wake the first waiter (an exclusive wait).
+    pub fn wake_one(&mut self, ctx: &mut Ctx, sync: bool) -> bool {
+        if self.waiters.is_empty() {
+            return false;
+        }
+        let t = self.waiters.remove(0);
+        ctx.wake(t, sync);
+        true
+    }
+}
+
+pub const PIPE_DEF_BUFFERS: usize = 16;
+pub const PAGE_SIZE: u32 = 4096;
+
+/// An anonymous pipe.
+#[derive(Clone, Debug, Default)]
+pub struct Pipe {
+    /// Bytes written into each occupied slot's page, oldest first.
+    pages: VecDeque<u32>,
+    /// Bytes already read from the oldest page.
+    read_off: u32,
+    bytes: u64,
+    pub mutex: Mutex,
+    pub rd_wait: WaitList,
+    pub wr_wait: WaitList,
+    pub reader_wakeups: u64,
+    pub writer_wakeups: u64,
+}
+
+impl Pipe {
+    pub fn is_empty(&self) -> bool {
+        self.pages.is_empty()
+    }
+
+    pub fn slots(&self) -> usize {
+        self.pages.len()
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// Can `n` bytes (n ≤ PAGE_SIZE) go in now: merged into the last page,
+    /// or into a free slot?
+    pub fn has_room(&self, n: u32) -> bool {
+        let merge = self.pages.back().is_some_and(|&len| len + n <= PAGE_SIZE);
+        merge || self.pages.len() < PIPE_DEF_BUFFERS
+    }
+
+    /// `pipe_write()` of `n` bytes (room checked). Wakes readers if the pipe
+    /// was empty; a writer that had waited (`woke_from_wait`) wakes the next
+    /// writer if room is left.
+    pub fn write(&mut self, n: u32, woke_from_wait: bool, ctx: &mut Ctx) {
+        let was_empty = self.pages.is_empty();
+        match self.pages.back_mut() {
+            Some(len) if !was_empty && *len + n <= PAGE_SIZE => *len += n,
+            _ => self.pages.push_back(n),
+        }
+        self.bytes += n as u64;
+        if was_empty && !self.rd_wait.is_empty() {
+            self.reader_wakeups += 1;
+            self.rd_wait.wake_all(ctx, true);
+        }
+        if woke_from_wait && self.has_room(n) && self.wr_wait.wake_one(ctx, true) {
+            self.writer_wakeups += 1;
+        }
+    }
+
+    /// `pipe_read()` of up to `n` bytes; returns the bytes read. A page is
+    /// released once fully read; freeing a slot of a full ring wakes one
+    /// writer.
+    pub fn read(&mut self, n: u32, ctx: &mut Ctx) -> u32 {
+        let was_full = self.pages.len() == PIPE_DEF_BUFFERS;
+        let mut freed = false;
+        let mut got = 0;
+        while got < n {
+            let Some(&len) = self.pages.front() else { break };
+            let take = (len - self.read_off).min(n - got);
+            got += take;
+            self.read_off += take;
+            if self.read_off == len {
+                self.pages.pop_front();
+                self.read_off = 0;
+                freed = true;
+            }
+        }
+        self.bytes -= got as u64;
+        if was_full && freed && self.wr_wait.wake_one(ctx, true) {
+            self.writer_wakeups += 1;
+        }
+        got
+    }
+}
+
+/// One direction of an AF_UNIX stream socketpair: the receive queue of the
+/// reading end and the send-buffer charge of the writing end.
+#[derive(Clone, Debug)]
+pub struct UnixSock {
+    queue: VecDeque<u32>,
+    wmem: u64,
+    pub sndbuf: u64,
+    pub reader: WaitList,
+    pub wmem_wait: WaitList,
+    pub reader_wakeups: u64,
+    pub writer_wakeups: u64,
+}
+
+impl UnixSock {
+    pub fn new(sndbuf: u64) -> Self {
+        UnixSock {
+            queue: VecDeque::new(),
+            wmem: 0,
+            sndbuf,
+            reader: WaitList::default(),
+            wmem_wait: WaitList::default(),
+            reader_wakeups: 0,
+            writer_wakeups: 0,
+        }
+    }
+
+    pub fn queued(&self) -> usize {
+        self.queue.len()
+    }
+
+    pub fn wmem(&self) -> u64 {
+        self.wmem
+    }
+
+    /// `sock_alloc_send_pskb()`: charge an skb of `truesize` if
+    /// `sk_wmem_alloc < sk_sndbuf`; false means the writer must wait.
+    pub fn alloc(&mut self, truesize: u32) -> bool {
+        if self.wmem >= self.sndbuf {
+            return false;
+        }
+        self.wmem += truesize as u64;
+        true
+    }
+
+    /// Queue the charged skb and `sk_data_ready()`: wake the reader (sync).
+    pub fn send(&mut self, truesize: u32, ctx: &mut Ctx) {
+        self.queue.push_back(truesize);
+        if !self.reader.is_empty() {
+            self.reader_wakeups += 1;
+            self.reader.wake_all(ctx, true);
+        }
+    }
+
+    /// Consume one skb; `unix_write_space()` wakes all writers once
+    /// `4·wmem ≤ sndbuf`. Returns false if the queue was empty.
+    pub fn recv(&mut self, ctx: &mut Ctx) -> bool {
+        let Some(ts) = self.queue.pop_front() else {
+            return false;
+        };
+        self.wmem -= ts as u64;
+        if self.wmem * 4 <= self.sndbuf && !self.wmem_wait.is_empty() {
+            self.writer_wakeups += 1;
+            self.wmem_wait.wake_all(ctx, true);
+        }
+        true
+    }
+}
+
+/// A channel a workload reads and writes fixed-size messages through.
+#[derive(Clone, Debug)]
+pub enum Chan {
+    Pipe(Pipe),
+    Sock(UnixSock),
+}
+
+/// Where a task is in one read or write.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OpState {
+    #[default]
+    Idle,
+    Spinning,
+    WaitLock,
+    WaitData,
+    WaitRoom,
+    Copying,
+}
+
+/// One task's progress through its current channel operation.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Op {
+    pub state: OpState,
+    /// The writer slept for room (it then wakes the next writer, pipes).
+    pub waited: bool,
+}
+
+/// Counters of the blocking points, summed over channels.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ChanStats {
+    pub reader_blocks: u64,
+    pub writer_blocks: u64,
+}
+
+use super::{Action, Work};
+
+fn sys(ns: u64) -> Action {
+    Action::Compute {
+        ns: ns.max(1),
+        kind: Work::Sys,
+    }
+}
+
+impl Chan {
+    /// Advance task `t`'s write of an `n`-byte message (skb `truesize` on a
+    /// socket) costing `cost_ns` plus the copy. `Some(action)`: do it and
+    /// call again when done; `None`: the message is delivered.
+    #[allow(clippy::too_many_arguments)]
+    pub fn write_step(
+        &mut self,
+        t: TaskId,
+        op: &mut Op,
+        n: u32,
+        truesize: u32,
+        cost_ns: u64,
+        stats: &mut ChanStats,
+        ctx: &mut Ctx,
+    ) -> Option<Action> {
+        let hold = cost_ns + ctx.cost.copy(n as u64);
+        match self {
+            Chan::Pipe(p) => {
+                if op.state == OpState::Copying {
+                    p.write(n, op.waited, ctx);
+                    p.mutex.unlock(ctx);
+                    *op = Op::default();
+                    return None;
+                }
+                match p.mutex.lock(t, hold, ctx) {
+                    Lock::Spin(d) => {
+                        op.state = OpState::Spinning;
+                        Some(sys(d))
+                    }
+                    Lock::Sleep => {
+                        op.state = OpState::WaitLock;
+                        Some(Action::Block)
+                    }
+                    Lock::Acquired if !p.has_room(n) => {
+                        p.mutex.unlock(ctx);
+                        p.wr_wait.add(t);
+                        op.state = OpState::WaitRoom;
+                        op.waited = true;
+                        stats.writer_blocks += 1;
+                        Some(Action::Block)
+                    }
+                    Lock::Acquired => {
+                        op.state = OpState::Copying;
+                        Some(sys(hold))
+                    }
+                }
+            }
+            Chan::Sock(s) => {
+                if op.state == OpState::Copying {
+                    s.send(truesize, ctx);
+                    *op = Op::default();
+                    return None;
+                }
+                if !s.alloc(truesize) {
+                    s.wmem_wait.add(t);
+                    op.state = OpState::WaitRoom;
+                    stats.writer_blocks += 1;
+                    return Some(Action::Block);
+                }
+                op.state = OpState::Copying;
+                Some(sys(hold))
+            }
+        }
+    }
+
+    /// Advance task `t`'s read of one `n`-byte message; as `write_step`.
+    pub fn read_step(
+        &mut self,
+        t: TaskId,
+        op: &mut Op,
+        n: u32,
+        cost_ns: u64,
+        stats: &mut ChanStats,
+        ctx: &mut Ctx,
+    ) -> Option<Action> {
+        let hold = cost_ns + ctx.cost.copy(n as u64);
+        match self {
+            Chan::Pipe(p) => {
+                if op.state == OpState::Copying {
+                    let got = p.read(n, ctx);
+                    debug_assert_eq!(got, n, "messages are atomic");
+                    p.mutex.unlock(ctx);
+                    *op = Op::default();
+                    return None;
+                }
+                match p.mutex.lock(t, hold, ctx) {
+                    Lock::Spin(d) => {
+                        op.state = OpState::Spinning;
+                        Some(sys(d))
+                    }
+                    Lock::Sleep => {
+                        op.state = OpState::WaitLock;
+                        Some(Action::Block)
+                    }
+                    Lock::Acquired if p.bytes() < n as u64 => {
+                        p.mutex.unlock(ctx);
+                        p.rd_wait.add(t);
+                        op.state = OpState::WaitData;
+                        stats.reader_blocks += 1;
+                        Some(Action::Block)
+                    }
+                    Lock::Acquired => {
+                        op.state = OpState::Copying;
+                        Some(sys(hold))
+                    }
+                }
+            }
+            Chan::Sock(s) => {
+                if op.state == OpState::Copying {
+                    s.recv(ctx);
+                    *op = Op::default();
+                    return None;
+                }
+                if s.queued() == 0 {
+                    s.reader.add(t);
+                    op.state = OpState::WaitData;
+                    stats.reader_blocks += 1;
+                    return Some(Action::Block);
+                }
+                op.state = OpState::Copying;
+                Some(sys(hold))
+            }
+        }
+    }
+}
