@@ -249,6 +249,7 @@ pub(crate) fn build(
         ("function_call_ipis", counters.function_call_ipis as f64),
         ("wakeups", counters.wakeups as f64),
         ("forks", counters.forks as f64),
+        ("yields", counters.yields as f64),
         ("newidle_balance_calls", counters.newidle_calls as f64),
         ("newidle_balance_skipped", counters.newidle_skipped as f64),
         ("newidle_balance_pulled", counters.newidle_pulled as f64),

@@ -62,7 +62,8 @@ def test_nice_minus_15_forced_newidle_balance_keeps_cpus_busy():
     busy = {}
     for k in ("v2.6.36", "v2.6.37", "v3.8"):
         r = sl.simulate(m, k, w, duration_s=10.0, seed=1, interval_s=1.0)
-        busy[k] = r.cpu_timeline[:, 1:].min()
+        # each CPU's busy fraction after the first second
+        busy[k] = r.cpu_timeline[:, 1:].mean(axis=1).min()
     assert busy["v2.6.37"] >= 0.95 and busy["v3.8"] >= 0.95
     assert busy["v2.6.36"] < 0.1, "2.6.36 cannot pull to the idle CPU (this_load >> max_load)"
 

@@ -28,6 +28,7 @@ CORE_METRICS = (
     "resched_ipis",
     "wakeups",
     "forks",
+    "yields",
     "user_s",
     "sys_s",
     "idle_s",

@@ -185,4 +185,38 @@ def pipe_pingpong(loops: int = 100_000, mode: str = "process") -> Workload:
     return Workload("pipe_pingpong", params, dict(params))
 
 
-__all__ = ["Workload", "hackbench", "pipe_pingpong", "spinners"]
+def volano(
+    rooms: int = 10,
+    users: int = 20,
+    messages: int = 100,
+    *,
+    handle_us: float = 3.0,
+    send_us: float = 2.0,
+    enqueue_us: float = 0.5,
+) -> Workload:
+    """VolanoMark loopback: ``rooms`` chat rooms of ``users`` users, four
+    threads per user (client and server, receive and send), strict
+    turn-taking per room, every chat fanned out to the other ``users - 1``,
+    ``sched_yield()`` after each received packet and each send batch.
+    ``messages`` is VolanoMark's ``-count`` (chats per user).
+
+    ``handle_us``, ``send_us``, ``enqueue_us``: JVM user time to handle a
+    received packet, serialise one for sending, and enqueue one.
+    Metrics: ``messages_sent`` (rooms·users·messages), ``messages_received``
+    (× (users − 1)), ``messages`` (their sum) and ``throughput`` (messages/s),
+    as VolanoMark prints them.
+    """
+    params = {
+        "rooms": _count("rooms", rooms, 10_000),
+        "users": need_int("users", users, lo=2, hi=1000),
+        "messages": _count("messages", messages, 10_000_000),
+        "handle_ns": round(need_number("handle_us", handle_us) * 1000),
+        "send_ns": round(need_number("send_us", send_us) * 1000),
+        "enqueue_ns": round(need_number("enqueue_us", enqueue_us) * 1000),
+    }
+    _core.workload_check("volano", params)
+    args = {"rooms": rooms, "users": users, "messages": messages}
+    return Workload("volano", params, args)
+
+
+__all__ = ["Workload", "hackbench", "pipe_pingpong", "spinners", "volano"]

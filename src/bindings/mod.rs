@@ -20,6 +20,7 @@ use crate::trace::{EVENT_NAMES, PREV_STATE_NAMES};
 use crate::workload::hackbench::{Hackbench, HackbenchParams, Ipc, Mode};
 use crate::workload::pipe_pingpong::PipePingpong;
 use crate::workload::spinners::{Dist, SpinnerTask, Spinners};
+use crate::workload::volano::{Volano, VolanoParams};
 use crate::workload::Workload;
 use crate::{CostModel, Kernel};
 
@@ -219,6 +220,22 @@ fn workload_from(
             Ok(Box::new(
                 PipePingpong::new(loops, mode_of(&mode)?).map_err(|e| py_err(py, e))?,
             ))
+        }
+        "volano" => {
+            let get = |k: &str| -> PyResult<Bound<'_, PyAny>> {
+                params
+                    .get_item(k)?
+                    .ok_or_else(|| pyo3::exceptions::PyKeyError::new_err(k.to_string()))
+            };
+            let p = VolanoParams {
+                rooms: get("rooms")?.extract()?,
+                users: get("users")?.extract()?,
+                messages: get("messages")?.extract()?,
+                handle_ns: get("handle_ns")?.extract()?,
+                send_ns: get("send_ns")?.extract()?,
+                enqueue_ns: get("enqueue_ns")?.extract()?,
+            };
+            Ok(Box::new(Volano::new(p).map_err(|e| py_err(py, e))?))
         }
         other => Err(py_err(
             py,

@@ -124,6 +124,8 @@ pub(crate) struct Counters {
     pub timer_irqs: u64,
     pub wakeups: u64,
     pub forks: u64,
+    /// `sched_yield()` calls (schedstat's `yld_count`).
+    pub yields: u64,
     pub function_call_ipis: u64,
     pub nohz_kicks: u64,
     pub newidle_calls: u64,

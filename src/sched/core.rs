@@ -560,6 +560,7 @@ impl Sim<'_> {
                 }
                 Action::Yield => {
                     // sys_sched_yield(): the syscall, the class hook, schedule().
+                    self.counters.yields += 1;
                     self.charge(cpu, self.cost.syscall_ns);
                     let now = self.now;
                     self.rqs[cpu]

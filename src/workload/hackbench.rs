@@ -380,6 +380,12 @@ impl Workload for Hackbench {
         let tasks = self.workers() as f64;
         let kb = tasks * self.p.loops as f64 * self.p.datasize as f64 / 1024.0;
         let expected = self.p.groups as f64 * (self.p.fds as f64).powi(2) * self.p.loops as f64;
+        let per_receiver: Vec<u64> = self
+            .w
+            .iter()
+            .filter(|w| matches!(w.role, Role::Receiver { .. }))
+            .map(|w| w.done)
+            .collect();
         let (mut spins, mut sleeps) = (0, 0);
         for ch in &self.chans {
             if let Chan::Pipe(p) = ch {
@@ -393,6 +399,14 @@ impl Workload for Hackbench {
             ("messages", self.delivered as f64),
             ("messages_expected", expected),
             ("messages_per_s", per(self.delivered as f64)),
+            (
+                "receiver_messages_min",
+                per_receiver.iter().copied().min().unwrap_or(0) as f64,
+            ),
+            (
+                "receiver_messages_max",
+                per_receiver.iter().copied().max().unwrap_or(0) as f64,
+            ),
             ("reader_blocks", self.stats.reader_blocks as f64),
             ("writer_blocks", self.stats.writer_blocks as f64),
             ("mutex_spins", spins as f64),

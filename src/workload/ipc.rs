@@ -437,3 +437,109 @@ impl Chan {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cost::CostModel;
+    use crate::rng::Rng;
+
+    /// Run `f` with a context at time 0; returns the wake-ups it asked for.
+    fn with_ctx(f: impl FnOnce(&mut Ctx)) -> Vec<(TaskId, bool)> {
+        let mut rng = Rng::new(0);
+        let cost = CostModel::default();
+        let running = |_t: TaskId| false;
+        let mut wakes = Vec::new();
+        let mut spawns = Vec::new();
+        let mut ctx = Ctx::new(0, &mut rng, &cost, &running, &mut wakes, &mut spawns, 0);
+        f(&mut ctx);
+        wakes
+    }
+
+    #[test]
+    fn small_writes_pack_40_to_a_page_and_16_pages_fill_the_pipe() {
+        let mut p = Pipe::default();
+        with_ctx(|ctx| {
+            for _ in 0..640 {
+                assert!(p.has_room(100));
+                p.write(100, false, ctx);
+            }
+        });
+        assert_eq!(p.slots(), 16);
+        assert!(!p.has_room(100), "a sender blocks when 16 slots are full");
+    }
+
+    #[test]
+    fn a_reader_frees_a_slot_and_wakes_a_writer_once_per_40_messages() {
+        let mut p = Pipe::default();
+        with_ctx(|ctx| {
+            for _ in 0..640 {
+                p.write(100, false, ctx);
+            }
+        });
+        p.wr_wait.add(7);
+        p.wr_wait.add(8);
+        let mut woken = Vec::new();
+        for k in 1..=80 {
+            let w = with_ctx(|ctx| {
+                assert_eq!(p.read(100, ctx), 100);
+            });
+            if !w.is_empty() {
+                woken.push((k, w));
+            }
+        }
+        // the 40th read empties the first page of a full ring: one writer
+        assert_eq!(woken, vec![(40, vec![(7, true)])]);
+        assert_eq!(p.slots(), 14);
+    }
+
+    #[test]
+    fn readers_are_woken_only_on_empty_to_non_empty() {
+        let mut p = Pipe::default();
+        p.rd_wait.add(3);
+        let w1 = with_ctx(|ctx| p.write(100, false, ctx));
+        p.rd_wait.add(3);
+        let w2 = with_ctx(|ctx| p.write(100, false, ctx));
+        assert_eq!(w1, vec![(3, true)]);
+        assert!(w2.is_empty());
+    }
+
+    #[test]
+    fn socket_wakes_the_reader_on_every_write_and_writers_below_a_quarter() {
+        let mut s = UnixSock::new(10_000);
+        s.reader.add(1);
+        let mut n = 0;
+        while s.alloc(768) {
+            n += 1;
+            // the (re-)sleeping reader is woken by every write, sync
+            let w = with_ctx(|ctx| s.send(768, ctx));
+            assert_eq!(w, vec![(1, true)]);
+            s.reader.add(1);
+        }
+        assert_eq!(n, 14, "charges until wmem >= sndbuf");
+        s.wmem_wait.add(5);
+        s.wmem_wait.add(6);
+        let mut woke_at = None;
+        for k in 1..=14 {
+            let w = with_ctx(|ctx| assert!(s.recv(ctx)));
+            if !w.is_empty() && woke_at.is_none() {
+                woke_at = Some((k, w));
+            }
+        }
+        // 4·wmem ≤ sndbuf once 3 skbs (2304 B) are left: after the 11th read
+        assert_eq!(woke_at, Some((11, vec![(5, true), (6, true)])));
+    }
+
+    #[test]
+    fn mutex_hands_over_to_sleepers_in_order() {
+        let mut m = Mutex::default();
+        with_ctx(|ctx| {
+            assert_eq!(m.lock(1, 100, ctx), Lock::Acquired);
+            assert_eq!(m.lock(2, 100, ctx), Lock::Sleep);
+            assert_eq!(m.lock(3, 100, ctx), Lock::Sleep);
+        });
+        let w = with_ctx(|ctx| m.unlock(ctx));
+        assert_eq!(w, vec![(2, false)]);
+        with_ctx(|ctx| assert_eq!(m.lock(2, 100, ctx), Lock::Acquired));
+    }
+}

@@ -1,1 +1,436 @@
-pub struct Placeholder;
+//! VolanoMark loopback (reference/workloads.md §3): `rooms` chat rooms of
+//! `users` users; each user has a TCP loopback connection and four Java
+//! threads — client receiver and sender, server receiver and sender.
+//!
+//! - A receive thread reads a packet, handles it on its own thread, then
+//!   calls `Thread.yield()` (`sched_yield()`).
+//! - A send thread waits on its queue's monitor, takes every queued packet,
+//!   writes each (one `send()` per packet), then yields.
+//! - `Connection.send()` = `NotifyQueue.putElement()`: append and `notify()`
+//!   (a futex wake of the waiting send thread, not a sync wake-up).
+//! - The server receiver broadcasts a chat to the other U−1 users' queues and
+//!   a confirm to the sender's; a client receiver counts each indication and
+//!   sends its next chat when `(sent + received) % U == its index`: strict
+//!   turn-taking, one chat in flight per room.
+//! - A user done with `messages` chats and all indications closes its
+//!   connection; its four threads exit. The run ends when every user is done.
+//!
+//! Simplifications: Java monitors are uncontended (no lock convoy), TCP
+//! never fills (one chat in flight per room), start-up is instantaneous.
+
+use super::ipc::{Chan, ChanStats, Op, UnixSock, WaitList};
+use super::{Action, Ctx, TaskSpec, Work, Workload};
+use crate::error::{CoreError, CoreResult};
+use crate::sched::fair::TaskId;
+use crate::topology::Machine;
+use std::collections::VecDeque;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct VolanoParams {
+    pub rooms: u32,
+    pub users: u32,
+    /// Chats each user sends (VolanoMark's `-count`).
+    pub messages: u32,
+    /// JVM user time to handle one received packet.
+    pub handle_ns: u64,
+    /// JVM user time to serialise one packet before `send()`.
+    pub send_ns: u64,
+    /// JVM user time to enqueue one packet (`putElement`).
+    pub enqueue_ns: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Packet {
+    Chat,
+    Confirm,
+    Close,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    ClientRecv,
+    ClientSend,
+    ServerRecv,
+    ServerSend,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum St {
+    /// Client receiver's first step: user 0 starts its room.
+    Begin,
+    Read,
+    Handle(Packet),
+    /// System time (futex wakes) still to charge after the JVM work.
+    Futex(u64),
+    AfterHandle,
+    Wait,
+    Send(Packet),
+    Sent,
+    Exit,
+    Gone,
+}
+
+#[derive(Clone, Debug)]
+struct Th {
+    kind: Kind,
+    /// Global user index (room · users + user).
+    user: usize,
+    st: St,
+    op: Op,
+    batch: VecDeque<Packet>,
+}
+
+#[derive(Clone, Debug)]
+struct User {
+    sent: u64,
+    received: u64,
+    /// Client and server send queues (`NotifyQueue`s).
+    cq: VecDeque<Packet>,
+    sq: VecDeque<Packet>,
+    cq_wait: WaitList,
+    sq_wait: WaitList,
+}
+
+#[derive(Clone, Debug)]
+pub struct Volano {
+    p: VolanoParams,
+    /// Client→server and server→client connection of each user.
+    c2s: Vec<Chan>,
+    s2c: Vec<Chan>,
+    users: Vec<User>,
+    th: Vec<Th>,
+    stats: ChanStats,
+    end: u64,
+    live: usize,
+}
+
+const CLIENT_MM: u32 = 1;
+const SERVER_MM: u32 = 2;
+/// A chat packet on the wire (about 100 bytes, per the LSE description).
+const PACKET_BYTES: u32 = 100;
+/// Loopback TCP never blocks here: one chat per room is in flight.
+const TCP_SNDBUF: u64 = 1 << 40;
+
+impl Volano {
+    pub fn new(p: VolanoParams) -> CoreResult<Self> {
+        let lim = |name: &str, v: u32, lo: u32, hi: u32| {
+            if v < lo || v > hi {
+                Err(CoreError::invalid(name, v, format!("an integer from {lo} to {hi}")))
+            } else {
+                Ok(())
+            }
+        };
+        lim("rooms", p.rooms, 1, 10_000)?;
+        lim("users", p.users, 2, 1_000)?;
+        lim("messages", p.messages, 1, 10_000_000)?;
+        if p.rooms as u64 * p.users as u64 > 100_000 {
+            return Err(CoreError::invalid(
+                "rooms*users",
+                p.rooms as u64 * p.users as u64,
+                "at most 100000 connections (4 threads each)",
+            ));
+        }
+        let n = (p.rooms * p.users) as usize;
+        let chan = || Chan::Sock(UnixSock::new(TCP_SNDBUF));
+        Ok(Volano {
+            c2s: (0..n).map(|_| chan()).collect(),
+            s2c: (0..n).map(|_| chan()).collect(),
+            users: (0..n)
+                .map(|_| User {
+                    sent: 0,
+                    received: 0,
+                    cq: VecDeque::new(),
+                    sq: VecDeque::new(),
+                    cq_wait: WaitList::default(),
+                    sq_wait: WaitList::default(),
+                })
+                .collect(),
+            th: Vec::with_capacity(4 * n),
+            stats: ChanStats::default(),
+            end: 0,
+            live: 0,
+            p,
+        })
+    }
+
+    fn user_in_room(&self, u: usize) -> usize {
+        u % self.p.users as usize
+    }
+
+    fn room_of(&self, u: usize) -> usize {
+        u / self.p.users as usize
+    }
+
+    fn user(ns: u64) -> Action {
+        Action::Compute {
+            ns: ns.max(1),
+            kind: Work::User,
+        }
+    }
+
+    fn sys(ns: u64) -> Action {
+        Action::Compute {
+            ns: ns.max(1),
+            kind: Work::Sys,
+        }
+    }
+
+    /// `NotifyQueue.putElement()`: append, and `notify()` the waiting send
+    /// thread (a futex wake, not sync). Returns the system time to charge.
+    fn put(&mut self, u: usize, server: bool, pkt: Packet, ctx: &mut Ctx) -> u64 {
+        let usr = &mut self.users[u];
+        let (q, w) = if server {
+            (&mut usr.sq, &mut usr.sq_wait)
+        } else {
+            (&mut usr.cq, &mut usr.cq_wait)
+        };
+        q.push_back(pkt);
+        if w.is_empty() {
+            0
+        } else {
+            w.wake_all(ctx, false);
+            ctx.cost.futex_ns
+        }
+    }
+
+    fn done(&self, u: usize) -> bool {
+        let m = self.p.messages as u64;
+        let usr = &self.users[u];
+        usr.sent >= m && usr.received >= m * (self.p.users as u64 - 1)
+    }
+
+    /// Client receiver: maybe send the next chat (its turn).
+    fn maybe_send(&mut self, u: usize, ctx: &mut Ctx) -> u64 {
+        let usr = &self.users[u];
+        let turn = (usr.sent + usr.received) % self.p.users as u64 == self.user_in_room(u) as u64;
+        if turn && usr.sent < self.p.messages as u64 {
+            self.users[u].sent += 1;
+            self.p.enqueue_ns + self.put(u, false, Packet::Chat, ctx)
+        } else {
+            0
+        }
+    }
+
+    fn recv_step(&mut self, t: TaskId, ctx: &mut Ctx) -> Action {
+        let i = t as usize;
+        let u = self.th[i].user;
+        let server = self.th[i].kind == Kind::ServerRecv;
+        let c = ctx.cost;
+        loop {
+            match self.th[i].st {
+                St::Begin => {
+                    self.th[i].st = St::Read;
+                    let sys = self.maybe_send(u, ctx);
+                    if sys > 0 {
+                        return Self::sys(sys);
+                    }
+                }
+                St::Read => {
+                    let chan = if server { &mut self.c2s[u] } else { &mut self.s2c[u] };
+                    let mut op = self.th[i].op;
+                    let r = chan.read_step(t, &mut op, PACKET_BYTES, c.tcp_read_ns, &mut self.stats, ctx);
+                    self.th[i].op = op;
+                    if let Some(a) = r {
+                        return a;
+                    }
+                    let pkt = self.th[i].batch.pop_front().unwrap_or(Packet::Chat);
+                    self.th[i].st = St::Handle(pkt);
+                    return Self::user(self.p.handle_ns);
+                }
+                St::Handle(pkt) => {
+                    let mut sys = 0;
+                    if server {
+                        match pkt {
+                            Packet::Chat => {
+                                // PublicChat.broadcast(): the other users, then the confirm
+                                let room = self.room_of(u);
+                                let n = self.p.users as usize;
+                                for j in room * n..(room + 1) * n {
+                                    if j != u {
+                                        sys += self.put(j, true, Packet::Chat, ctx);
+                                    }
+                                }
+                                sys += self.put(u, true, Packet::Confirm, ctx);
+                                self.th[i].st = St::Futex(sys);
+                                return Self::user(self.p.enqueue_ns * n as u64);
+                            }
+                            Packet::Close => {
+                                sys += self.put(u, true, Packet::Close, ctx);
+                                self.th[i].st = St::Exit;
+                                return Self::sys(sys);
+                            }
+                            Packet::Confirm => self.th[i].st = St::AfterHandle,
+                        }
+                    } else {
+                        match pkt {
+                            Packet::Chat => {
+                                self.users[u].received += 1;
+                                sys += self.maybe_send(u, ctx);
+                            }
+                            Packet::Confirm => {}
+                            Packet::Close => unreachable!("clients receive no close"),
+                        }
+                        if self.done(u) {
+                            sys += self.put(u, false, Packet::Close, ctx);
+                            self.th[i].st = St::Exit;
+                            return Self::sys(sys);
+                        }
+                        self.th[i].st = St::AfterHandle;
+                        if sys > 0 {
+                            return Self::sys(sys);
+                        }
+                    }
+                }
+                St::Futex(sys) => {
+                    self.th[i].st = St::AfterHandle;
+                    if sys > 0 {
+                        return Self::sys(sys);
+                    }
+                }
+                St::AfterHandle => {
+                    // Connection.pause(): Thread.yield()
+                    self.th[i].st = St::Read;
+                    return Action::Yield;
+                }
+                St::Exit => {
+                    self.th[i].st = St::Gone;
+                    return Self::sys(c.exit_thread_ns);
+                }
+                _ => return self.exit(ctx),
+            }
+        }
+    }
+
+    fn send_step(&mut self, t: TaskId, ctx: &mut Ctx) -> Action {
+        let i = t as usize;
+        let u = self.th[i].user;
+        let server = self.th[i].kind == Kind::ServerSend;
+        let c = ctx.cost;
+        loop {
+            match self.th[i].st {
+                St::Begin | St::Wait => {
+                    // SendQueue.run(): getElements() waits for the monitor.
+                    let usr = &mut self.users[u];
+                    let (q, w) = if server {
+                        (&mut usr.sq, &mut usr.sq_wait)
+                    } else {
+                        (&mut usr.cq, &mut usr.cq_wait)
+                    };
+                    if q.is_empty() {
+                        w.add(t);
+                        self.th[i].st = St::Wait;
+                        return Action::Block;
+                    }
+                    self.th[i].batch = std::mem::take(q);
+                    self.th[i].st = St::Sent;
+                }
+                St::Sent => match self.th[i].batch.pop_front() {
+                    Some(Packet::Close) if server => self.th[i].st = St::Exit,
+                    Some(pkt) => {
+                        self.th[i].st = St::Send(pkt);
+                        return Self::user(self.p.send_ns);
+                    }
+                    None => {
+                        self.th[i].st = St::Wait;
+                        return Action::Yield;
+                    }
+                },
+                St::Send(pkt) => {
+                    let chan = if server { &mut self.s2c[u] } else { &mut self.c2s[u] };
+                    let mut op = self.th[i].op;
+                    let r = chan.write_step(t, &mut op, PACKET_BYTES, PACKET_BYTES + 668, c.tcp_write_ns, &mut self.stats, ctx);
+                    self.th[i].op = op;
+                    if let Some(a) = r {
+                        return a;
+                    }
+                    // the reader learns the packet's kind from this queue
+                    let reader = self.reader_of(u, !server);
+                    self.th[reader].batch.push_back(pkt);
+                    self.th[i].st = if pkt == Packet::Close { St::Exit } else { St::Sent };
+                }
+                St::Exit => {
+                    self.th[i].st = St::Gone;
+                    return Self::sys(c.exit_thread_ns);
+                }
+                _ => return self.exit(ctx),
+            }
+        }
+    }
+
+    /// The receive thread at the other end of user `u`'s connection.
+    fn reader_of(&self, u: usize, server_side: bool) -> usize {
+        4 * u + if server_side { 2 } else { 0 }
+    }
+
+    fn exit(&mut self, ctx: &mut Ctx) -> Action {
+        self.live -= 1;
+        if self.live == 0 {
+            self.end = ctx.now;
+        }
+        Action::Exit
+    }
+}
+
+impl Workload for Volano {
+    fn name(&self) -> &'static str {
+        "volano"
+    }
+
+    fn validate(&self, _machine: &Machine) -> CoreResult<()> {
+        Ok(())
+    }
+
+    fn init(&mut self, ctx: &mut Ctx) {
+        let n = (self.p.rooms * self.p.users) as usize;
+        for u in 0..n {
+            for (kind, mm, name) in [
+                (Kind::ClientRecv, CLIENT_MM, "client-recv"),
+                (Kind::ClientSend, CLIENT_MM, "client-send"),
+                (Kind::ServerRecv, SERVER_MM, "server-recv"),
+                (Kind::ServerSend, SERVER_MM, "server-send"),
+            ] {
+                ctx.spawn(TaskSpec {
+                    name: format!("{name}/{u}"),
+                    nice: 0,
+                    cpus: None,
+                    mm: Some(mm),
+                });
+                let st = if kind == Kind::ServerRecv { St::Read } else { St::Begin };
+                self.th.push(Th {
+                    kind,
+                    user: u,
+                    st,
+                    op: Op::default(),
+                    batch: VecDeque::new(),
+                });
+            }
+        }
+        self.live = self.th.len();
+    }
+
+    fn step(&mut self, task: TaskId, ctx: &mut Ctx) -> Action {
+        match self.th[task as usize].kind {
+            Kind::ClientRecv | Kind::ServerRecv => self.recv_step(task, ctx),
+            Kind::ClientSend | Kind::ServerSend => self.send_step(task, ctx),
+        }
+    }
+
+    fn finite(&self) -> bool {
+        true
+    }
+
+    fn metrics(&self, end_ns: u64) -> Vec<(&'static str, f64)> {
+        let end = if self.live == 0 { self.end } else { end_ns };
+        let elapsed = end as f64 / 1e9;
+        let sent: u64 = self.users.iter().map(|u| u.sent).sum();
+        let received: u64 = self.users.iter().map(|u| u.received).sum();
+        let total = (sent + received) as f64;
+        vec![
+            ("elapsed_s", elapsed),
+            ("messages_sent", sent as f64),
+            ("messages_received", received as f64),
+            ("messages", total),
+            ("throughput", if elapsed > 0.0 { (total / elapsed).round() } else { 0.0 }),
+        ]
+    }
+}

@@ -1,0 +1,137 @@
+"""The benchmark workloads (issue 4): message accounting, the ping-pong's
+context switches, wake-affine, and no deadlock on any machine or kernel."""
+
+import pytest
+
+import schedlab as sl
+from schedlab.workloads import hackbench, pipe_pingpong, volano
+
+KERNELS = sl.Kernel.presets()
+MACHINES = sl.Machine.presets()
+
+
+@pytest.mark.parametrize("ipc", ["socket", "pipe"])
+@pytest.mark.parametrize("mode", ["process", "thread"])
+def test_hackbench_message_accounting(ipc, mode):
+    g, f, loops = 3, 7, 11
+    r = sl.simulate("core2-2s", "v3.8", hackbench(groups=g, fds=f, loops=loops, ipc=ipc, mode=mode))
+    m = r.metrics
+    assert r.status == "ok"
+    assert m["messages"] == m["messages_expected"] == g * f * f * loops
+    assert m["receiver_messages_min"] == m["receiver_messages_max"] == f * loops
+    # LKP KB/s: tasks × loops × datasize / 1024 over perf's Total time
+    assert m["throughput"] == pytest.approx(2 * g * f * loops * 100 / 1024 / m["elapsed_s"])
+    assert m["messages_per_s"] == pytest.approx(m["messages"] / m["elapsed_s"])
+    # main + 2·g·f workers, all exited
+    assert r.tasks.height == 1 + 2 * g * f and r.tasks["exited"].all()
+    assert m["forks"] == 1 + 2 * g * f
+
+
+def test_hackbench_elapsed_is_the_measured_interval():
+    r = sl.simulate("vm-2", "v3.8", hackbench(groups=2, loops=20))
+    # the fork phase happens before the start timestamp
+    assert 0 < r.metrics["elapsed_s"] < r.metrics["sim_time_s"]
+
+
+def test_process_mode_pays_address_space_switches():
+    w = {m: hackbench(groups=4, loops=30, ipc="socket", mode=m) for m in ("process", "thread")}
+    costs = sl.CostModel.preset("vm-2")
+    cheap = sl.simulate("vm-2", "v3.8", w["process"], costs=costs.replace(mm_switch_ns=0))
+    dear = sl.simulate("vm-2", "v3.8", w["process"], costs=costs.replace(mm_switch_ns=50_000))
+    thr = sl.simulate("vm-2", "v3.8", w["thread"], costs=costs.replace(mm_switch_ns=50_000))
+    assert dear.metrics["sys_s"] > cheap.metrics["sys_s"]
+    # threads share one address space: the switch cost barely matters
+    assert thr.metrics["sys_s"] < dear.metrics["sys_s"]
+
+
+def test_volano_message_accounting():
+    rooms, users, messages = 3, 5, 4
+    r = sl.simulate("nhm-ep", "v2.6.36", volano(rooms=rooms, users=users, messages=messages))
+    m = r.metrics
+    assert r.status == "ok"
+    assert m["messages_sent"] == rooms * users * messages
+    assert m["messages_received"] == rooms * users * messages * (users - 1)
+    assert m["messages"] == rooms * users * users * messages
+    assert m["throughput"] == round(m["messages"] / m["elapsed_s"])
+    assert r.tasks.height == 4 * rooms * users and r.tasks["exited"].all()
+
+
+def test_volano_yields_after_every_received_packet():
+    rooms, users, messages = 2, 4, 5
+    r = sl.simulate("core2-2s", "v2.6.36", volano(rooms=rooms, users=users, messages=messages))
+    m = r.metrics
+    # every chat indication a client handles ends in Thread.yield(), and so
+    # does every chat the server receives and every send batch
+    assert m["yields"] >= m["messages_received"] + m["messages_sent"]
+    spinning = sl.simulate("core2-2s", "v2.6.36", sl.workloads.spinners([0]), duration_s=0.01)
+    assert spinning.metrics["yields"] == 0
+
+
+@pytest.mark.parametrize("mode", ["process", "thread"])
+def test_pipe_pingpong_two_context_switches_per_round_trip_on_one_cpu(mode):
+    up = sl.Machine(1, 1, 1, name="up")
+    loops = 5000
+    r = sl.simulate(up, "v3.8", pipe_pingpong(loops=loops, mode=mode))
+    m = r.metrics
+    assert m["ops"] == loops
+    # two switches per round trip; a handful more for start-up and exit
+    assert abs(m["context_switches"] - 2 * loops) <= 6, m["context_switches"]
+    assert m["usecs_per_op"] == pytest.approx(m["elapsed_s"] * 1e6 / loops)
+
+
+def test_pipe_pingpong_wake_affine_on_two_cpus():
+    loops = 2000
+    r = sl.simulate("vm-2", "v3.8", pipe_pingpong(loops=loops))
+    ss = r.schedstat
+    # every wake-up of the partner is affine (sync, waker's load drops to 0)...
+    assert ss["ttwu_move_affine"].sum() >= 2 * loops
+    # ...and select_idle_sibling() then keeps each task on its own idle CPU:
+    # the affine decision shows as the absence of migrations
+    assert r.metrics["cpu_migrations"] <= 4
+    assert r.metrics["context_switches"] == pytest.approx(2 * loops, abs=6)
+    pinned = sl.simulate(sl.Machine(1, 1, 1, name="up"), "v3.8", pipe_pingpong(loops=loops))
+    assert pinned.schedstat.height == 0
+
+
+GRID = [
+    hackbench(groups=g, fds=f, loops=3, ipc=ipc, mode=mode)
+    for g, f in [(1, 2), (3, 5)]
+    for ipc in ("socket", "pipe")
+    for mode in ("process", "thread")
+] + [pipe_pingpong(loops=50, mode=m) for m in ("process", "thread")] + [
+    volano(rooms=r, users=u, messages=n) for r, u, n in [(1, 2, 1), (2, 3, 3), (3, 5, 2)]
+]
+
+
+@pytest.mark.parametrize("machine", MACHINES)
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_every_workload_finishes_everywhere(machine, kernel):
+    for w in GRID:
+        r = sl.simulate(machine, kernel, w, duration_s=30.0)
+        assert r.status == "ok", (w, r.status, r.status_detail)
+        assert r.tasks["exited"].all()
+        m = r.metrics
+        if w.kind == "hackbench":
+            assert m["messages"] == m["messages_expected"]
+        elif w.kind == "volano":
+            p = w.params
+            assert m["messages"] == p["rooms"] * p["users"] ** 2 * p["messages"]
+        else:
+            assert m["ops"] == w.params["loops"]
+
+
+def test_bad_workload_parameters():
+    with pytest.raises(ValueError, match="groups=0"):
+        hackbench(groups=0)
+    with pytest.raises(ValueError, match="ipc=.*tcp"):
+        hackbench(ipc="tcp")
+    with pytest.raises(ValueError, match="mode=.*fiber"):
+        pipe_pingpong(mode="fiber")
+    with pytest.raises(ValueError, match="users=1"):
+        volano(users=1)
+    with pytest.raises(TypeError, match="rooms"):
+        volano(rooms="10")
+    with pytest.raises(ValueError, match="sndbuf"):
+        hackbench(sndbuf=100)
+    with pytest.raises(ValueError, match="handle_us"):
+        volano(handle_us=-1)
