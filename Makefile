@@ -15,8 +15,8 @@ lint:
 	cargo clippy --all-targets -- -D warnings
 	cargo clippy --all-targets --features python -- -D warnings
 	$(PIP) install --quiet "ruff>=0.5" "mypy>=1.10" types-tqdm
-	$(PY) -m ruff check python tests
-	$(PY) -m ruff format --check python tests
+	$(PY) -m ruff check python tests scripts
+	$(PY) -m ruff format --check python tests scripts
 	./scripts/check-binding-boundary.sh
 
 rust-test:

@@ -20,8 +20,22 @@ import schedlab as sl
 def real(ipc: str, mode: str, groups: int, loops: int, reps: int) -> dict[str, float] | None:
     if shutil.which("perf") is None:
         return None
-    args = ["perf", "stat", "-x,", "-e", "context-switches,cpu-migrations", "--",
-            "perf", "bench", "sched", "messaging", "-g", str(groups), "-l", str(loops)]
+    args = [
+        "perf",
+        "stat",
+        "-x,",
+        "-e",
+        "context-switches,cpu-migrations",
+        "--",
+        "perf",
+        "bench",
+        "sched",
+        "messaging",
+        "-g",
+        str(groups),
+        "-l",
+        str(loops),
+    ]
     if ipc == "pipe":
         args.append("-p")
     if mode == "thread":
@@ -49,24 +63,34 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--groups", default="1,5,10,20")
     a = ap.parse_args()
-    print(f"{'ipc':6} {'mode':7} {'g':>3} | {'real s':>7} {'sim s':>7} {'ratio':>5} | "
-          f"{'real cs':>8} {'sim cs':>8} | {'real mig':>8} {'sim mig':>8}")
+    print(
+        f"{'ipc':6} {'mode':7} {'g':>3} | {'real s':>7} {'sim s':>7} {'ratio':>5} | "
+        f"{'real cs':>8} {'sim cs':>8} | {'real mig':>8} {'sim mig':>8}"
+    )
     for ipc in ("socket", "pipe"):
         for mode in ("process", "thread"):
             for g in (int(x) for x in a.groups.split(",")):
-                r = sl.simulate("vm-2", a.kernel, sl.workloads.hackbench(
-                    groups=g, loops=a.loops, ipc=ipc, mode=mode), duration_s=600)
+                r = sl.simulate(
+                    "vm-2",
+                    a.kernel,
+                    sl.workloads.hackbench(groups=g, loops=a.loops, ipc=ipc, mode=mode),
+                    duration_s=600,
+                )
                 m = r.metrics
                 re = real(ipc, mode, g, a.loops, a.reps)
                 if re is None:
-                    print(f"{ipc:6} {mode:7} {g:>3} | {'-':>7} {m['elapsed_s']:7.3f} {'-':>5} | "
-                          f"{'-':>8} {m['context_switches']:8.0f} | {'-':>8} "
-                          f"{m['cpu_migrations']:8.0f}")
+                    print(
+                        f"{ipc:6} {mode:7} {g:>3} | {'-':>7} {m['elapsed_s']:7.3f} {'-':>5} | "
+                        f"{'-':>8} {m['context_switches']:8.0f} | {'-':>8} "
+                        f"{m['cpu_migrations']:8.0f}"
+                    )
                     continue
-                print(f"{ipc:6} {mode:7} {g:>3} | {re['elapsed_s']:7.3f} {m['elapsed_s']:7.3f} "
-                      f"{m['elapsed_s'] / re['elapsed_s']:5.2f} | {re['cs']:8.0f} "
-                      f"{m['context_switches']:8.0f} | {re['migrations']:8.0f} "
-                      f"{m['cpu_migrations']:8.0f}")
+                print(
+                    f"{ipc:6} {mode:7} {g:>3} | {re['elapsed_s']:7.3f} {m['elapsed_s']:7.3f} "
+                    f"{m['elapsed_s'] / re['elapsed_s']:5.2f} | {re['cs']:8.0f} "
+                    f"{m['context_switches']:8.0f} | {re['migrations']:8.0f} "
+                    f"{m['cpu_migrations']:8.0f}"
+                )
 
 
 if __name__ == "__main__":

@@ -2,7 +2,6 @@
 context switches, wake-affine, and no deadlock on any machine or kernel."""
 
 import pytest
-
 import schedlab as sl
 from schedlab.workloads import hackbench, pipe_pingpong, volano
 
@@ -93,14 +92,16 @@ def test_pipe_pingpong_wake_affine_on_two_cpus():
     assert pinned.schedstat.height == 0
 
 
-GRID = [
-    hackbench(groups=g, fds=f, loops=3, ipc=ipc, mode=mode)
-    for g, f in [(1, 2), (3, 5)]
-    for ipc in ("socket", "pipe")
-    for mode in ("process", "thread")
-] + [pipe_pingpong(loops=50, mode=m) for m in ("process", "thread")] + [
-    volano(rooms=r, users=u, messages=n) for r, u, n in [(1, 2, 1), (2, 3, 3), (3, 5, 2)]
-]
+GRID = (
+    [
+        hackbench(groups=g, fds=f, loops=3, ipc=ipc, mode=mode)
+        for g, f in [(1, 2), (3, 5)]
+        for ipc in ("socket", "pipe")
+        for mode in ("process", "thread")
+    ]
+    + [pipe_pingpong(loops=50, mode=m) for m in ("process", "thread")]
+    + [volano(rooms=r, users=u, messages=n) for r, u, n in [(1, 2, 1), (2, 3, 3), (3, 5, 2)]]
+)
 
 
 @pytest.mark.parametrize("machine", MACHINES)

@@ -299,7 +299,11 @@ impl crate::workload::Workload for PingPong {
     }
     fn init(&mut self, ctx: &mut crate::workload::Ctx) {
         for i in 0..self.done.len() {
-            ctx.spawn(crate::workload::TaskSpec::process(format!("pp/{i}"), 0, None));
+            ctx.spawn(crate::workload::TaskSpec::process(
+                format!("pp/{i}"),
+                0,
+                None,
+            ));
         }
     }
     fn step(&mut self, t: u32, ctx: &mut crate::workload::Ctx) -> crate::workload::Action {

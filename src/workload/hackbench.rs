@@ -101,7 +101,11 @@ impl Hackbench {
     pub fn new(p: HackbenchParams) -> CoreResult<Self> {
         let pos = |name: &str, v: u32, max: u32| {
             if v == 0 || v > max {
-                Err(CoreError::invalid(name, v, format!("an integer from 1 to {max}")))
+                Err(CoreError::invalid(
+                    name,
+                    v,
+                    format!("an integer from 1 to {max}"),
+                ))
             } else {
                 Ok(())
             }
@@ -320,7 +324,14 @@ impl Workload for Hackbench {
                             Ipc::Socket => c.sock_read_ns,
                         };
                         let mut op = self.w[i].op;
-                        let r = self.chans[chan].read_step(task, &mut op, n, cost, &mut self.stats, ctx);
+                        let r = self.chans[chan].read_step(
+                            task,
+                            &mut op,
+                            n,
+                            cost,
+                            &mut self.stats,
+                            ctx,
+                        );
                         self.w[i].op = op;
                         match r {
                             Some(a) => return a,
@@ -343,7 +354,15 @@ impl Workload for Hackbench {
                         };
                         let ts = n + self.p.skb_overhead;
                         let mut op = self.w[i].op;
-                        let r = self.chans[chan].write_step(task, &mut op, n, ts, cost, &mut self.stats, ctx);
+                        let r = self.chans[chan].write_step(
+                            task,
+                            &mut op,
+                            n,
+                            ts,
+                            cost,
+                            &mut self.stats,
+                            ctx,
+                        );
                         self.w[i].op = op;
                         match r {
                             Some(a) => return a,

@@ -183,7 +183,9 @@ impl Pipe {
         let mut freed = false;
         let mut got = 0;
         while got < n {
-            let Some(&len) = self.pages.front() else { break };
+            let Some(&len) = self.pages.front() else {
+                break;
+            };
             let take = (len - self.read_off).min(n - got);
             got += take;
             self.read_off += take;

@@ -5,12 +5,12 @@
 //! A and B and joins them. The time runs from before the fork to after the
 //! wait, as perf measures it.
 
+use super::hackbench::Mode;
 use super::ipc::{Chan, ChanStats, Op, Pipe};
 use super::{Action, Ctx, TaskSpec, Work, Workload};
 use crate::error::{CoreError, CoreResult};
 use crate::sched::fair::TaskId;
 use crate::topology::Machine;
-use super::hackbench::Mode;
 
 const TOKEN: u32 = 4;
 
@@ -50,7 +50,11 @@ pub struct PipePingpong {
 impl PipePingpong {
     pub fn new(loops: u64, mode: Mode) -> CoreResult<Self> {
         if loops == 0 || loops > 1_000_000_000 {
-            return Err(CoreError::invalid("loops", loops, "an integer from 1 to 1000000000"));
+            return Err(CoreError::invalid(
+                "loops",
+                loops,
+                "an integer from 1 to 1000000000",
+            ));
         }
         Ok(PipePingpong {
             loops,
@@ -124,21 +128,19 @@ impl Workload for PipePingpong {
         let c = ctx.cost;
         loop {
             match self.t[i].phase {
-                Phase::Spawn => {
-                    match self.mode {
-                        Mode::Process => {
-                            self.spawn(ctx, "sched-pipe/A", true);
-                            self.t[0].phase = Phase::Loop;
-                            return Self::sys(c.fork_ns);
-                        }
-                        Mode::Thread => {
-                            self.spawn(ctx, "sched-pipe/A", true);
-                            self.spawn(ctx, "sched-pipe/B", false);
-                            self.t[0].phase = Phase::Join;
-                            return Self::sys(2 * c.clone_ns);
-                        }
+                Phase::Spawn => match self.mode {
+                    Mode::Process => {
+                        self.spawn(ctx, "sched-pipe/A", true);
+                        self.t[0].phase = Phase::Loop;
+                        return Self::sys(c.fork_ns);
                     }
-                }
+                    Mode::Thread => {
+                        self.spawn(ctx, "sched-pipe/A", true);
+                        self.spawn(ctx, "sched-pipe/B", false);
+                        self.t[0].phase = Phase::Join;
+                        return Self::sys(2 * c.clone_ns);
+                    }
+                },
                 Phase::Loop => {
                     if self.t[i].done >= self.loops {
                         self.t[i].phase = if i == 0 { Phase::Join } else { Phase::Exit };
@@ -154,9 +156,24 @@ impl Workload for PipePingpong {
                     };
                     let mut op = self.t[i].op;
                     let r = if reading {
-                        self.pipes[pipe].read_step(task, &mut op, TOKEN, c.pipe_read_ns, &mut self.stats, ctx)
+                        self.pipes[pipe].read_step(
+                            task,
+                            &mut op,
+                            TOKEN,
+                            c.pipe_read_ns,
+                            &mut self.stats,
+                            ctx,
+                        )
                     } else {
-                        self.pipes[pipe].write_step(task, &mut op, TOKEN, TOKEN, c.pipe_write_ns, &mut self.stats, ctx)
+                        self.pipes[pipe].write_step(
+                            task,
+                            &mut op,
+                            TOKEN,
+                            TOKEN,
+                            c.pipe_write_ns,
+                            &mut self.stats,
+                            ctx,
+                        )
                     };
                     self.t[i].op = op;
                     if let Some(a) = r {
@@ -204,13 +221,40 @@ impl Workload for PipePingpong {
 
     fn metrics(&self, end_ns: u64) -> Vec<(&'static str, f64)> {
         let elapsed = self.t1.unwrap_or(end_ns) as f64 / 1e9;
-        let rounds = self.t.iter().filter(|t| t.runs_loop).map(|t| t.done).min().unwrap_or(0);
+        let rounds = self
+            .t
+            .iter()
+            .filter(|t| t.runs_loop)
+            .map(|t| t.done)
+            .min()
+            .unwrap_or(0);
         vec![
             ("elapsed_s", elapsed),
             ("ops", rounds as f64),
-            ("usecs_per_op", if rounds > 0 { elapsed * 1e6 / rounds as f64 } else { 0.0 }),
-            ("ops_per_s", if elapsed > 0.0 { rounds as f64 / elapsed } else { 0.0 }),
-            ("throughput", if elapsed > 0.0 { rounds as f64 / elapsed } else { 0.0 }),
+            (
+                "usecs_per_op",
+                if rounds > 0 {
+                    elapsed * 1e6 / rounds as f64
+                } else {
+                    0.0
+                },
+            ),
+            (
+                "ops_per_s",
+                if elapsed > 0.0 {
+                    rounds as f64 / elapsed
+                } else {
+                    0.0
+                },
+            ),
+            (
+                "throughput",
+                if elapsed > 0.0 {
+                    rounds as f64 / elapsed
+                } else {
+                    0.0
+                },
+            ),
         ]
     }
 }

@@ -132,7 +132,11 @@ impl Workload for Spinners {
 
     fn init(&mut self, ctx: &mut Ctx) {
         for (i, t) in self.tasks.iter().enumerate() {
-            ctx.spawn(TaskSpec::process(format!("spinner/{i}"), t.nice, t.cpus.clone()));
+            ctx.spawn(TaskSpec::process(
+                format!("spinner/{i}"),
+                t.nice,
+                t.cpus.clone(),
+            ));
         }
     }
 

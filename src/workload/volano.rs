@@ -115,7 +115,11 @@ impl Volano {
     pub fn new(p: VolanoParams) -> CoreResult<Self> {
         let lim = |name: &str, v: u32, lo: u32, hi: u32| {
             if v < lo || v > hi {
-                Err(CoreError::invalid(name, v, format!("an integer from {lo} to {hi}")))
+                Err(CoreError::invalid(
+                    name,
+                    v,
+                    format!("an integer from {lo} to {hi}"),
+                ))
             } else {
                 Ok(())
             }
@@ -226,9 +230,20 @@ impl Volano {
                     }
                 }
                 St::Read => {
-                    let chan = if server { &mut self.c2s[u] } else { &mut self.s2c[u] };
+                    let chan = if server {
+                        &mut self.c2s[u]
+                    } else {
+                        &mut self.s2c[u]
+                    };
                     let mut op = self.th[i].op;
-                    let r = chan.read_step(t, &mut op, PACKET_BYTES, c.tcp_read_ns, &mut self.stats, ctx);
+                    let r = chan.read_step(
+                        t,
+                        &mut op,
+                        PACKET_BYTES,
+                        c.tcp_read_ns,
+                        &mut self.stats,
+                        ctx,
+                    );
                     self.th[i].op = op;
                     if let Some(a) = r {
                         return a;
@@ -336,9 +351,21 @@ impl Volano {
                     }
                 },
                 St::Send(pkt) => {
-                    let chan = if server { &mut self.s2c[u] } else { &mut self.c2s[u] };
+                    let chan = if server {
+                        &mut self.s2c[u]
+                    } else {
+                        &mut self.c2s[u]
+                    };
                     let mut op = self.th[i].op;
-                    let r = chan.write_step(t, &mut op, PACKET_BYTES, PACKET_BYTES + 668, c.tcp_write_ns, &mut self.stats, ctx);
+                    let r = chan.write_step(
+                        t,
+                        &mut op,
+                        PACKET_BYTES,
+                        PACKET_BYTES + 668,
+                        c.tcp_write_ns,
+                        &mut self.stats,
+                        ctx,
+                    );
                     self.th[i].op = op;
                     if let Some(a) = r {
                         return a;
@@ -346,7 +373,11 @@ impl Volano {
                     // the reader learns the packet's kind from this queue
                     let reader = self.reader_of(u, !server);
                     self.th[reader].batch.push_back(pkt);
-                    self.th[i].st = if pkt == Packet::Close { St::Exit } else { St::Sent };
+                    self.th[i].st = if pkt == Packet::Close {
+                        St::Exit
+                    } else {
+                        St::Sent
+                    };
                 }
                 St::Exit => {
                     self.th[i].st = St::Gone;
@@ -395,7 +426,11 @@ impl Workload for Volano {
                     cpus: None,
                     mm: Some(mm),
                 });
-                let st = if kind == Kind::ServerRecv { St::Read } else { St::Begin };
+                let st = if kind == Kind::ServerRecv {
+                    St::Read
+                } else {
+                    St::Begin
+                };
                 self.th.push(Th {
                     kind,
                     user: u,
@@ -430,7 +465,14 @@ impl Workload for Volano {
             ("messages_sent", sent as f64),
             ("messages_received", received as f64),
             ("messages", total),
-            ("throughput", if elapsed > 0.0 { (total / elapsed).round() } else { 0.0 }),
+            (
+                "throughput",
+                if elapsed > 0.0 {
+                    (total / elapsed).round()
+                } else {
+                    0.0
+                },
+            ),
         ]
     }
 }
