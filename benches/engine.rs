@@ -10,20 +10,29 @@
 
 use schedlab::engine::queue::EventQueue;
 use schedlab::rng::Rng;
+use schedlab::workload::hackbench::{Hackbench, HackbenchParams, Ipc, Mode};
 use schedlab::workload::spinners::{Dist, SpinnerTask, Spinners};
+use schedlab::workload::volano::{Volano, VolanoParams};
+use schedlab::Workload;
 use schedlab::{simulate, CostModel, Kernel, Machine, RunOptions};
 use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::time::Instant;
 
 fn scenario(name: &str, machine: &str, tasks: Vec<SpinnerTask>, dist: Dist, secs: f64) {
+    run(name, machine, secs, &|| {
+        Box::new(Spinners::new(tasks.clone(), dist).unwrap())
+    });
+}
+
+fn run(name: &str, machine: &str, secs: f64, make: &dyn Fn() -> Box<dyn Workload>) {
     let m = Machine::preset(machine).unwrap();
     let k = Kernel::v3_8();
-    let c = CostModel::default();
+    let c = CostModel::for_machine(&m);
     let mut best = f64::INFINITY;
     let mut last = None;
     for _ in 0..3 {
-        let w = Spinners::new(tasks.clone(), dist).unwrap();
+        let w = make();
         let opts = RunOptions {
             seed: 1,
             duration_ns: Some((secs * 1e9) as u64),
@@ -31,13 +40,14 @@ fn scenario(name: &str, machine: &str, tasks: Vec<SpinnerTask>, dist: Dist, secs
             sample_interval_ns: 100_000_000,
         };
         let t0 = Instant::now();
-        let r = simulate(&m, &k, &c, Box::new(w), opts, &|| false).unwrap();
+        let r = simulate(&m, &k, &c, w, opts, &|| false).unwrap();
         best = best.min(t0.elapsed().as_secs_f64());
         last = Some(r);
     }
     let r = last.unwrap();
     let cs = r.metric("context_switches").unwrap();
     let ev = r.metric("events").unwrap();
+    let secs = r.metric("sim_time_s").unwrap();
     println!(
         "{name:<44} {secs:>5.1} sim-s  {:>7.3} wall-s  {:>8.2} sim-s/wall-s  {:>12.0} cs/wall-s  {:>12.0} events/wall-s",
         best,
@@ -123,6 +133,47 @@ fn main() {
         spinners(224, Some(50), Some(50)),
         Dist::Exp,
         0.5,
+    );
+    for (ipc, mode) in [
+        (Ipc::Socket, Mode::Process),
+        (Ipc::Socket, Mode::Thread),
+        (Ipc::Pipe, Mode::Process),
+        (Ipc::Pipe, Mode::Thread),
+    ] {
+        let name = format!("vm-2: hackbench -g 10 -l 200 {ipc:?} {mode:?}");
+        run(&name, "vm-2", 600.0, &|| {
+            Box::new(
+                Hackbench::new(HackbenchParams {
+                    groups: 10,
+                    fds: 20,
+                    loops: 200,
+                    datasize: 100,
+                    ipc,
+                    mode,
+                    sndbuf: 212_992,
+                    skb_overhead: 668,
+                })
+                .unwrap(),
+            )
+        });
+    }
+    run(
+        "core2-2s: volano 10 rooms x 20 users x 20",
+        "core2-2s",
+        600.0,
+        &|| {
+            Box::new(
+                Volano::new(VolanoParams {
+                    rooms: 10,
+                    users: 20,
+                    messages: 20,
+                    handle_ns: 3000,
+                    send_ns: 2000,
+                    enqueue_ns: 500,
+                })
+                .unwrap(),
+            )
+        },
     );
     println!("\n== event queue, hold model (M pop+push per s) ==");
     println!("{:>10} {:>12} {:>12}", "pending", "BinaryHeap", "BTreeMap");
