@@ -22,6 +22,14 @@ class _Frozen:
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable; use .replace({name}=...)")
 
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        try:
+            return self._f[name]
+        except KeyError:
+            raise AttributeError(f"{type(self).__name__} has no field {name!r}") from None
+
     def to_dict(self) -> dict[str, Any]:
         """The fields as a plain dict."""
         return dict(self._f)
@@ -94,14 +102,6 @@ class Machine(_Frozen):
     @staticmethod
     def presets() -> list[str]:
         return _core.machine_presets()
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        try:
-            return self._f[name]
-        except KeyError:
-            raise AttributeError(f"Machine has no field {name!r}") from None
 
     def __repr__(self) -> str:
         f = self._f
@@ -177,14 +177,6 @@ class Kernel(_Frozen):
         k: Kernel = Kernel._from(_core.kernel_replace(self._f["name"], fields, changes))
         return k
 
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        try:
-            return self._f[name]
-        except KeyError:
-            raise AttributeError(f"Kernel has no field {name!r}") from None
-
     def diff(self, other: Kernel | None = None) -> dict[str, Any]:
         """Fields that differ from ``other`` (default: this profile's preset)."""
         base = other if other is not None else Kernel.preset(self._f["name"])
@@ -245,14 +237,6 @@ class CostModel(_Frozen):
     def replace(self, **changes: Any) -> CostModel:
         c: CostModel = CostModel._from(_core.cost_replace(self._f, changes))
         return c
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        try:
-            return self._f[name]
-        except KeyError:
-            raise AttributeError(f"CostModel has no field {name!r}") from None
 
     def __repr__(self) -> str:
         return "CostModel(" + ", ".join(f"{k}={v}" for k, v in self._f.items()) + ")"

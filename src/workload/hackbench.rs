@@ -12,7 +12,7 @@
 //! the main task's address space.
 
 use super::ipc::{Chan, ChanStats, Op, Pipe, UnixSock, WaitList};
-use super::{Action, Ctx, TaskSpec, Work, Workload};
+use super::{sys, Action, Ctx, TaskSpec, Workload};
 use crate::error::{CoreError, CoreResult};
 use crate::sched::fair::TaskId;
 use crate::topology::Machine;
@@ -169,13 +169,6 @@ impl Hackbench {
         }
     }
 
-    fn sys(ns: u64) -> Action {
-        Action::Compute {
-            ns: ns.max(1),
-            kind: Work::Sys,
-        }
-    }
-
     fn main_step(&mut self, ctx: &mut Ctx) -> Action {
         let c = ctx.cost;
         let total = self.workers();
@@ -206,7 +199,7 @@ impl Hackbench {
                         done: 0,
                     });
                     self.w[0].phase = Phase::Forking(k + 1);
-                    return Self::sys(match self.p.mode {
+                    return sys(match self.p.mode {
                         Mode::Process => c.fork_ns,
                         Mode::Thread => c.clone_ns,
                     });
@@ -219,12 +212,12 @@ impl Hackbench {
                     }
                     self.w[0].phase = Phase::ReadReady;
                     // read(ready_fd) of one byte per worker
-                    return Self::sys(c.pipe_read_ns * total);
+                    return sys(c.pipe_read_ns * total);
                 }
                 Phase::ReadReady => {
                     self.t0 = Some(ctx.now);
                     self.w[0].phase = Phase::Go;
-                    return Self::sys(c.pipe_write_ns);
+                    return sys(c.pipe_write_ns);
                 }
                 Phase::Go => {
                     // the one byte on the wake pipe: every poller wakes
@@ -236,7 +229,7 @@ impl Hackbench {
                     if self.reaped < self.exited {
                         let n = self.exited - self.reaped;
                         self.reaped = self.exited;
-                        return Self::sys(n * c.reap_ns);
+                        return sys(n * c.reap_ns);
                     }
                     if self.reaped == total {
                         self.t1 = Some(ctx.now);
@@ -295,7 +288,7 @@ impl Workload for Hackbench {
             match self.w[i].phase {
                 Phase::Start => {
                     self.w[i].phase = Phase::Ready;
-                    return Self::sys(c.pipe_write_ns);
+                    return sys(c.pipe_write_ns);
                 }
                 Phase::Ready => {
                     self.ready += 1;
@@ -304,7 +297,7 @@ impl Workload for Hackbench {
                     }
                     self.w[i].phase = Phase::Barrier;
                     // poll() on the wake fd
-                    return Self::sys(c.syscall_ns);
+                    return sys(c.syscall_ns);
                 }
                 Phase::Barrier => {
                     if !self.started {
@@ -373,7 +366,7 @@ impl Workload for Hackbench {
                 },
                 Phase::Exit => {
                     self.w[i].phase = Phase::Woke;
-                    return Self::sys(match self.p.mode {
+                    return sys(match self.p.mode {
                         Mode::Process => c.exit_ns,
                         Mode::Thread => c.exit_thread_ns,
                     });

@@ -305,12 +305,20 @@ pub struct ChanStats {
     pub writer_blocks: u64,
 }
 
-use super::{Action, Work};
+use super::{sys, Action};
 
-fn sys(ns: u64) -> Action {
-    Action::Compute {
-        ns: ns.max(1),
-        kind: Work::Sys,
+/// Take `p.mutex` for `t`, or say what to do meanwhile (spin or sleep).
+fn lock_pipe(p: &mut Pipe, t: TaskId, hold: u64, op: &mut Op, ctx: &Ctx) -> Result<(), Action> {
+    match p.mutex.lock(t, hold, ctx) {
+        Lock::Spin(d) => {
+            op.state = OpState::Spinning;
+            Err(sys(d))
+        }
+        Lock::Sleep => {
+            op.state = OpState::WaitLock;
+            Err(Action::Block)
+        }
+        Lock::Acquired => Ok(()),
     }
 }
 
@@ -338,28 +346,19 @@ impl Chan {
                     *op = Op::default();
                     return None;
                 }
-                match p.mutex.lock(t, hold, ctx) {
-                    Lock::Spin(d) => {
-                        op.state = OpState::Spinning;
-                        Some(sys(d))
-                    }
-                    Lock::Sleep => {
-                        op.state = OpState::WaitLock;
-                        Some(Action::Block)
-                    }
-                    Lock::Acquired if !p.has_room(n) => {
-                        p.mutex.unlock(ctx);
-                        p.wr_wait.add(t);
-                        op.state = OpState::WaitRoom;
-                        op.waited = true;
-                        stats.writer_blocks += 1;
-                        Some(Action::Block)
-                    }
-                    Lock::Acquired => {
-                        op.state = OpState::Copying;
-                        Some(sys(hold))
-                    }
+                if let Err(a) = lock_pipe(p, t, hold, op, ctx) {
+                    return Some(a);
                 }
+                if !p.has_room(n) {
+                    p.mutex.unlock(ctx);
+                    p.wr_wait.add(t);
+                    op.state = OpState::WaitRoom;
+                    op.waited = true;
+                    stats.writer_blocks += 1;
+                    return Some(Action::Block);
+                }
+                op.state = OpState::Copying;
+                Some(sys(hold))
             }
             Chan::Sock(s) => {
                 if op.state == OpState::Copying {
@@ -399,27 +398,18 @@ impl Chan {
                     *op = Op::default();
                     return None;
                 }
-                match p.mutex.lock(t, hold, ctx) {
-                    Lock::Spin(d) => {
-                        op.state = OpState::Spinning;
-                        Some(sys(d))
-                    }
-                    Lock::Sleep => {
-                        op.state = OpState::WaitLock;
-                        Some(Action::Block)
-                    }
-                    Lock::Acquired if p.bytes() < n as u64 => {
-                        p.mutex.unlock(ctx);
-                        p.rd_wait.add(t);
-                        op.state = OpState::WaitData;
-                        stats.reader_blocks += 1;
-                        Some(Action::Block)
-                    }
-                    Lock::Acquired => {
-                        op.state = OpState::Copying;
-                        Some(sys(hold))
-                    }
+                if let Err(a) = lock_pipe(p, t, hold, op, ctx) {
+                    return Some(a);
                 }
+                if p.bytes() < n as u64 {
+                    p.mutex.unlock(ctx);
+                    p.rd_wait.add(t);
+                    op.state = OpState::WaitData;
+                    stats.reader_blocks += 1;
+                    return Some(Action::Block);
+                }
+                op.state = OpState::Copying;
+                Some(sys(hold))
             }
             Chan::Sock(s) => {
                 if op.state == OpState::Copying {

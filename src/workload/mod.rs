@@ -42,6 +42,22 @@ pub enum Action {
     Exit,
 }
 
+/// A system-time burst of `ns` (at least 1 ns).
+pub fn sys(ns: u64) -> Action {
+    Action::Compute {
+        ns: ns.max(1),
+        kind: Work::Sys,
+    }
+}
+
+/// A user-time burst of `ns` (at least 1 ns).
+pub fn user(ns: u64) -> Action {
+    Action::Compute {
+        ns: ns.max(1),
+        kind: Work::User,
+    }
+}
+
 /// A task to create.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TaskSpec {

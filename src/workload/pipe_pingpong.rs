@@ -7,7 +7,7 @@
 
 use super::hackbench::Mode;
 use super::ipc::{Chan, ChanStats, Op, Pipe};
-use super::{Action, Ctx, TaskSpec, Work, Workload};
+use super::{sys, Action, Ctx, TaskSpec, Workload};
 use crate::error::{CoreError, CoreResult};
 use crate::sched::fair::TaskId;
 use crate::topology::Machine;
@@ -68,13 +68,6 @@ impl PipePingpong {
         })
     }
 
-    fn sys(ns: u64) -> Action {
-        Action::Compute {
-            ns: ns.max(1),
-            kind: Work::Sys,
-        }
-    }
-
     fn spawn(&mut self, ctx: &mut Ctx, name: &str, is_a: bool) {
         let mm = match self.mode {
             Mode::Process => None,
@@ -132,13 +125,13 @@ impl Workload for PipePingpong {
                     Mode::Process => {
                         self.spawn(ctx, "sched-pipe/A", true);
                         self.t[0].phase = Phase::Loop;
-                        return Self::sys(c.fork_ns);
+                        return sys(c.fork_ns);
                     }
                     Mode::Thread => {
                         self.spawn(ctx, "sched-pipe/A", true);
                         self.spawn(ctx, "sched-pipe/B", false);
                         self.t[0].phase = Phase::Join;
-                        return Self::sys(2 * c.clone_ns);
+                        return sys(2 * c.clone_ns);
                     }
                 },
                 Phase::Loop => {
@@ -192,11 +185,11 @@ impl Workload for PipePingpong {
                     }
                     self.t1 = Some(ctx.now);
                     self.t[0].phase = Phase::Done;
-                    return Self::sys(c.reap_ns * children);
+                    return sys(c.reap_ns * children);
                 }
                 Phase::Exit => {
                     self.t[i].phase = Phase::Done;
-                    return Self::sys(match self.mode {
+                    return sys(match self.mode {
                         Mode::Process => c.exit_ns,
                         Mode::Thread => c.exit_thread_ns,
                     });

@@ -19,7 +19,7 @@
 //! never fills (one chat in flight per room), start-up is instantaneous.
 
 use super::ipc::{Chan, ChanStats, Op, UnixSock, WaitList};
-use super::{Action, Ctx, TaskSpec, Work, Workload};
+use super::{sys, user, Action, Ctx, TaskSpec, Workload};
 use crate::error::{CoreError, CoreResult};
 use crate::sched::fair::TaskId;
 use crate::topology::Machine;
@@ -165,20 +165,6 @@ impl Volano {
         u / self.p.users as usize
     }
 
-    fn user(ns: u64) -> Action {
-        Action::Compute {
-            ns: ns.max(1),
-            kind: Work::User,
-        }
-    }
-
-    fn sys(ns: u64) -> Action {
-        Action::Compute {
-            ns: ns.max(1),
-            kind: Work::Sys,
-        }
-    }
-
     /// `NotifyQueue.putElement()`: append, and `notify()` the waiting send
     /// thread (a futex wake, not sync). Returns the system time to charge.
     fn put(&mut self, u: usize, server: bool, pkt: Packet, ctx: &mut Ctx) -> u64 {
@@ -224,9 +210,9 @@ impl Volano {
             match self.th[i].st {
                 St::Begin => {
                     self.th[i].st = St::Read;
-                    let sys = self.maybe_send(u, ctx);
-                    if sys > 0 {
-                        return Self::sys(sys);
+                    let futex = self.maybe_send(u, ctx);
+                    if futex > 0 {
+                        return sys(futex);
                     }
                 }
                 St::Read => {
@@ -250,10 +236,10 @@ impl Volano {
                     }
                     let pkt = self.th[i].batch.pop_front().unwrap_or(Packet::Chat);
                     self.th[i].st = St::Handle(pkt);
-                    return Self::user(self.p.handle_ns);
+                    return user(self.p.handle_ns);
                 }
                 St::Handle(pkt) => {
-                    let mut sys = 0;
+                    let mut futex = 0;
                     if server {
                         match pkt {
                             Packet::Chat => {
@@ -262,17 +248,17 @@ impl Volano {
                                 let n = self.p.users as usize;
                                 for j in room * n..(room + 1) * n {
                                     if j != u {
-                                        sys += self.put(j, true, Packet::Chat, ctx);
+                                        futex += self.put(j, true, Packet::Chat, ctx);
                                     }
                                 }
-                                sys += self.put(u, true, Packet::Confirm, ctx);
-                                self.th[i].st = St::Futex(sys);
-                                return Self::user(self.p.enqueue_ns * n as u64);
+                                futex += self.put(u, true, Packet::Confirm, ctx);
+                                self.th[i].st = St::Futex(futex);
+                                return user(self.p.enqueue_ns * n as u64);
                             }
                             Packet::Close => {
-                                sys += self.put(u, true, Packet::Close, ctx);
+                                futex += self.put(u, true, Packet::Close, ctx);
                                 self.th[i].st = St::Exit;
-                                return Self::sys(sys);
+                                return sys(futex);
                             }
                             Packet::Confirm => self.th[i].st = St::AfterHandle,
                         }
@@ -280,26 +266,26 @@ impl Volano {
                         match pkt {
                             Packet::Chat => {
                                 self.users[u].received += 1;
-                                sys += self.maybe_send(u, ctx);
+                                futex += self.maybe_send(u, ctx);
                             }
                             Packet::Confirm => {}
                             Packet::Close => unreachable!("clients receive no close"),
                         }
                         if self.done(u) {
-                            sys += self.put(u, false, Packet::Close, ctx);
+                            futex += self.put(u, false, Packet::Close, ctx);
                             self.th[i].st = St::Exit;
-                            return Self::sys(sys);
+                            return sys(futex);
                         }
                         self.th[i].st = St::AfterHandle;
-                        if sys > 0 {
-                            return Self::sys(sys);
+                        if futex > 0 {
+                            return sys(futex);
                         }
                     }
                 }
-                St::Futex(sys) => {
+                St::Futex(ns) => {
                     self.th[i].st = St::AfterHandle;
-                    if sys > 0 {
-                        return Self::sys(sys);
+                    if ns > 0 {
+                        return sys(ns);
                     }
                 }
                 St::AfterHandle => {
@@ -309,7 +295,7 @@ impl Volano {
                 }
                 St::Exit => {
                     self.th[i].st = St::Gone;
-                    return Self::sys(c.exit_thread_ns);
+                    return sys(c.exit_thread_ns);
                 }
                 _ => return self.exit(ctx),
             }
@@ -343,7 +329,7 @@ impl Volano {
                     Some(Packet::Close) if server => self.th[i].st = St::Exit,
                     Some(pkt) => {
                         self.th[i].st = St::Send(pkt);
-                        return Self::user(self.p.send_ns);
+                        return user(self.p.send_ns);
                     }
                     None => {
                         self.th[i].st = St::Wait;
@@ -381,7 +367,7 @@ impl Volano {
                 }
                 St::Exit => {
                     self.th[i].st = St::Gone;
-                    return Self::sys(c.exit_thread_ns);
+                    return sys(c.exit_thread_ns);
                 }
                 _ => return self.exit(ctx),
             }
