@@ -74,6 +74,11 @@ pub struct CostModel {
     pub tcp_read_ns: u64,
     /// A futex system call (a Java monitor's wait or notify).
     pub futex_ns: u64,
+    /// Run-to-run noise: every system-time burst a workload asks for is
+    /// scaled by a uniform factor in [1 − p/100, 1 + p/100] (cache and TLB
+    /// state make the same system call cost more or less). 0 makes
+    /// replicates of a workload without random parameters identical.
+    pub sys_jitter_pct: u64,
 }
 
 impl Default for CostModel {
@@ -110,6 +115,7 @@ impl Default for CostModel {
             tcp_write_ns: 4_000,
             tcp_read_ns: 2_500,
             futex_ns: 800,
+            sys_jitter_pct: 5,
         }
     }
 }
@@ -190,6 +196,7 @@ const FIELDS: &[&str] = &[
     "tcp_write_ns",
     "tcp_read_ns",
     "futex_ns",
+    "sys_jitter_pct",
 ];
 
 /// 1 ms: any single charge larger than that is a mistake, not a model.
@@ -231,6 +238,7 @@ impl CostModel {
             "tcp_write_ns" => &mut self.tcp_write_ns,
             "tcp_read_ns" => &mut self.tcp_read_ns,
             "futex_ns" => &mut self.futex_ns,
+            "sys_jitter_pct" => &mut self.sys_jitter_pct,
             _ => return None,
         })
     }
@@ -249,10 +257,10 @@ impl Fields for CostModel {
     }
 
     fn set(&mut self, name: &str, v: &Value) -> CoreResult<()> {
-        let max = if name == "cache_decay_ns" {
-            MAX_DECAY_NS
-        } else {
-            MAX_COST_NS
+        let max = match name {
+            "cache_decay_ns" => MAX_DECAY_NS,
+            "sys_jitter_pct" => 50,
+            _ => MAX_COST_NS,
         };
         let x = v.as_u64(name, 0, max)?;
         *self.slot(name).ok_or_else(|| Self::unknown(name))? = x;

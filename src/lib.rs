@@ -16,6 +16,7 @@ pub mod kernel;
 pub mod result;
 pub mod rng;
 pub mod sched;
+pub mod sweep;
 pub mod topology;
 pub mod trace;
 pub mod workload;

@@ -9,12 +9,15 @@ load balancing, for sweeping scheduler tunables from Python.
 
 from __future__ import annotations
 
-from . import exceptions, workloads
+from . import exceptions, plot, workloads
 from ._core import __version__, build_profile
 from .config import CostModel, Kernel, Machine
 from .exceptions import ConfigError, ConfigTypeError, SchedlabError, SimulationError
+from .frames import compare, format_lkp, format_perf_stat, summarize
 from .result import Result
 from .run import simulate
+from .spec import load_spec, run_spec
+from .sweep import SweepInterrupted, derive_seed, sweep
 from .workloads import Workload
 
 __all__ = [
@@ -28,8 +31,18 @@ __all__ = [
     "Result",
     "SchedlabError",
     "SimulationError",
+    "SweepInterrupted",
     "Workload",
+    "compare",
+    "derive_seed",
     "exceptions",
+    "format_lkp",
+    "format_perf_stat",
+    "load_spec",
+    "plot",
+    "run_spec",
     "simulate",
+    "summarize",
+    "sweep",
     "workloads",
 ]

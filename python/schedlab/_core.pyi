@@ -22,6 +22,7 @@ __all__ = [
     "cost_for_machine",
     "workload_check",
     "simulate",
+    "run_batch",
 ]
 
 __version__: str
@@ -57,3 +58,4 @@ def simulate(
     trace_limit: int | None,
     interval_ns: int,
 ) -> dict[str, Any]: ...
+def run_batch(specs: list[dict[str, Any]], threads: int) -> list[dict[str, Any]]: ...

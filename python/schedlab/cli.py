@@ -30,23 +30,50 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _pairs(items: list[str] | None, flag: str) -> dict[str, Any]:
+    out = {}
+    for kv in items or []:
+        if "=" not in kv:
+            raise SchedlabError(f"{flag} expects NAME=VALUE, got {kv!r}")
+        k, v = kv.split("=", 1)
+        out[k] = _parse_value(v)
+    return out
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
-    from .config import Kernel
+    from . import workloads
+    from .config import CostModel, Kernel, Machine
     from .run import simulate
-    from .workloads import spinners
 
     kernel = Kernel.preset(args.kernel)
-    changes = {}
-    for kv in args.set or []:
-        if "=" not in kv:
-            raise SystemExit(f"schedlab: error: --set expects FIELD=VALUE, got {kv!r}")
-        k, v = kv.split("=", 1)
-        changes[k] = _parse_value(v)
+    changes = _pairs(args.set, "--set")
     if changes:
         kernel = kernel.replace(**changes)
-    nice = [int(x) for x in args.nice.split(",")]
-    w = spinners(nice=nice, run_us=args.run_us, sleep_us=args.sleep_us, yields=args.yields or None)
-    r = simulate(args.machine, kernel, w, seed=args.seed, duration_s=args.duration)
+    machine = Machine.preset(args.machine)
+    costs = CostModel.preset(machine).replace(**_pairs(args.cost, "--cost"))
+    params = _pairs(args.param, "--param")
+    if args.workload == "spinners":
+        nice = [int(x) for x in args.nice.split(",")]
+        params = {
+            "nice": nice,
+            "run_us": args.run_us,
+            "sleep_us": args.sleep_us,
+            "yields": args.yields or None,
+            **params,
+        }
+    if args.workload not in workloads._FACTORIES:
+        raise SchedlabError(
+            f"invalid --workload={args.workload!r}: expected one of "
+            f"{', '.join(workloads._FACTORIES)}"
+        )
+    try:
+        w = workloads._FACTORIES[args.workload](**params)
+    except TypeError as e:
+        raise SchedlabError(f"invalid --param for {args.workload}: {e}") from None
+    duration = args.duration
+    if duration is None and args.workload == "spinners":
+        duration = 1.0
+    r = simulate(machine, kernel, w, seed=args.seed, duration_s=duration, costs=costs)
     if args.json:
         print(json.dumps({"status": r.status, **r.metrics}))
     else:
@@ -54,6 +81,30 @@ def _cmd_run(args: argparse.Namespace) -> int:
         for k, v in r.metrics.items():
             print(f"{k:>20}  {v:,.6g}")
     return 0 if r.ok else 1
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from .spec import load_spec, run_spec
+
+    spec = load_spec(args.spec)
+    if args.threads is not None:
+        spec["threads"] = args.threads
+    df = run_spec(spec, progress=not args.no_progress, checkpoint=args.checkpoint)
+    import json
+
+    from . import _core
+
+    df.write_parquet(
+        args.output,
+        metadata={
+            "schedlab.spec": json.dumps(spec, default=str),
+            "schedlab.version": _core.__version__,
+            "schedlab.build_profile": _core.build_profile,
+        },
+    )
+    ok = (df["status"] == "ok").sum()
+    print(f"schedlab: {df.height} runs ({ok} ok) written to {args.output}", file=sys.stderr)
+    return 0 if ok == df.height else 1
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -66,23 +117,47 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--quick", action="store_true", help="shorter runs")
     d.add_argument("--no-progress", action="store_true")
     d.set_defaults(fn=_cmd_demo)
-    r = sub.add_parser("run", help="run one simulation of spinners")
+    r = sub.add_parser("run", help="run one simulation")
     r.add_argument("--machine", default="vm-2")
     r.add_argument("--kernel", default="v3.8")
+    r.add_argument(
+        "--workload", default="spinners", help="spinners, hackbench, pipe_pingpong or volano"
+    )
+    r.add_argument(
+        "--param",
+        action="append",
+        metavar="NAME=VALUE",
+        help="workload argument, e.g. --param groups=5 --param ipc=pipe",
+    )
     r.add_argument("--set", action="append", metavar="FIELD=VALUE", help="kernel field override")
-    r.add_argument("--nice", default="0,0,0", help="comma-separated nice values, one per task")
+    r.add_argument("--cost", action="append", metavar="FIELD=VALUE", help="cost model override")
+    r.add_argument("--nice", default="0,0,0", help="spinners: comma-separated nice values")
     r.add_argument("--run-us", type=float, default=None)
     r.add_argument("--sleep-us", type=float, default=None)
     r.add_argument("--yields", action="store_true")
-    r.add_argument("--duration", type=float, default=1.0, help="simulated seconds")
+    r.add_argument(
+        "--duration",
+        type=float,
+        default=None,
+        help="bound on simulated seconds (spinners: default 1)",
+    )
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--json", action="store_true", help="print metrics as one JSON object")
     r.set_defaults(fn=_cmd_run)
+    sw = sub.add_parser("sweep", help="run a sweep spec (TOML) to a Parquet file")
+    sw.add_argument("spec", help="the sweep spec (see schedlab.spec)")
+    sw.add_argument("-o", "--output", required=True, help="Parquet file to write")
+    sw.add_argument("--threads", type=int, default=None)
+    sw.add_argument(
+        "--checkpoint", default=None, help="Parquet checkpoint: resume an interrupted sweep from it"
+    )
+    sw.add_argument("--no-progress", action="store_true")
+    sw.set_defaults(fn=_cmd_sweep)
     args = p.parse_args(argv)
     try:
         rc: int = args.fn(args)
         return rc
-    except SchedlabError as e:
+    except (SchedlabError, ValueError, TypeError) as e:
         print(f"schedlab: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -5,7 +5,8 @@ a ``Workload`` value for ``simulate``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import inspect
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,11 +21,32 @@ class Workload:
 
     kind: str
     params: dict[str, Any] = field(default_factory=dict)
-    #: The arguments as the user gave them (for display and result columns).
+    #: Every argument of the ``schedlab.workloads`` function that made it.
     args: dict[str, Any] = field(default_factory=dict)
 
+    def replace(self, **changes: Any) -> Workload:
+        """The same workload with some arguments changed (validated again)."""
+        factory = _FACTORIES[self.kind]
+        allowed = _PARAMS[self.kind]
+        for k in changes:
+            if k not in allowed:
+                raise ConfigError(
+                    f"unknown {self.kind} parameter {k!r}: expected one of {', '.join(allowed)}"
+                )
+        w: Workload = factory(**{**self.args, **changes})
+        return w
+
+    @staticmethod
+    def parameters(kind: str) -> list[str]:
+        """The parameter names of workload ``kind``."""
+        if kind not in _FACTORIES:
+            raise ConfigError(
+                f"invalid workload kind {kind!r}: expected one of {', '.join(_FACTORIES)}"
+            )
+        return list(_PARAMS[kind])
+
     def __repr__(self) -> str:
-        a = ", ".join(f"{k}={v!r}" for k, v in self.args.items())
+        a = ", ".join(f"{k}={v!r}" for k, v in self.args.items() if v is not None)
         return f"{self.kind}({a})"
 
 
@@ -124,12 +146,14 @@ def spinners(
         "dist": dist,
     }
     _core.workload_check("spinners", params)
-    args: dict[str, Any] = {"nice": nices}
-    for k, v in (("run_us", run_us), ("sleep_us", sleep_us), ("cpus", cpus), ("yields", yields)):
-        if v is not None:
-            args[k] = v
-    if dist != "fixed":
-        args["dist"] = dist
+    args = {
+        "nice": nices,
+        "run_us": run_us,
+        "sleep_us": sleep_us,
+        "cpus": cpus,
+        "yields": yields,
+        "dist": dist,
+    }
     return Workload("spinners", params, args)
 
 
@@ -215,8 +239,24 @@ def volano(
         "enqueue_ns": round(need_number("enqueue_us", enqueue_us) * 1000),
     }
     _core.workload_check("volano", params)
-    args = {"rooms": rooms, "users": users, "messages": messages}
+    args = {
+        "rooms": rooms,
+        "users": users,
+        "messages": messages,
+        "handle_us": handle_us,
+        "send_us": send_us,
+        "enqueue_us": enqueue_us,
+    }
     return Workload("volano", params, args)
 
+
+_FACTORIES: dict[str, Callable[..., Workload]] = {
+    "spinners": spinners,
+    "hackbench": hackbench,
+    "pipe_pingpong": pipe_pingpong,
+    "volano": volano,
+}
+
+_PARAMS = {k: tuple(inspect.signature(f).parameters) for k, f in _FACTORIES.items()}
 
 __all__ = ["Workload", "hackbench", "pipe_pingpong", "spinners", "volano"]

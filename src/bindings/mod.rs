@@ -388,6 +388,125 @@ fn simulate<'py>(
     result_to_py(py, r)
 }
 
+/// Build one sweep run from its dict, or say why it cannot run.
+fn run_spec(py: Python<'_>, d: &Bound<'_, PyDict>) -> PyResult<crate::sweep::RunSpec> {
+    let item = |k: &str| -> PyResult<Bound<'_, PyAny>> {
+        d.get_item(k)?
+            .ok_or_else(|| pyo3::exceptions::PyKeyError::new_err(k.to_string()))
+    };
+    let machine = machine_from(py, item("machine")?.cast::<PyDict>()?)?;
+    let empty = PyDict::new(py);
+    let kernel = kernel_from(
+        py,
+        &item("kernel_base")?.extract::<String>()?,
+        item("kernel")?.cast::<PyDict>()?,
+        &empty,
+    )?;
+    let cost = cost_from(py, item("cost")?.cast::<PyDict>()?, &empty)?;
+    let workload = workload_from(
+        py,
+        &item("workload_kind")?.extract::<String>()?,
+        item("workload")?.cast::<PyDict>()?,
+    )?;
+    let opts = RunOptions {
+        seed: item("seed")?.extract()?,
+        duration_ns: item("duration_ns")?.extract()?,
+        trace_limit: None,
+        sample_interval_ns: item("interval_ns")?.extract()?,
+    };
+    Ok(crate::sweep::RunSpec {
+        machine,
+        kernel,
+        cost,
+        workload,
+        opts,
+    })
+}
+
+/// Run many configurations in parallel on `threads` threads (0 = all
+/// cores), the GIL released. A run whose configuration is invalid comes back
+/// with status "error" and the message; the others are unaffected. Ctrl-C
+/// cancels the runs in progress and raises `KeyboardInterrupt`.
+#[pyfunction]
+fn run_batch<'py>(
+    py: Python<'py>,
+    specs: &Bound<'py, PyList>,
+    threads: usize,
+) -> PyResult<Bound<'py, PyList>> {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    let mut built: Vec<crate::sweep::RunSpec> = Vec::new();
+    let mut slot: Vec<Result<usize, String>> = Vec::new();
+    for d in specs.iter() {
+        let d = d.cast::<PyDict>()?;
+        match run_spec(py, d) {
+            Ok(s) => {
+                slot.push(Ok(built.len()));
+                built.push(s);
+            }
+            Err(e) => slot.push(Err(e.value(py).to_string())),
+        }
+    }
+    let cancel = AtomicBool::new(false);
+    let done = AtomicU64::new(0);
+    let mut interrupt: Option<PyErr> = None;
+    let outcomes = py.detach(|| {
+        std::thread::scope(|s| {
+            let (tx, rx) = std::sync::mpsc::channel();
+            let (cancel, done) = (&cancel, &done);
+            s.spawn(move || {
+                // the receiver outlives this scope's threads
+                let _ = tx.send(crate::sweep::run_many(built, threads, cancel, done));
+            });
+            // Wait for the runs; every 20 ms, look for Ctrl-C.
+            loop {
+                match rx.recv_timeout(std::time::Duration::from_millis(20)) {
+                    Ok(r) => break r,
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                        if interrupt.is_none() {
+                            if let Err(e) = Python::attach(|py| py.check_signals()) {
+                                interrupt = Some(e);
+                                cancel.store(true, Ordering::Relaxed);
+                            }
+                        }
+                    }
+                    Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                        panic!("sweep thread ended without a result")
+                    }
+                }
+            }
+        })
+    });
+    if let Some(e) = interrupt {
+        return Err(e);
+    }
+    let outcomes = outcomes.map_err(|e| py_err(py, e))?;
+    let out = PyList::empty(py);
+    for sl in slot {
+        let d = PyDict::new(py);
+        match sl {
+            Ok(i) => {
+                let o = &outcomes[i];
+                d.set_item("status", o.status)?;
+                d.set_item("status_detail", &o.detail)?;
+                let m = PyDict::new(py);
+                for (k, v) in &o.metrics {
+                    m.set_item(k, v)?;
+                }
+                d.set_item("metrics", m)?;
+                d.set_item("wall_s", o.wall_ns as f64 / 1e9)?;
+            }
+            Err(msg) => {
+                d.set_item("status", "error")?;
+                d.set_item("status_detail", msg)?;
+                d.set_item("metrics", PyDict::new(py))?;
+                d.set_item("wall_s", 0.0)?;
+            }
+        }
+        out.append(d)?;
+    }
+    Ok(out)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -418,5 +537,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cost_for_machine, m)?)?;
     m.add_function(wrap_pyfunction!(workload_check, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(run_batch, m)?)?;
     Ok(())
 }

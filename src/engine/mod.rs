@@ -186,6 +186,8 @@ pub struct Sim<'a> {
     pub(crate) rqs: Vec<Rq>,
     pub(crate) workload: Box<dyn Workload>,
     pub(crate) rng: Rng,
+    /// The engine's own stream (cost noise), apart from the workload's.
+    pub(crate) noise: Rng,
     pub(crate) trace: Option<Trace>,
     pub(crate) counters: Counters,
     pub(crate) wakes: Vec<(TaskId, bool)>,
@@ -287,6 +289,7 @@ impl<'a> Sim<'a> {
             rqs,
             workload,
             rng: Rng::new(opts.seed),
+            noise: Rng::new(opts.seed ^ 0x6E6F_6973_655F_7331),
             trace: opts.trace_limit.map(Trace::new),
             counters: Counters::default(),
             wakes: Vec::new(),

@@ -1,0 +1,343 @@
+"""Summaries and comparisons of result frames, the way kernel developers read
+perf stat and the 0-day (LKP) reports."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from .exceptions import ConfigError, ConfigTypeError
+
+#: Columns that are never metrics.
+_NOT_METRICS = {"point", "replicate", "seed", "status", "status_detail", "wall_s"}
+
+
+def metric_columns(df: pl.DataFrame) -> list[str]:
+    """The metric columns of a result or sweep frame: the numeric columns
+    after ``status_detail`` (the configuration precedes it), wall clock
+    excluded."""
+    cols = df.columns
+    start = cols.index("status_detail") + 1 if "status_detail" in cols else 0
+    return [
+        c
+        for c in cols[start:]
+        if c not in _NOT_METRICS and "wall" not in c and df.schema[c].is_numeric()
+    ]
+
+
+def _check(df: pl.DataFrame, by: Sequence[str], metrics: Sequence[str] | None) -> list[str]:
+    if not isinstance(df, pl.DataFrame):
+        raise ConfigTypeError(
+            f"invalid type for df: got {type(df).__name__}, expected a polars DataFrame"
+        )
+    for c in by:
+        if c not in df.columns:
+            raise ConfigError(
+                f"invalid by={c!r}: not a column; expected one of {', '.join(df.columns)}"
+            )
+    ms = list(metrics) if metrics is not None else metric_columns(df)
+    for c in ms:
+        if c not in df.columns:
+            raise ConfigError(f"invalid metrics entry {c!r}: not a column of the frame")
+    return ms
+
+
+def _as_list(by: str | Sequence[str]) -> list[str]:
+    return [by] if isinstance(by, str) else list(by)
+
+
+# --- Student's t distribution (no SciPy dependency) -----------------------
+
+
+def _betacf(a: float, b: float, x: float) -> float:
+    """Continued fraction of the regularised incomplete beta function."""
+    tiny = 1e-300
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c, d = 1.0, 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 300):
+        m2 = 2 * m
+        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c if abs(c) > tiny else 1.0 + aa / tiny
+        h *= d * c
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c if abs(c) > tiny else 1.0 + aa / tiny
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < 3e-14:
+            break
+    return h
+
+
+def _betainc(a: float, b: float, x: float) -> float:
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    lbt = (
+        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    )
+    if x < (a + 1.0) / (a + b + 2.0):
+        return math.exp(lbt) * _betacf(a, b, x) / a
+    return 1.0 - math.exp(lbt) * _betacf(b, a, 1.0 - x) / b
+
+
+def t_sf2(t: float, df: float) -> float:
+    """Two-sided p-value of Student's t statistic ``t`` with ``df`` degrees
+    of freedom."""
+    if not math.isfinite(t):
+        return 0.0
+    return _betainc(df / 2.0, 0.5, df / (df + t * t))
+
+
+def t_ppf975(df: float) -> float:
+    """The 97.5 % quantile of Student's t (for 95 % confidence intervals),
+    by bisection on ``t_sf2``."""
+    lo, hi = 0.0, 1000.0
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        if t_sf2(mid, df) > 0.05:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+# --- summaries -------------------------------------------------------------
+
+
+def summarize(
+    df: pl.DataFrame,
+    by: str | Sequence[str] = (),
+    metrics: Sequence[str] | None = None,
+    *,
+    ok_only: bool = True,
+) -> pl.DataFrame:
+    """Per group of ``by``: ``n``, ``mean``, ``stddev``, ``pct_stddev``
+    (100·stddev/mean, perf's "+-") and the 95 % confidence interval of the
+    mean (``ci95`` half-width, ``ci95_low``, ``ci95_high``; Student's t) of
+    every metric, one row per (group, metric). Only ``status == "ok"`` rows
+    count unless ``ok_only=False``."""
+    keys = _as_list(by)
+    ms = _check(df, keys, metrics)
+    if ok_only and "status" in df.columns:
+        df = df.filter(pl.col("status") == "ok")
+    long = df.select(*keys, *[pl.col(m).cast(pl.Float64) for m in ms]).unpivot(
+        index=keys, on=ms, variable_name="metric", value_name="value"
+    )
+    group = [*keys, "metric"]
+    out = (
+        long.group_by(group, maintain_order=True)
+        .agg(
+            n=pl.col("value").drop_nulls().len(),
+            mean=pl.col("value").mean(),
+            stddev=pl.col("value").std(),
+        )
+        .with_columns(
+            pct_stddev=pl.when(pl.col("mean") != 0)
+            .then(100 * pl.col("stddev") / pl.col("mean").abs())
+            .otherwise(None)
+        )
+    )
+    tq = pl.Series("t", [t_ppf975(n - 1) if n > 1 else float("nan") for n in out["n"]])
+    out = out.with_columns(
+        ci95=(tq * pl.col("stddev") / pl.col("n").cast(pl.Float64).sqrt())
+    ).with_columns(
+        ci95_low=pl.col("mean") - pl.col("ci95"),
+        ci95_high=pl.col("mean") + pl.col("ci95"),
+    )
+    return out.sort(group, maintain_order=True) if keys else out
+
+
+def compare(
+    df: pl.DataFrame,
+    by: str,
+    baseline: Any,
+    metrics: Sequence[str] | None = None,
+    *,
+    within: str | Sequence[str] = (),
+    alpha: float = 0.05,
+) -> pl.DataFrame:
+    """LKP-style comparison of every value of ``by`` against ``baseline``.
+
+    One row per (``within`` group, candidate, metric): ``base_mean``,
+    ``base_pct_stddev``, ``change_pct`` (100·(candidate − base)/base),
+    ``cand_mean``, ``cand_pct_stddev``, ``p_value`` (Welch's t-test) and
+    ``significant`` (p < ``alpha``)."""
+    if not isinstance(by, str):
+        raise ConfigTypeError(f"invalid type for by: got {type(by).__name__}, expected str")
+    keys = _as_list(within)
+    ms = _check(df, [by, *keys], metrics)
+    values = df[by].unique().to_list()
+    if baseline not in values:
+        raise ConfigError(
+            f"invalid baseline={baseline!r}: expected one of the {by!r} values "
+            f"{', '.join(map(repr, values))}"
+        )
+    s = summarize(df, [*keys, by], ms)
+    base = (
+        s.filter(pl.col(by) == baseline)
+        .drop(by)
+        .rename(
+            {
+                "n": "base_n",
+                "mean": "base_mean",
+                "stddev": "base_stddev",
+                "pct_stddev": "base_pct_stddev",
+            }
+        )
+        .select(*keys, "metric", "base_n", "base_mean", "base_stddev", "base_pct_stddev")
+    )
+    cand = (
+        s.filter(pl.col(by) != baseline)
+        .rename(
+            {
+                "n": "cand_n",
+                "mean": "cand_mean",
+                "stddev": "cand_stddev",
+                "pct_stddev": "cand_pct_stddev",
+            }
+        )
+        .select(*keys, by, "metric", "cand_n", "cand_mean", "cand_stddev", "cand_pct_stddev")
+    )
+    j = cand.join(base, on=[*keys, "metric"], how="inner")
+    j = j.with_columns(
+        change_pct=pl.when(pl.col("base_mean") != 0)
+        .then(100 * (pl.col("cand_mean") - pl.col("base_mean")) / pl.col("base_mean").abs())
+        .otherwise(None)
+    )
+    p = []
+    for r in j.iter_rows(named=True):
+        p.append(
+            _welch(
+                r["base_mean"],
+                r["base_stddev"],
+                r["base_n"],
+                r["cand_mean"],
+                r["cand_stddev"],
+                r["cand_n"],
+            )
+        )
+    j = j.with_columns(pl.Series("p_value", p, dtype=pl.Float64)).with_columns(
+        significant=pl.col("p_value").fill_nan(1.0).fill_null(1.0) < alpha
+    )
+    return j.select(
+        *keys,
+        by,
+        "metric",
+        "base_mean",
+        "base_pct_stddev",
+        "change_pct",
+        "cand_mean",
+        "cand_pct_stddev",
+        "p_value",
+        "significant",
+        "base_n",
+        "cand_n",
+    )
+
+
+def _welch(
+    m1: float | None, s1: float | None, n1: int, m2: float | None, s2: float | None, n2: int
+) -> float:
+    if n1 < 2 or n2 < 2 or m1 is None or m2 is None or s1 is None or s2 is None:
+        return float("nan")
+    v1, v2 = s1 * s1 / n1, s2 * s2 / n2
+    if v1 + v2 == 0:
+        return 1.0 if m1 == m2 else 0.0
+    t = (m2 - m1) / math.sqrt(v1 + v2)
+    df = (v1 + v2) ** 2 / ((v1 * v1) / (n1 - 1) + (v2 * v2) / (n2 - 1))
+    return t_sf2(abs(t), df)
+
+
+# --- text renderers ----------------------------------------------------------
+
+_PERF_EVENTS = [
+    ("task_clock_s", "msec task-clock", 1e3),
+    ("context_switches", "context-switches", 1.0),
+    ("cpu_migrations", "cpu-migrations", 1.0),
+]
+
+
+def format_perf_stat(df: pl.DataFrame, label: str = "schedlab", *, ok_only: bool = True) -> str:
+    """Render runs like ``perf stat -r N``: mean counters with ``( +- x% )``
+    (the relative standard error of the mean, as perf prints it), CPUs
+    utilized, and the elapsed time."""
+    if not isinstance(df, pl.DataFrame):
+        raise ConfigTypeError(
+            f"invalid type for df: got {type(df).__name__}, expected a polars DataFrame"
+        )
+    if ok_only and "status" in df.columns:
+        df = df.filter(pl.col("status") == "ok")
+    n = df.height
+    if n == 0:
+        raise ConfigError("invalid df: no successful runs to summarise")
+
+    def mean_rel(col: str) -> tuple[float, float]:
+        x = df[col].cast(pl.Float64).to_numpy()
+        mean = float(np.mean(x))
+        sem = float(np.std(x, ddof=1) / math.sqrt(n)) if n > 1 else 0.0
+        return mean, (100 * sem / abs(mean) if mean else 0.0)
+
+    lines = [f" Performance counter stats for '{label}' ({n} runs):", ""]
+    elapsed, el_rel = mean_rel("elapsed_s")
+    for col, name, scale in _PERF_EVENTS:
+        if col not in df.columns:
+            continue
+        mean, rel = mean_rel(col)
+        v = mean * scale
+        num = f"{v:,.2f}" if scale != 1.0 else f"{v:,.0f}"
+        if col == "task_clock_s":
+            extra = f"#  {mean / elapsed if elapsed else 0:8.3f} CPUs utilized"
+        else:
+            extra = f"#  {mean / elapsed / 1e3 if elapsed else 0:8.3f} K/sec"
+        lines.append(f"{num:>18}      {name:<24}{extra:<30}( +- {rel:5.2f}% )")
+    lines += [
+        "",
+        f"{elapsed:>18.4f} +- {elapsed * el_rel / 100:.4f} seconds time elapsed"
+        f"  ( +- {el_rel:5.2f}% )",
+    ]
+    return "\n".join(lines)
+
+
+def format_lkp(cmp: pl.DataFrame, by: str | None = None) -> str:
+    """Render a ``compare`` frame as the 0-day report's table:
+    ``base ± %stddev   %change   candidate ± %stddev   metric``."""
+    if not isinstance(cmp, pl.DataFrame) or "change_pct" not in cmp.columns:
+        raise ConfigTypeError("invalid cmp: expected the frame sl.compare() returns")
+    key = by or cmp.columns[cmp.columns.index("metric") - 1]
+
+    def num(x: float | None) -> str:
+        if x is None or not math.isfinite(x):
+            return "-"
+        return f"{x:.4g}" if abs(x) < 1e4 else f"{x:.4e}" if abs(x) >= 1e9 else f"{x:.0f}"
+
+    def pct(x: float | None) -> str:
+        if x is None or not math.isfinite(x):
+            return "    "
+        return f"± {x:2.0f}%"
+
+    out = []
+    for (cand,), g in cmp.group_by(key, maintain_order=True):
+        out.append(f"{'base':>16} {'%change':>10} {str(cand):>16}")
+        out.append(f"{'-' * 16} {'-' * 10} {'-' * 16}")
+        for r in g.iter_rows(named=True):
+            ch = r["change_pct"]
+            chs = "" if ch is None or not math.isfinite(ch) else f"{ch:+.1f}%"
+            note = "" if r["significant"] else "  (not significant)"
+            out.append(
+                f"{num(r['base_mean']):>10} {pct(r['base_pct_stddev'])} {chs:>10} "
+                f"{num(r['cand_mean']):>10} {pct(r['cand_pct_stddev'])}  "
+                f"{r['metric']}{note}"
+            )
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"

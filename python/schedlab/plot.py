@@ -1,0 +1,98 @@
+"""Plots of sweep frames (matplotlib, imported on first use; install
+``schedlab[plot]``). Each function returns the matplotlib Axes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from .exceptions import ConfigError
+from .frames import summarize
+
+
+def _axes(ax: Any) -> Any:
+    if ax is not None:
+        return ax
+    import matplotlib.pyplot as plt
+
+    _, ax = plt.subplots(figsize=(6, 3.5))
+    return ax
+
+
+def _need(df: pl.DataFrame, *cols: str) -> None:
+    for c in cols:
+        if c not in df.columns:
+            raise ConfigError(
+                f"invalid column {c!r}: not in the frame; expected one of {', '.join(df.columns)}"
+            )
+
+
+def metric_vs(df: pl.DataFrame, x: str, metric: str, hue: str | None = None, ax: Any = None) -> Any:
+    """``metric`` against parameter ``x``: the mean with 95 % confidence
+    error bars over replicates, one line per value of ``hue``."""
+    _need(df, x, metric, *([hue] if hue else []))
+    by = [hue, x] if hue else [x]
+    s = summarize(df, by, [metric]).sort(by)
+    ax = _axes(ax)
+    groups = s.group_by(hue, maintain_order=True) if hue else [((None,), s)]
+    for (h,), g in groups:
+        ax.errorbar(
+            g[x].to_numpy(),
+            g["mean"].to_numpy(),
+            yerr=np.nan_to_num(g["ci95"].to_numpy()),
+            marker="o",
+            capsize=3,
+            label=None if h is None else f"{hue}={h}",
+        )
+    ax.set_xlabel(x)
+    ax.set_ylabel(metric)
+    if hue:
+        ax.legend()
+    return ax
+
+
+def heatmap(df: pl.DataFrame, x: str, y: str, metric: str, ax: Any = None) -> Any:
+    """The mean of ``metric`` over a 2-D grid of ``x`` × ``y``."""
+    _need(df, x, y, metric)
+    s = summarize(df, [y, x], [metric])
+    xs = sorted(s[x].unique().to_list())
+    ys = sorted(s[y].unique().to_list())
+    grid = np.full((len(ys), len(xs)), np.nan)
+    for r in s.iter_rows(named=True):
+        grid[ys.index(r[y]), xs.index(r[x])] = r["mean"]
+    ax = _axes(ax)
+    im = ax.imshow(grid, origin="lower", aspect="auto", cmap="viridis")
+    ax.set_xticks(range(len(xs)), [str(v) for v in xs])
+    ax.set_yticks(range(len(ys)), [str(v) for v in ys])
+    ax.set_xlabel(x)
+    ax.set_ylabel(y)
+    ax.figure.colorbar(im, ax=ax, label=metric)
+    return ax
+
+
+def bisect(df: pl.DataFrame, by: str, good: Any, bad: Any, metric: str, ax: Any = None) -> Any:
+    """The LKP report's sample plot: every run's ``metric`` for the
+    bisect-good (``by == good``) and bisect-bad (``by == bad``) side."""
+    _need(df, by, metric)
+    ax = _axes(ax)
+    for value, marker, label in (
+        (good, "+", "bisect-good sample"),
+        (bad, "o", "bisect-bad sample"),
+    ):
+        v = df.filter(pl.col(by) == value)[metric].to_numpy()
+        if v.size == 0:
+            raise ConfigError(f"invalid {by}={value!r}: no runs have it")
+        ax.plot(
+            np.arange(1, v.size + 1),
+            v,
+            linestyle="none",
+            marker=marker,
+            mfc="none",
+            label=f"{label} ({by}={value})",
+        )
+    ax.set_xlabel("run")
+    ax.set_ylabel(metric)
+    ax.legend()
+    return ax

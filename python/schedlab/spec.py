@@ -1,0 +1,104 @@
+"""Sweep specs in TOML, for batch runs (``schedlab sweep SPEC.toml``)::
+
+machine = "vm-2"          # preset name
+kernel = "v2.6.37"        # preset name
+replicates = 2
+seed = 3
+duration_s = 1.0          # optional: bound on simulated time
+threads = 2               # optional: default all cores
+[kernel_overrides]        # optional Kernel.replace(...) fields
+compat_yield = true
+[costs]                   # optional CostModel.replace(...) fields
+context_switch_ns = 3000
+[workload]
+kind = "hackbench"        # any sl.workloads function; the rest are its arguments
+groups = 2
+loops = 20
+[grid]                    # same keys as sweep(grid=...)
+migration_cost_ns = [0, 500000]
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import tomllib
+
+from . import workloads
+from .config import CostModel, Kernel, Machine
+from .exceptions import ConfigError, ConfigTypeError
+from .sweep import ProgressArg, sweep
+
+_TOP = {
+    "machine",
+    "kernel",
+    "replicates",
+    "seed",
+    "duration_s",
+    "threads",
+    "interval_s",
+    "kernel_overrides",
+    "costs",
+    "workload",
+    "grid",
+}
+
+
+def load_spec(path: str | Path) -> dict[str, Any]:
+    """Read and check a sweep spec; errors name the key and what is allowed."""
+    p = Path(path)
+    try:
+        with p.open("rb") as f:
+            spec = tomllib.load(f)
+    except FileNotFoundError:
+        raise ConfigError(f"invalid spec={str(p)!r}: no such file") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"invalid spec={str(p)!r}: not TOML ({e})") from None
+    unknown = set(spec) - _TOP
+    if unknown:
+        raise ConfigError(
+            f"invalid spec key {sorted(unknown)[0]!r}: expected one of {', '.join(sorted(_TOP))}"
+        )
+    if "workload" not in spec or "kind" not in spec["workload"]:
+        raise ConfigError("invalid spec: a [workload] table with kind = ... is required")
+    return spec
+
+
+def run_spec(
+    spec: dict[str, Any], *, progress: ProgressArg = True, checkpoint: str | Path | None = None
+) -> pl.DataFrame:
+    """Run a loaded spec as a sweep."""
+    for key in ("kernel_overrides", "costs", "workload", "grid"):
+        if key in spec and not isinstance(spec[key], dict):
+            raise ConfigTypeError(f"invalid type for {key}: expected a TOML table")
+    machine = Machine.preset(spec.get("machine", "vm-2"))
+    kernel = Kernel.preset(spec.get("kernel", "v3.8"))
+    if spec.get("kernel_overrides"):
+        kernel = kernel.replace(**spec["kernel_overrides"])
+    costs = CostModel.preset(machine).replace(**spec["costs"]) if spec.get("costs") else None
+    wl = dict(spec["workload"])
+    kind = wl.pop("kind")
+    if kind not in workloads._FACTORIES:
+        raise ConfigError(
+            f"invalid workload kind={kind!r}: expected one of {', '.join(workloads._FACTORIES)}"
+        )
+    try:
+        w = workloads._FACTORIES[kind](**wl)
+    except TypeError as e:
+        raise ConfigError(f"invalid [workload] for {kind}: {e}") from None
+    return sweep(
+        machine,
+        kernel,
+        w,
+        spec.get("grid"),
+        replicates=spec.get("replicates", 1),
+        seed=spec.get("seed", 0),
+        threads=spec.get("threads"),
+        duration_s=spec.get("duration_s"),
+        interval_s=spec.get("interval_s", 0.1),
+        costs=costs,
+        progress=progress,
+        checkpoint=checkpoint,
+    )

@@ -1,0 +1,389 @@
+"""``sweep``: a grid of configurations × replicates, run in parallel, as one
+polars DataFrame — locally on a rayon pool, or chunked over any
+``concurrent.futures`` executor (Dask, Ray, a process pool)."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Executor, Future, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from . import _core
+from ._check import is_list, need_bool, need_int, seconds_to_ns, type_name
+from .config import CostModel, Kernel, Machine
+from .exceptions import ConfigError, ConfigTypeError
+from .run import _kernel, _machine, config_row
+from .workloads import Workload
+
+ProgressArg = bool | Callable[[int, int], None]
+
+_MASK64 = (1 << 64) - 1
+
+
+def _splitmix64(x: int) -> int:
+    x = (x + 0x9E3779B97F4A7C15) & _MASK64
+    z = x
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return z ^ (z >> 31)
+
+
+def derive_seed(seed: int, point: int, replicate: int) -> int:
+    """The seed of run (point, replicate) of a sweep seeded ``seed``:
+    SplitMix64 mixing, so it depends on nothing else (thread count, chunking,
+    executor, order)."""
+    return _splitmix64(_splitmix64(seed ^ _splitmix64(point)) ^ replicate) >> 1
+
+
+class SweepInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a sweep. ``partial`` holds the rows that finished (they
+    are also in the checkpoint file, if one was given)."""
+
+    def __init__(self, partial: pl.DataFrame) -> None:
+        super().__init__("sweep interrupted")
+        self.partial = partial
+
+
+@dataclass
+class _Run:
+    point: int
+    replicate: int
+    row: dict[str, Any]
+    spec: dict[str, Any] | None
+    error: str | None
+
+    @property
+    def runnable(self) -> dict[str, Any]:
+        assert self.spec is not None
+        return self.spec
+
+
+def _grid_keys(workload: Workload) -> list[str]:
+    return (
+        ["machine", "kernel"]
+        + Kernel.fields()
+        + CostModel.fields()
+        + [f"workload.{p}" for p in Workload.parameters(workload.kind)]
+    )
+
+
+def _normalise_grid(grid: Mapping[str, Any] | None, workload: Workload) -> dict[str, list[Any]]:
+    if grid is None:
+        return {}
+    if not isinstance(grid, Mapping):
+        raise ConfigTypeError(
+            f"invalid type for grid: got {type_name(grid)}, expected a dict of lists"
+        )
+    allowed = _grid_keys(workload)
+    out: dict[str, list[Any]] = {}
+    for k, v in grid.items():
+        if k not in allowed:
+            raise ConfigError(
+                f"invalid grid key {k!r}: expected 'machine', 'kernel', a Kernel field, a "
+                f"CostModel field or 'workload.<param>' with <param> one of "
+                f"{', '.join(Workload.parameters(workload.kind))}"
+            )
+        if not is_list(v) or len(v) == 0:
+            raise ConfigError(f"invalid grid[{k!r}]={v!r}: expected a non-empty list of values")
+        out[k] = [x.item() if isinstance(x, np.generic) else x for x in v]
+    return out
+
+
+def _resolve(
+    machine: Machine,
+    kernel: Kernel,
+    costs: CostModel | None,
+    workload: Workload,
+    point: Mapping[str, Any],
+) -> tuple[Machine, Kernel, CostModel, Workload]:
+    m = _machine(point["machine"]) if "machine" in point else machine
+    k = _kernel(point["kernel"]) if "kernel" in point else kernel
+    if "kernel" in point and kernel.diff():
+        # the base kernel's own changes stay on top of a swept preset
+        k = k.replace(**kernel.diff())
+    kf = {f: point[f] for f in Kernel.fields() if f in point}
+    if kf:
+        k = k.replace(**kf)
+    c = costs if costs is not None else CostModel.preset(m)
+    cf = {f: point[f] for f in CostModel.fields() if f in point}
+    if cf:
+        c = c.replace(**cf)
+    wf = {f[len("workload.") :]: v for f, v in point.items() if f.startswith("workload.")}
+    w = workload.replace(**wf) if wf else workload
+    return m, k, c, w
+
+
+def _spec(
+    m: Machine,
+    k: Kernel,
+    c: CostModel,
+    w: Workload,
+    seed: int,
+    duration_ns: int | None,
+    interval_ns: int,
+) -> dict[str, Any]:
+    return {
+        "machine": m.to_dict(),
+        "kernel_base": k.name,
+        "kernel": {f: v for f, v in k.to_dict().items() if f != "name"},
+        "cost": c.to_dict(),
+        "workload_kind": w.kind,
+        "workload": w.params,
+        "seed": seed,
+        "duration_ns": duration_ns,
+        "interval_ns": interval_ns,
+    }
+
+
+def _runs(
+    machine: Machine,
+    kernel: Kernel,
+    costs: CostModel | None,
+    workload: Workload,
+    grid: dict[str, list[Any]],
+    replicates: int,
+    seed: int,
+    duration_s: float | None,
+    duration_ns: int | None,
+    interval_ns: int,
+) -> list[_Run]:
+    keys = list(grid)
+    runs = []
+    for p, values in enumerate(itertools.product(*(grid[k] for k in keys))):
+        point = dict(zip(keys, values, strict=True))
+        try:
+            m, k, c, w = _resolve(machine, kernel, costs, workload, point)
+            err = None
+        except (ValueError, TypeError) as e:
+            err = str(e)
+        for r in range(replicates):
+            s = derive_seed(seed, p, r)
+            row: dict[str, Any] = {"point": p, "replicate": r}
+            if err is None:
+                row.update(config_row(m, k, c, w, s, duration_s))
+                spec = _spec(m, k, c, w, s, duration_ns, interval_ns)
+            else:
+                row.update({key: _plain(v) for key, v in point.items()})
+                row["seed"] = s
+                spec = None
+            runs.append(_Run(p, r, row, spec, err))
+    return runs
+
+
+def _plain(v: Any) -> Any:
+    return v if isinstance(v, bool | int | float | str) or v is None else str(v)
+
+
+def _run_chunk(specs: list[dict[str, Any]], threads: int) -> list[dict[str, Any]]:
+    """Run sweep specs on this worker (what executors call)."""
+    out: list[dict[str, Any]] = _core.run_batch(specs, threads)
+    return out
+
+
+def _finish(run: _Run, outcome: Mapping[str, Any]) -> dict[str, Any]:
+    row = dict(run.row)
+    row["status"] = outcome["status"]
+    row["status_detail"] = outcome["status_detail"]
+    row.update(outcome["metrics"])
+    row["wall_s"] = outcome["wall_s"]
+    return row
+
+
+def _failed(run: _Run) -> dict[str, Any]:
+    row = dict(run.row)
+    row["status"] = "error"
+    row["status_detail"] = run.error
+    row["wall_s"] = 0.0
+    return row
+
+
+def _frame(rows: Iterable[dict[str, Any]]) -> pl.DataFrame:
+    rows = sorted(rows, key=lambda r: (r["point"], r["replicate"]))
+    if not rows:
+        return pl.DataFrame()
+    cols: dict[str, None] = {}
+    for r in rows:
+        for k in r:
+            cols.setdefault(k, None)
+    # wall-clock columns last, the rest in first-seen order
+    order = [c for c in cols if c != "wall_s"] + ["wall_s"]
+    return pl.DataFrame([{c: r.get(c) for c in order} for r in rows], infer_schema_length=None)
+
+
+def _fingerprint(runs: list[_Run]) -> str:
+    h = hashlib.sha256()
+    for r in runs:
+        h.update(
+            json.dumps(
+                [r.point, r.replicate, r.spec, r.error], sort_keys=True, default=str
+            ).encode()
+        )
+    return h.hexdigest()
+
+
+def _load_checkpoint(path: Path, fingerprint: str) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    meta = pl.read_parquet_metadata(path)
+    if meta.get("schedlab.sweep") != fingerprint:
+        raise ConfigError(
+            f"invalid checkpoint={str(path)!r}: it holds a different sweep; "
+            "remove it or choose another path"
+        )
+    df = pl.read_parquet(path)
+    return [r for r in df.to_dicts() if r["status"] != "cancelled"]
+
+
+def _save_checkpoint(path: Path, rows: list[dict[str, Any]], fingerprint: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    _frame(rows).write_parquet(
+        tmp,
+        metadata={
+            "schedlab.sweep": fingerprint,
+            "schedlab.version": _core.__version__,
+            "schedlab.build_profile": _core.build_profile,
+        },
+    )
+    os.replace(tmp, path)
+
+
+def _progress_bar(progress: ProgressArg, total: int, done: int) -> Callable[[int], None]:
+    if callable(progress):
+        count = [done]
+
+        def cb(n: int) -> None:
+            count[0] += n
+            progress(count[0], total)
+
+        return cb
+    if not progress:
+        return lambda n: None
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=total, initial=done, desc="schedlab sweep", unit="run")
+
+    def upd(n: int) -> None:
+        bar.update(n)
+        if bar.n >= total:
+            bar.close()
+
+    return upd
+
+
+def sweep(
+    machine: Machine | str,
+    kernel: Kernel | str,
+    workload: Workload,
+    grid: Mapping[str, Sequence[Any]] | None = None,
+    *,
+    replicates: int = 1,
+    seed: int = 0,
+    threads: int | None = None,
+    progress: ProgressArg = True,
+    executor: Executor | None = None,
+    checkpoint: str | os.PathLike[str] | None = None,
+    costs: CostModel | None = None,
+    duration_s: float | None = None,
+    interval_s: float = 0.1,
+    chunk_size: int | None = None,
+) -> pl.DataFrame:
+    """Run ``workload`` over the cartesian product of ``grid`` × ``replicates``.
+
+    Grid keys: any ``Kernel`` field, ``"kernel"`` and ``"machine"`` (preset
+    names), any ``CostModel`` field, and ``"workload.<param>"``. Returns a
+    polars DataFrame, a row per run in (point, replicate) order: ``point``,
+    ``replicate``, the configuration columns (every grid key among them),
+    ``seed``, ``status`` (``"ok"``, ``"time_limit"``, ``"deadlock"``,
+    ``"error"``), ``status_detail``, every metric, and ``wall_s`` (the only
+    wall-clock column). A point whose configuration is invalid is an
+    ``"error"`` row; the others are unaffected.
+
+    Per-run seeds derive from (``seed``, point, replicate), so the frame does
+    not depend on ``threads``, chunking or ``executor``. ``threads=None``
+    uses every core. ``checkpoint="x.parquet"`` writes finished rows as it
+    goes; running the same sweep again resumes it. ``executor`` is any
+    ``concurrent.futures.Executor`` (``dask.distributed.Client.get_executor()``,
+    a Ray or process pool): the runs are cut into chunks, each a native sweep
+    on a worker (``threads`` per chunk, default 1). Ctrl-C stops promptly and
+    raises ``SweepInterrupted`` carrying the finished rows.
+    """
+    m = _machine(machine)
+    k = _kernel(kernel)
+    if not isinstance(workload, Workload):
+        raise ConfigTypeError(
+            f"invalid type for workload: got {type_name(workload)} {workload!r}, "
+            "expected a schedlab.workloads.* value"
+        )
+    if costs is not None and not isinstance(costs, CostModel):
+        raise ConfigTypeError(
+            f"invalid type for costs: got {type_name(costs)}, expected a schedlab.CostModel"
+        )
+    reps = need_int("replicates", replicates, lo=1, hi=1_000_000)
+    seed = need_int("seed", seed, lo=0, hi=2**64 - 1)
+    nthreads = 0 if threads is None else need_int("threads", threads, lo=1, hi=4096)
+    if not callable(progress):
+        need_bool("progress", progress)
+    if executor is not None and not hasattr(executor, "submit"):
+        raise ConfigTypeError(
+            f"invalid type for executor: got {type_name(executor)}, expected an object "
+            "with .submit() (a concurrent.futures.Executor)"
+        )
+    duration_ns = None if duration_s is None else seconds_to_ns("duration_s", duration_s)
+    interval_ns = seconds_to_ns("interval_s", interval_s)
+    g = _normalise_grid(grid, workload)
+    runs = _runs(m, k, costs, workload, g, reps, seed, duration_s, duration_ns, interval_ns)
+    if len(runs) > 10_000_000:
+        raise ConfigError(f"invalid grid: {len(runs)} runs; expected at most 10000000")
+
+    path = Path(checkpoint) if checkpoint is not None else None
+    fp = _fingerprint(runs)
+    rows: list[dict[str, Any]] = _load_checkpoint(path, fp) if path else []
+    finished = {(r["point"], r["replicate"]) for r in rows}
+    todo = [r for r in runs if (r.point, r.replicate) not in finished]
+    for r in todo:
+        if r.spec is None:
+            rows.append(_failed(r))
+    todo = [r for r in todo if r.spec is not None]
+    tick = _progress_bar(progress, len(runs), len(runs) - len(todo))
+    cores = os.cpu_count() or 1
+    # Local chunks: big enough to keep every core busy (a chunk waits for its
+    # slowest run), small enough for ~32 progress/checkpoint steps.
+    size = chunk_size or (
+        max(1, len(todo) // (4 * cores)) if executor else max(4 * cores, -(-len(todo) // 32))
+    )
+    size = need_int("chunk_size", size, lo=1, hi=10_000_000)
+    chunks = [todo[i : i + size] for i in range(0, len(todo), size)]
+
+    def done(chunk: list[_Run], outcomes: list[dict[str, Any]]) -> None:
+        rows.extend(_finish(r, o) for r, o in zip(chunk, outcomes, strict=True))
+        if path:
+            _save_checkpoint(path, rows, fp)
+        tick(len(chunk))
+
+    try:
+        if executor is None:
+            for chunk in chunks:
+                done(chunk, _core.run_batch([r.runnable for r in chunk], nthreads))
+        else:
+            futures: dict[Future[list[dict[str, Any]]], list[_Run]] = {
+                executor.submit(_run_chunk, [r.runnable for r in c], nthreads or 1): c
+                for c in chunks
+            }
+            for f in as_completed(futures):
+                done(futures[f], f.result())
+    except KeyboardInterrupt:
+        if path:
+            _save_checkpoint(path, rows, fp)
+        raise SweepInterrupted(_frame(rows)) from None
+    if path and not todo:
+        _save_checkpoint(path, rows, fp)
+    return _frame(rows)
