@@ -962,25 +962,21 @@ impl Sim<'_> {
                 if self.rqs[cpu].bal.idle_at_tick {
                     return false;
                 }
-                // first_pick_cpu / second_pick_cpu
-                match self.nohz.first_pick {
-                    None | Some(_)
-                        if self.nohz.first_pick.is_none() || self.nohz.first_pick == Some(cpu) =>
-                    {
-                        self.nohz.first_pick = Some(cpu);
-                        if self.nohz.second_pick == Some(cpu) {
-                            self.nohz.second_pick = None;
-                        }
-                        nr > 1
+                // first_pick_cpu / second_pick_cpu: the first busy CPU to
+                // claim the first pick kicks with two or more runnable
+                // tasks; a second one kicks with any.
+                let first = self.nohz.first_pick;
+                if first.is_none() || first == Some(cpu) {
+                    self.nohz.first_pick = Some(cpu);
+                    if self.nohz.second_pick == Some(cpu) {
+                        self.nohz.second_pick = None;
                     }
-                    _ => {
-                        if self.nohz.second_pick.is_none() || self.nohz.second_pick == Some(cpu) {
-                            self.nohz.second_pick = Some(cpu);
-                            nr > 0
-                        } else {
-                            false
-                        }
-                    }
+                    nr > 1
+                } else if self.nohz.second_pick.is_none() || self.nohz.second_pick == Some(cpu) {
+                    self.nohz.second_pick = Some(cpu);
+                    nr > 0
+                } else {
+                    false
                 }
             }
             NohzKick::V38 => {
