@@ -34,6 +34,8 @@ pub struct CostModel {
     /// Fixed part of one `load_balance()` pass (locks, setup), on the
     /// balancing CPU.
     pub lb_base_ns: u64,
+    /// Per sched group a pass examines (`update_sg_lb_stats` per group).
+    pub lb_per_group_ns: u64,
     /// Per CPU whose statistics a pass reads (`update_sg_lb_stats`).
     pub lb_per_cpu_ns: u64,
     /// Per task `move_tasks()` examines.
@@ -92,6 +94,7 @@ impl Default for CostModel {
             ipi_send_ns: 700,
             ipi_handle_ns: 1_000,
             lb_base_ns: 1_000,
+            lb_per_group_ns: 100,
             lb_per_cpu_ns: 50,
             lb_per_task_ns: 100,
             migrate_task_ns: 1_000,
@@ -173,6 +176,7 @@ const FIELDS: &[&str] = &[
     "ipi_send_ns",
     "ipi_handle_ns",
     "lb_base_ns",
+    "lb_per_group_ns",
     "lb_per_cpu_ns",
     "lb_per_task_ns",
     "migrate_task_ns",
@@ -215,6 +219,7 @@ impl CostModel {
             "ipi_send_ns" => &mut self.ipi_send_ns,
             "ipi_handle_ns" => &mut self.ipi_handle_ns,
             "lb_base_ns" => &mut self.lb_base_ns,
+            "lb_per_group_ns" => &mut self.lb_per_group_ns,
             "lb_per_cpu_ns" => &mut self.lb_per_cpu_ns,
             "lb_per_task_ns" => &mut self.lb_per_task_ns,
             "migrate_task_ns" => &mut self.migrate_task_ns,

@@ -205,6 +205,7 @@ class CostModel(_Frozen):
         ipi_send_ns: int
         ipi_handle_ns: int
         lb_base_ns: int
+        lb_per_group_ns: int
         lb_per_cpu_ns: int
         lb_per_task_ns: int
         migrate_task_ns: int

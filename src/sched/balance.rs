@@ -283,7 +283,7 @@ impl Sim<'_> {
         let ncpus = group.cpus.len() as u64;
         let power = group.power;
         let share_cpupower = d.has(sd::SHARE_CPUPOWER);
-        self.lb_cost_acc += self.cost.lb_per_cpu_ns * ncpus;
+        self.lb_cost_acc += self.cost.lb_per_group_ns + self.cost.lb_per_cpu_ns * ncpus;
         if local && idle != IdleType::NewlyIdle && balance_cpu != this_cpu {
             return None;
         }
