@@ -246,6 +246,7 @@ pub(crate) fn build(
         ("ticks", sum(|r| r.ticks) as f64),
         ("timer_interrupts", counters.timer_irqs as f64),
         ("resched_ipis", counters.resched_ipis as f64),
+        ("resched_ipis_idle", counters.resched_ipis_idle as f64),
         ("function_call_ipis", counters.function_call_ipis as f64),
         ("wakeups", counters.wakeups as f64),
         ("forks", counters.forks as f64),

@@ -26,6 +26,7 @@ CORE_METRICS = (
     "ticks",
     "timer_interrupts",
     "resched_ipis",
+    "resched_ipis_idle",
     "wakeups",
     "forks",
     "yields",

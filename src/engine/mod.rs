@@ -121,6 +121,8 @@ pub(crate) struct Nohz {
 pub(crate) struct Counters {
     pub cpu_migrations: u64,
     pub resched_ipis: u64,
+    /// Reschedule IPIs whose target CPU was idle (waking it).
+    pub resched_ipis_idle: u64,
     pub timer_irqs: u64,
     pub wakeups: u64,
     pub forks: u64,

@@ -104,6 +104,9 @@ impl Sim<'_> {
         }
         rq.resched_pending = true;
         self.counters.resched_ipis += 1;
+        if rq.cfs.curr.is_none() {
+            self.counters.resched_ipis_idle += 1;
+        }
         self.queue.push(
             self.now + self.cost.ipi_latency_ns,
             Event::Resched { cpu: cpu as u32 },
