@@ -137,8 +137,8 @@ def test_progress_callback_counts_every_run():
 
 SCRIPT = textwrap.dedent("""
     import sys, schedlab as sl
-    w = sl.workloads.hackbench(groups=2, loops=40)
-    sl.sweep("core2-2s", "v3.8", w, {"workload.loops": list(range(20, 60))}, replicates=2,
+    w = sl.workloads.hackbench(groups=4, loops=40)
+    sl.sweep("core2-2s", "v3.8", w, {"workload.loops": list(range(60, 100))}, replicates=2,
              seed=5, threads=1, chunk_size=2, progress=False, checkpoint=sys.argv[1])
 """)
 
@@ -161,8 +161,8 @@ def test_checkpoint_resume_after_a_kill_equals_an_uninterrupted_run(tmp_path):
     partial = pl.read_parquet(ck).height
     assert 6 <= partial < 80, partial
     kw = {"replicates": 2, "seed": 5, "threads": 1, "chunk_size": 2, "progress": False}
-    grid = {"workload.loops": list(range(20, 60))}
-    w = sl.workloads.hackbench(groups=2, loops=40)
+    grid = {"workload.loops": list(range(60, 100))}
+    w = sl.workloads.hackbench(groups=4, loops=40)
     resumed = sl.sweep("core2-2s", "v3.8", w, grid, checkpoint=ck, **kw)
     fresh = sl.sweep("core2-2s", "v3.8", w, grid, **kw)
     assert no_wall(resumed).equals(no_wall(fresh))
