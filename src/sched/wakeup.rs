@@ -40,6 +40,12 @@ impl Sim<'_> {
         } else {
             true
         };
+        // "If the currently running task will sleep within a reasonable
+        // amount of time then attract this newly woken task" — before the
+        // schedstat accounting, as in the kernel.
+        if sync && balanced {
+            return true;
+        }
         let tl_per_task = self.cpu_avg_load_per_task(this_cpu) as i64;
         if balanced
             || (this_load <= load
