@@ -367,7 +367,11 @@ fn sync_wakeups_keep_a_ping_pong_pair_within_one_llc() {
         // wake_affine() pulled the wakee next to the waker at least once
         // (fork balancing had put the pair in different L2 pairs)
         let migrations = r.metric("cpu_migrations").unwrap();
-        assert!((1.0..=4.0).contains(&migrations), "{}: {migrations}", k.name);
+        assert!(
+            (1.0..=4.0).contains(&migrations),
+            "{}: {migrations}",
+            k.name
+        );
         // Every wake-up lands in the waker's LLC (an L2 pair on Core 2).
         let tr = r.trace.as_ref().unwrap();
         let mut checked = 0;
