@@ -146,6 +146,7 @@ pub(crate) fn build(
     sd: &[Vec<Domain>],
     sampler: Sampler,
     trace: Option<Trace>,
+    vmstat_truncated: bool,
     workload_metrics: Vec<(&'static str, f64)>,
 ) -> SimResult {
     let mut tt = TaskTable::default();
@@ -291,6 +292,7 @@ pub(crate) fn build(
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
     .collect();
+    metrics.push(("vmstat_truncated".into(), vmstat_truncated as u8 as f64));
     if let Some(tr) = &trace {
         metrics.push(("trace_rows".into(), tr.len() as f64));
         metrics.push(("trace_dropped".into(), tr.dropped as f64));

@@ -35,6 +35,7 @@ CORE_METRICS = (
     "idle_s",
     "wait_s",
     "events",
+    "vmstat_truncated",
 )
 
 

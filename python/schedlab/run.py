@@ -8,7 +8,7 @@ from typing import Any
 from . import _core
 from ._check import need_bool, need_int, seconds_to_ns, type_name
 from .config import CostModel, Kernel, Machine
-from .exceptions import ConfigTypeError
+from .exceptions import ConfigError, ConfigTypeError
 from .result import Result
 from .workloads import Workload
 
@@ -104,6 +104,8 @@ def simulate(
     need_bool("trace", trace)
     limit = need_int("trace_limit", trace_limit, lo=1, hi=2**40)
     interval_ns = seconds_to_ns("interval_s", interval_s)
+    if interval_ns < 10_000:
+        raise ConfigError(f"invalid interval_s={interval_s!r}: expected at least 1e-05 seconds")
     kf = {k2: v for k2, v in k.to_dict().items() if k2 != "name"}
     raw = _core.simulate(
         m.to_dict(),

@@ -339,6 +339,8 @@ def sweep(
         )
     duration_ns = None if duration_s is None else seconds_to_ns("duration_s", duration_s)
     interval_ns = seconds_to_ns("interval_s", interval_s)
+    if interval_ns < 10_000:
+        raise ConfigError(f"invalid interval_s={interval_s!r}: expected at least 1e-05 seconds")
     g = _normalise_grid(grid, workload)
     runs = _runs(m, k, costs, workload, g, reps, seed, duration_s, duration_ns, interval_ns)
     if len(runs) > 10_000_000:

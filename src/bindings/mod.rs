@@ -369,6 +369,7 @@ fn simulate<'py>(
         duration_ns,
         trace_limit,
         sample_interval_ns: interval_ns,
+        max_sample_values: crate::engine::MAX_SAMPLE_VALUES,
     };
     let interrupt: Mutex<Option<PyErr>> = Mutex::new(None);
     let cancel = || {
@@ -413,6 +414,7 @@ fn run_spec(py: Python<'_>, d: &Bound<'_, PyDict>) -> PyResult<crate::sweep::Run
         duration_ns: item("duration_ns")?.extract()?,
         trace_limit: None,
         sample_interval_ns: item("interval_ns")?.extract()?,
+        max_sample_values: crate::engine::MAX_SAMPLE_VALUES,
     };
     Ok(crate::sweep::RunSpec {
         machine,

@@ -153,6 +153,9 @@ pub struct RunOptions {
     pub trace_limit: Option<usize>,
     /// vmstat / CPU-timeline interval.
     pub sample_interval_ns: u64,
+    /// Keep at most this many vmstat rows × CPUs; past it the last row
+    /// covers the rest of the run and `vmstat_truncated` is 1.
+    pub max_sample_values: usize,
 }
 
 impl Default for RunOptions {
@@ -162,10 +165,13 @@ impl Default for RunOptions {
             duration_ns: None,
             trace_limit: None,
             sample_interval_ns: 100_000_000,
+            max_sample_values: MAX_SAMPLE_VALUES,
         }
     }
 }
 
+/// Default cap on vmstat rows × CPUs kept by the sampler (≈ 400 MB of f64).
+pub const MAX_SAMPLE_VALUES: usize = 50_000_000;
 /// How often (in events) the loop polls the cancellation callback.
 const CANCEL_POLL_EVENTS: u64 = 1 << 14;
 /// More events than this at one instant means a workload spins without
@@ -210,6 +216,7 @@ pub struct Sim<'a> {
     pub(crate) lozi_last: u64,
     pub(crate) error: Option<String>,
     sampler: Sampler,
+    sampler_truncated: bool,
     events: u64,
     opts: RunOptions,
 }
@@ -316,6 +323,7 @@ impl<'a> Sim<'a> {
             lozi_last: 0,
             error: None,
             sampler: Sampler::new(n),
+            sampler_truncated: false,
             events: 0,
             opts,
         })
@@ -373,8 +381,14 @@ impl<'a> Sim<'a> {
                     self.sync_all();
                     self.sampler
                         .sample(self.now, &self.rqs, self.nr_running_total);
-                    self.queue
-                        .push(self.now + self.opts.sample_interval_ns, Event::Sample);
+                    // Bounded memory: past MAX_SAMPLE_VALUES the last row
+                    // covers the rest of the run (reported as truncated).
+                    if self.sampler.rows() * self.rqs.len() < self.opts.max_sample_values {
+                        self.queue
+                            .push(self.now + self.opts.sample_interval_ns, Event::Sample);
+                    } else {
+                        self.sampler_truncated = true;
+                    }
                 }
                 Event::Tick { cpu } => self.scheduler_tick(cpu as usize),
                 Event::SegmentEnd { cpu, gen } => self.segment_end(cpu as usize, gen),
@@ -502,6 +516,7 @@ impl<'a> Sim<'a> {
             &self.sd,
             self.sampler,
             self.trace,
+            self.sampler_truncated,
             self.workload.metrics(self.now),
         )
     }

@@ -32,6 +32,7 @@ fn run(
         duration_ns: Some((secs * 1e9) as u64),
         trace_limit: None,
         sample_interval_ns: 100_000_000,
+        max_sample_values: crate::engine::MAX_SAMPLE_VALUES,
     };
     simulate(
         machine,
@@ -232,6 +233,7 @@ fn trace_is_bounded_and_reports_the_drop() {
         duration_ns: Some(1_000_000_000),
         trace_limit: Some(50),
         sample_interval_ns: 100_000_000,
+        max_sample_values: crate::engine::MAX_SAMPLE_VALUES,
     };
     let r = simulate(
         &one_cpu(),
@@ -384,4 +386,33 @@ fn sync_wakeups_keep_a_ping_pong_pair_within_one_llc() {
         }
         assert!(checked > 1000);
     }
+}
+
+#[test]
+fn the_sampler_is_bounded_and_says_so() {
+    let w = Spinners::new(vec![spinner(0), spinner(0)], Dist::Fixed).unwrap();
+    let opts = RunOptions {
+        duration_ns: Some(1_000_000_000),
+        sample_interval_ns: 1_000_000,
+        max_sample_values: 20,
+        ..RunOptions::default()
+    };
+    let m = Machine::preset("vm-2").unwrap();
+    let r = simulate(
+        &m,
+        &Kernel::v3_8(),
+        &CostModel::default(),
+        Box::new(w),
+        opts,
+        &|| false,
+    )
+    .unwrap();
+    assert_eq!(
+        r.vmstat.time_s.len(),
+        11,
+        "10 regular rows, then one to the end"
+    );
+    assert_eq!(r.metric("vmstat_truncated"), Some(1.0));
+    let covered: f64 = r.vmstat.interval_s.iter().sum();
+    assert!((covered - 1.0).abs() < 1e-9);
 }
