@@ -73,8 +73,11 @@ BAD = [
         r"interval_s=0",
     ),
     (lambda: sl.simulate("vm-2", "v3.8", W, duration_s=1, trace="yes"), TypeError, r"trace"),
-    (lambda: sl.simulate("vm-2", "v3.8", W, duration_s=1, interval_s=1e-7), ValueError,
-     r"interval_s=1e-07.*1e-05"),
+    (
+        lambda: sl.simulate("vm-2", "v3.8", W, duration_s=1, interval_s=1e-7),
+        ValueError,
+        r"interval_s=1e-07.*1e-05",
+    ),
     (
         lambda: sl.simulate("vm-2", "v3.8", W, duration_s=1, trace_limit=0),
         ValueError,

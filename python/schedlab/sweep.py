@@ -383,9 +383,19 @@ def sweep(
             for f in as_completed(futures):
                 done(futures[f], f.result())
     except KeyboardInterrupt:
-        if path:
-            _save_checkpoint(path, rows, fp)
-        raise SweepInterrupted(_frame(rows)) from None
+        # One Ctrl-C can surface twice (polars keeps its own SIGINT flag and
+        # raises from its next operation), and a user may press it again:
+        # retry the salvage, every Python call inside the try.
+        err: SweepInterrupted | None = None
+        for _ in range(5):
+            try:
+                if path:
+                    _save_checkpoint(path, rows, fp)
+                err = SweepInterrupted(_frame(rows))
+                break
+            except KeyboardInterrupt:
+                continue
+        raise (err or SweepInterrupted(pl.DataFrame())) from None
     if path and not todo:
         _save_checkpoint(path, rows, fp)
     return _frame(rows)
