@@ -347,7 +347,7 @@ def sweep(
         raise ConfigError(f"invalid grid: {len(runs)} runs; expected at most 10000000")
 
     path = Path(checkpoint) if checkpoint is not None else None
-    fp = _fingerprint(runs)
+    fp = _fingerprint(runs) if path else ""
     rows: list[dict[str, Any]] = _load_checkpoint(path, fp) if path else []
     finished = {(r["point"], r["replicate"]) for r in rows}
     todo = [r for r in runs if (r.point, r.replicate) not in finished]
