@@ -373,7 +373,13 @@ impl Sim<'_> {
             .checked_div(sds.this_nr_running)
             .unwrap_or_else(|| self.cpu_avg_load_per_task(this_cpu));
         let blpt = sds.busiest_load_per_task;
-        let imbn = if blpt > this_lpt { 1 } else { 2 };
+        // imbn drops to 1 only when the local group runs tasks lighter than
+        // the busiest's; an empty local group needs a whole task's worth.
+        let imbn = if sds.this_nr_running > 0 && blpt > this_lpt {
+            1
+        } else {
+            2
+        };
         let scaled_busy_lpt = blpt * SCALE / busiest_power;
         if sds.max_load.saturating_sub(sds.this_load) + scaled_busy_lpt >= scaled_busy_lpt * imbn {
             return blpt;
@@ -579,9 +585,13 @@ impl Sim<'_> {
         self.rearm(src);
     }
 
-    /// `move_tasks()`: walk src's tasks most recently enqueued first, at most
-    /// `nr_migrate` of them, moving those whose half-weight fits the
-    /// remaining imbalance and that `can_migrate_task()`. Returns moved.
+    /// `move_tasks()`. 2.6.36 (`balance_tasks()` under `move_tasks()`):
+    /// passes over src's task list, most recently enqueued first, each
+    /// examining up to `nr_migrate` + 1 tasks, repeated while a pass moves
+    /// something and imbalance remains. 3.8: one walk of at most
+    /// min(`nr_migrate`, nr_running) tasks, skipped ones rotated to the tail.
+    /// A task moves if half its weight fits the remaining imbalance and
+    /// `can_migrate_task()` allows it. Returns the tasks moved.
     #[allow(clippy::too_many_arguments)]
     fn move_tasks(
         &mut self,
@@ -593,22 +603,76 @@ impl Sim<'_> {
         all_pinned: &mut bool,
         in_schedule: bool,
     ) -> u64 {
-        let loop_max = (self.kernel.nr_migrate as usize).min(self.rqs[src].cfs.nr_running as usize);
+        let nr_migrate = self.kernel.nr_migrate as usize;
+        match self.kernel.lb_rules {
+            LbRules::V2636 => {
+                let mut total = 0;
+                loop {
+                    let moved = self.move_pass(
+                        this_cpu,
+                        src,
+                        lvl,
+                        &mut imbalance,
+                        nr_migrate + 1,
+                        idle,
+                        all_pinned,
+                        in_schedule,
+                        false,
+                    );
+                    total += moved;
+                    if moved == 0 || imbalance == 0 {
+                        break total;
+                    }
+                }
+            }
+            LbRules::V38 => {
+                let loop_max = nr_migrate.min(self.rqs[src].cfs.nr_running as usize);
+                self.move_pass(
+                    this_cpu,
+                    src,
+                    lvl,
+                    &mut imbalance,
+                    loop_max,
+                    idle,
+                    all_pinned,
+                    in_schedule,
+                    true,
+                )
+            }
+        }
+    }
+
+    /// One walk of `move_tasks()` over at most `loop_max` tasks.
+    #[allow(clippy::too_many_arguments)]
+    fn move_pass(
+        &mut self,
+        this_cpu: usize,
+        src: usize,
+        lvl: usize,
+        imbalance: &mut u64,
+        loop_max: usize,
+        idle: IdleType,
+        all_pinned: &mut bool,
+        in_schedule: bool,
+        rotate_skipped: bool,
+    ) -> u64 {
+        // `cfs_tasks` keeps the most recently enqueued task last.
         let candidates: Vec<TaskId> = self.rqs[src].bal.cfs_tasks.iter().rev().copied().collect();
+        let mut skipped: Vec<TaskId> = Vec::new();
         let mut moved = 0;
-        let mut loops = 0;
-        for p in candidates {
-            loops += 1;
-            if loops > loop_max {
+        for (loops, p) in candidates.into_iter().enumerate() {
+            if loops >= loop_max || *imbalance == 0 {
                 break;
             }
             self.lb_cost_acc += self.cost.lb_per_task_ns;
             let w = self.ses[p as usize].weight;
-            if w / 2 > imbalance {
-                continue;
-            }
-            let (ok, hot) = self.can_migrate_task(p, src, this_cpu, this_cpu, lvl, all_pinned);
+            let (ok, hot) = if w / 2 > *imbalance {
+                (false, false)
+            } else {
+                self.can_migrate_task(p, src, this_cpu, this_cpu, lvl, all_pinned)
+            };
             if !ok {
+                skipped.push(p);
                 continue;
             }
             if hot {
@@ -616,9 +680,16 @@ impl Sim<'_> {
             }
             self.move_task(p, src, this_cpu, !in_schedule);
             moved += 1;
-            imbalance = imbalance.saturating_sub(w);
-            if imbalance == 0 {
-                break;
+            *imbalance = imbalance.saturating_sub(w);
+        }
+        if rotate_skipped && !skipped.is_empty() {
+            // list_move_tail(): each skipped task becomes the new tail.
+            let list = &mut self.rqs[src].bal.cfs_tasks;
+            for p in skipped {
+                if let Some(i) = list.iter().position(|&x| x == p) {
+                    list.remove(i);
+                    list.insert(0, p);
+                }
             }
         }
         moved
