@@ -74,3 +74,11 @@ def seconds_to_ns(param: str, v: Any) -> int:
     if ns > 2**62:
         raise ConfigError(f"invalid {param}={v!r}: expected at most {2**62 / 1e9:.0f} seconds")
     return ns
+
+
+def interval_to_ns(param: str, v: Any) -> int:
+    """A sampling interval: at least 10 µs, so a run's vmstat stays bounded."""
+    ns = seconds_to_ns(param, v)
+    if ns < 10_000:
+        raise ConfigError(f"invalid {param}={v!r}: expected at least 1e-05 seconds")
+    return ns

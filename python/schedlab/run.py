@@ -6,9 +6,9 @@ import secrets
 from typing import Any
 
 from . import _core
-from ._check import need_bool, need_int, seconds_to_ns, type_name
+from ._check import interval_to_ns, need_bool, need_int, seconds_to_ns, type_name
 from .config import CostModel, Kernel, Machine
-from .exceptions import ConfigError, ConfigTypeError
+from .exceptions import ConfigTypeError
 from .result import Result
 from .workloads import Workload
 
@@ -103,9 +103,7 @@ def simulate(
     duration_ns = None if duration_s is None else seconds_to_ns("duration_s", duration_s)
     need_bool("trace", trace)
     limit = need_int("trace_limit", trace_limit, lo=1, hi=2**40)
-    interval_ns = seconds_to_ns("interval_s", interval_s)
-    if interval_ns < 10_000:
-        raise ConfigError(f"invalid interval_s={interval_s!r}: expected at least 1e-05 seconds")
+    interval_ns = interval_to_ns("interval_s", interval_s)
     kf = {k2: v for k2, v in k.to_dict().items() if k2 != "name"}
     raw = _core.simulate(
         m.to_dict(),

@@ -18,7 +18,7 @@ import numpy as np
 import polars as pl
 
 from . import _core
-from ._check import is_list, need_bool, need_int, seconds_to_ns, type_name
+from ._check import interval_to_ns, is_list, need_bool, need_int, seconds_to_ns, type_name
 from .config import CostModel, Kernel, Machine
 from .exceptions import ConfigError, ConfigTypeError
 from .run import _kernel, _machine, config_row
@@ -338,9 +338,7 @@ def sweep(
             "with .submit() (a concurrent.futures.Executor)"
         )
     duration_ns = None if duration_s is None else seconds_to_ns("duration_s", duration_s)
-    interval_ns = seconds_to_ns("interval_s", interval_s)
-    if interval_ns < 10_000:
-        raise ConfigError(f"invalid interval_s={interval_s!r}: expected at least 1e-05 seconds")
+    interval_ns = interval_to_ns("interval_s", interval_s)
     g = _normalise_grid(grid, workload)
     runs = _runs(m, k, costs, workload, g, reps, seed, duration_s, duration_ns, interval_ns)
     if len(runs) > 10_000_000:
@@ -383,11 +381,12 @@ def sweep(
             for f in as_completed(futures):
                 done(futures[f], f.result())
     except KeyboardInterrupt:
-        # One Ctrl-C can surface twice (polars keeps its own SIGINT flag and
-        # raises from its next operation), and a user may press it again:
-        # retry the salvage, every Python call inside the try.
+        # One Ctrl-C can surface twice: polars keeps its own SIGINT flag and
+        # raises from its operation while Python's flag stays tripped, to fire
+        # at the next call.  So no call may sit before the `try` (hence a
+        # tuple, not range()), and the salvage is retried.
         err: SweepInterrupted | None = None
-        for _ in range(5):
+        for _ in (1, 2, 3, 4, 5):
             try:
                 if path:
                     _save_checkpoint(path, rows, fp)
