@@ -410,7 +410,9 @@ impl CfsRq {
     }
 
     /// `yield_task_fair()`. 2.6.36: with `compat_yield` the yielder goes
-    /// right of the rightmost entity; without, only `update_curr()`.
+    /// right of the rightmost entity, *without* `update_curr()` (the runtime
+    /// since `exec_start` lands on top at `put_prev_entity()`); without
+    /// `compat_yield`, only `update_curr()`.
     /// 2.6.39+/3.8 (`YieldImpl::SkipBuddy`): mark it the skip buddy.
     /// `compat_yield` wins over the skip buddy when both are set.
     pub fn yield_task_fair(&mut self, p: &FairParams, ses: &mut [SchedEntity], now: u64) {
@@ -423,7 +425,6 @@ impl CfsRq {
             if let Some(r) = self.rightmost() {
                 let rv = ses[r as usize].vruntime;
                 if rv >= ses[c as usize].vruntime {
-                    self.update_curr(ses, now);
                     ses[c as usize].vruntime = rv + 1;
                 }
             }
@@ -507,6 +508,13 @@ mod tests {
         assert_eq!(
             ses[first as usize].vruntime,
             ses[other as usize].vruntime + 1
+        );
+        // As in 2.6.36, the 100 ns run since exec_start is charged on top
+        // when the yielder is put back, not swallowed by the move.
+        rq.put_prev_entity(&mut ses, 100);
+        assert_eq!(
+            ses[first as usize].vruntime,
+            ses[other as usize].vruntime + 1 + 100
         );
     }
 }
