@@ -18,6 +18,7 @@ from .result import Result
 from .run import simulate
 from .spec import load_spec, run_spec
 from .sweep import SweepInterrupted, derive_seed, sweep
+from .vmstat import format_vmstat, vmstat_table
 from .workloads import Workload
 
 __all__ = [
@@ -38,11 +39,13 @@ __all__ = [
     "exceptions",
     "format_lkp",
     "format_perf_stat",
+    "format_vmstat",
     "load_spec",
     "plot",
     "run_spec",
     "simulate",
     "summarize",
     "sweep",
+    "vmstat_table",
     "workloads",
 ]
