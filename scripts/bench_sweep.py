@@ -13,13 +13,14 @@ import time
 import schedlab as sl
 
 
-def timed(fn, reps: int = 3) -> float:
+def timed(fn, reps: int = 3):
+    """The best of ``reps`` wall times, and the last call's result."""
     best = float("inf")
     for _ in range(reps):
         t0 = time.perf_counter()
-        fn()
+        out = fn()
         best = min(best, time.perf_counter() - t0)
-    return best
+    return best, out
 
 
 def main() -> None:
@@ -41,9 +42,8 @@ def main() -> None:
     }
     cores = os.cpu_count() or 1
     print(f"schedlab {sl.__version__} ({sl.build_profile}), {cores} cores")
-    one = timed(lambda: sl.sweep("core2-2s", "v3.8", w, grid, threads=1, progress=False))
-    alls = timed(lambda: sl.sweep("core2-2s", "v3.8", w, grid, progress=False))
-    df = sl.sweep("core2-2s", "v3.8", w, grid, threads=1, progress=False)
+    one, df = timed(lambda: sl.sweep("core2-2s", "v3.8", w, grid, threads=1, progress=False))
+    alls, _ = timed(lambda: sl.sweep("core2-2s", "v3.8", w, grid, progress=False))
     engine = df["wall_s"].sum()
     print(
         f"64-point sweep (hackbench -g 4 -l 100 on core2-2s): 1 thread {one:.3f} s, "
@@ -53,7 +53,7 @@ def main() -> None:
 
     tiny = sl.workloads.spinners([0, 0], run_us=100, sleep_us=100)
     n = 400
-    t_sweep = timed(
+    t_sweep, df = timed(
         lambda: sl.sweep(
             "vm-2",
             "v3.8",
@@ -64,17 +64,10 @@ def main() -> None:
             progress=False,
         )
     )
-    df = sl.sweep(
-        "vm-2",
-        "v3.8",
-        tiny,
-        {"workload.run_us": list(range(100, 100 + n))},
-        duration_s=0.0001,
-        threads=1,
-        progress=False,
-    )
     eng = df["wall_s"].sum()
-    t_sim = timed(lambda: [sl.simulate("vm-2", "v3.8", tiny, duration_s=0.0001) for _ in range(n)])
+    t_sim, _ = timed(
+        lambda: [sl.simulate("vm-2", "v3.8", tiny, duration_s=0.0001) for _ in range(n)]
+    )
     print(
         f"tiny runs ({n}, 0.1 ms simulated each): sweep {1e6 * t_sweep / n:.0f} µs/run, "
         f"simulate {1e6 * t_sim / n:.0f} µs/run, engine {1e6 * eng / n:.1f} µs/run "

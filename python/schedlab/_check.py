@@ -6,15 +6,27 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from .exceptions import ConfigError, ConfigTypeError
 
+T = TypeVar("T")
+
 
 def type_name(v: Any) -> str:
     return type(v).__name__
+
+
+def need_instance(param: str, v: Any, cls: type[T], expected: str) -> T:
+    """``v`` itself if it is a ``cls``; otherwise a ``ConfigTypeError`` naming
+    ``param``, the value and ``expected``."""
+    if not isinstance(v, cls):
+        raise ConfigTypeError(
+            f"invalid type for {param}: got {type_name(v)} {v!r}, expected {expected}"
+        )
+    return v
 
 
 def is_list(v: Any) -> bool:

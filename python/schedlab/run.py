@@ -6,9 +6,8 @@ import secrets
 from typing import Any
 
 from . import _core
-from ._check import interval_to_ns, need_bool, need_int, seconds_to_ns, type_name
+from ._check import interval_to_ns, need_bool, need_instance, need_int, seconds_to_ns
 from .config import CostModel, Kernel, Machine
-from .exceptions import ConfigTypeError
 from .result import Result
 from .workloads import Workload
 
@@ -18,23 +17,23 @@ DEFAULT_TRACE_LIMIT = 1_000_000
 def _machine(m: Machine | str) -> Machine:
     if isinstance(m, str):
         return Machine.preset(m)
-    if not isinstance(m, Machine):
-        raise ConfigTypeError(
-            f"invalid type for machine: got {type_name(m)} {m!r}, "
-            "expected a schedlab.Machine or a preset name"
-        )
-    return m
+    return need_instance("machine", m, Machine, "a schedlab.Machine or a preset name")
 
 
 def _kernel(k: Kernel | str) -> Kernel:
     if isinstance(k, str):
         return Kernel.preset(k)
-    if not isinstance(k, Kernel):
-        raise ConfigTypeError(
-            f"invalid type for kernel: got {type_name(k)} {k!r}, "
-            "expected a schedlab.Kernel or a preset name"
-        )
-    return k
+    return need_instance("kernel", k, Kernel, "a schedlab.Kernel or a preset name")
+
+
+def _costs(c: CostModel | None) -> CostModel | None:
+    if c is None:
+        return None
+    return need_instance("costs", c, CostModel, "a schedlab.CostModel or None")
+
+
+def _workload(w: Workload) -> Workload:
+    return need_instance("workload", w, Workload, "a schedlab.workloads.* value")
 
 
 def config_row(
@@ -85,18 +84,10 @@ def simulate(
     """
     m = _machine(machine)
     k = _kernel(kernel)
+    costs = _costs(costs)
     if costs is None:
         costs = CostModel.preset(m)
-    elif not isinstance(costs, CostModel):
-        raise ConfigTypeError(
-            f"invalid type for costs: got {type_name(costs)} {costs!r}, "
-            "expected a schedlab.CostModel or None"
-        )
-    if not isinstance(workload, Workload):
-        raise ConfigTypeError(
-            f"invalid type for workload: got {type_name(workload)} {workload!r}, "
-            "expected a schedlab.workloads.* value"
-        )
+    workload = _workload(workload)
     if seed is None:
         seed = secrets.randbits(63)
     seed = need_int("seed", seed, lo=0, hi=2**64 - 1)

@@ -21,7 +21,7 @@ from . import _core
 from ._check import interval_to_ns, is_list, need_bool, need_int, seconds_to_ns, type_name
 from .config import CostModel, Kernel, Machine
 from .exceptions import ConfigError, ConfigTypeError
-from .run import _kernel, _machine, config_row
+from .run import _costs, _kernel, _machine, _workload, config_row
 from .workloads import Workload
 
 ProgressArg = bool | Callable[[int, int], None]
@@ -318,15 +318,8 @@ def sweep(
     """
     m = _machine(machine)
     k = _kernel(kernel)
-    if not isinstance(workload, Workload):
-        raise ConfigTypeError(
-            f"invalid type for workload: got {type_name(workload)} {workload!r}, "
-            "expected a schedlab.workloads.* value"
-        )
-    if costs is not None and not isinstance(costs, CostModel):
-        raise ConfigTypeError(
-            f"invalid type for costs: got {type_name(costs)}, expected a schedlab.CostModel"
-        )
+    workload = _workload(workload)
+    costs = _costs(costs)
     reps = need_int("replicates", replicates, lo=1, hi=1_000_000)
     seed = need_int("seed", seed, lo=0, hi=2**64 - 1)
     nthreads = 0 if threads is None else need_int("threads", threads, lo=1, hi=4096)

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 import polars as pl
 
-from ._check import need_bool, need_int
+from ._check import need_bool, need_instance, need_int
 from .exceptions import ConfigTypeError
 from .result import Result
 
@@ -36,16 +36,8 @@ def vmstat_table(
     need_bool("skip_partial", skip_partial)
     parts = []
     for label, r in results.items():
-        if not isinstance(label, str):
-            raise ConfigTypeError(
-                f"invalid type for results key: got {type(label).__name__} {label!r}, "
-                "expected a str label"
-            )
-        if not isinstance(r, Result):
-            raise ConfigTypeError(
-                f"invalid type for results[{label!r}]: got {type(r).__name__}, "
-                "expected a schedlab.Result"
-            )
+        need_instance("results key", label, str, "a str label")
+        need_instance(f"results[{label!r}]", r, Result, "a schedlab.Result")
         vm = r.vmstat
         if skip_partial and vm.height > 1:
             full = pl.col("interval_s").max()
