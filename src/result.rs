@@ -273,6 +273,7 @@ pub(crate) fn build(
         ("load_balance_calls_newidle", counters.lb_calls[2] as f64),
         ("tasks_pulled", counters.tasks_pulled as f64),
         ("active_balances", counters.active_balances as f64),
+        ("migration_refill_s", s(counters.refill_ns)),
         ("nohz_kicks", counters.nohz_kicks as f64),
         ("lozi_idle_overloaded_s", s(counters.lozi_ns)),
         (

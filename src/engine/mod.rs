@@ -139,6 +139,8 @@ pub(crate) struct Counters {
     pub lb_calls: [u64; 3],
     pub tasks_pulled: u64,
     pub active_balances: u64,
+    /// Cache refill charged to migrated tasks (ns of extra work).
+    pub refill_ns: u64,
     /// The Lozi invariant: CPU-time idle while another CPU had ≥ 2 runnable.
     pub lozi_ns: u64,
 }

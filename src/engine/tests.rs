@@ -416,3 +416,35 @@ fn the_sampler_is_bounded_and_says_so() {
     let covered: f64 = r.vmstat.interval_s.iter().sum();
     assert!((covered - 1.0).abs() < 1e-9);
 }
+
+#[test]
+fn a_wake_up_placed_on_another_cpu_pays_the_cache_refill() {
+    // Fork balancing puts the pair in different L2 pairs; wake_affine()
+    // then pulls a wakee next to its waker. No balancer pull happens, so
+    // all refill comes from wake-up placements, and it is run as the
+    // task's own (user) time on top of the bursts.
+    let m = Machine::preset("core2-2s").unwrap();
+    let k = Kernel::v2_6_36();
+    let rounds = 500;
+    let burst_ns = 20_000;
+    let w = PingPong {
+        burst_ns,
+        rounds,
+        done: vec![0; 2],
+        computed: vec![false; 2],
+    };
+    let opts = RunOptions {
+        duration_ns: Some(10_000_000_000),
+        ..RunOptions::default()
+    };
+    let costs = CostModel::for_machine(&m);
+    let r = simulate(&m, &k, &costs, Box::new(w), opts, &|| false).unwrap();
+    assert_eq!(r.status, Status::Ok);
+    assert_eq!(r.metric("tasks_pulled"), Some(0.0));
+    assert!(r.metric("cpu_migrations").unwrap() >= 1.0);
+    let refill = r.metric("migration_refill_s").unwrap();
+    assert!(refill > 0.0 && refill <= costs.refill_node_ns as f64 * 4e-9);
+    let user = r.metric("user_s").unwrap();
+    let bursts = 2.0 * rounds as f64 * burst_ns as f64 * 1e-9;
+    assert!((user - bursts - refill).abs() < 1e-9, "{user} {bursts} {refill}");
+}

@@ -561,15 +561,12 @@ impl Sim<'_> {
     /// (fab476228) both runqueues' `avg_idle` go to 2·migration_cost and
     /// dst's `idle_stamp` is cleared.
     pub(crate) fn move_task(&mut self, p: TaskId, src: usize, dst: usize, preempt_check: bool) {
-        let now = self.now;
         self.rq_sync(src);
         self.rq_sync(dst);
         self.deactivate_task(src, p, false);
-        let age = now.saturating_sub(self.ses[p as usize].exec_start);
+        self.migration_refill(p, src, dst);
         self.set_task_cpu(p, dst, dst);
         self.activate_task(dst, p, EnqueueFlags::default());
-        let refill = self.cost.refill(self.machine.distance(src, dst), age);
-        self.tasks[p as usize].work_left += refill;
         self.counters.tasks_pulled += 1;
         self.charge(src, self.cost.migrate_task_ns);
         self.lb_cost_acc += self.cost.migrate_task_ns;

@@ -156,6 +156,21 @@ impl Sim<'_> {
         self.tasks[t as usize].cpu = cpu as u32;
     }
 
+    /// Not a kernel function: the cost `task_hot()` guards against. A task
+    /// that moves from `src` to `dst` — by a balancer pull or by a wake-up
+    /// placed on another CPU (both are perf's `cpu-migrations`) — runs its
+    /// next work cache-cold: `CostModel::refill` by the distance moved,
+    /// fading with the time since it last ran (`exec_start`). Added to the
+    /// task's pending work, so it is charged in the task's own user or
+    /// system time when it next runs. Fork placement pays nothing (the
+    /// child has no cache state of its own yet).
+    pub(crate) fn migration_refill(&mut self, t: TaskId, src: usize, dst: usize) {
+        let age = self.now.saturating_sub(self.ses[t as usize].exec_start);
+        let refill = self.cost.refill(self.machine.distance(src, dst), age);
+        self.tasks[t as usize].work_left += refill;
+        self.counters.refill_ns += refill;
+    }
+
     pub(crate) fn allowed(&self, t: TaskId, cpu: usize) -> bool {
         self.tasks[t as usize]
             .allowed
@@ -256,6 +271,9 @@ impl Sim<'_> {
             if let Some(l) = self.sd[waker_cpu].iter().position(|d| d.contains(cpu)) {
                 self.rqs[waker_cpu].bal.stats[l].ttwu_wake_remote += 1;
             }
+        }
+        if cpu != prev_cpu {
+            self.migration_refill(t, prev_cpu, cpu);
         }
         self.set_task_cpu(t, cpu, waker_cpu);
         self.rq_sync(cpu);
