@@ -1,0 +1,192 @@
+"""The seed cases as reusable definitions: the runs, the seed's own numbers
+and the comparison tables the demo, the notebooks and the tests share.
+
+Case 1 — VolanoMark loopback, 2.6.37-rc1 (../shared/reference/seed-cases.md):
+fab476228 made ``pull_task()`` re-arm ``avg_idle`` on both runqueues of every
+migration, defeating the ``avg_idle < sysctl_sched_migration_cost`` newidle
+throttle; b5482cfa1c95 and d5ad140bc150 restored it in 2.6.37.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import polars as pl
+from tqdm.auto import tqdm
+
+from ._check import need_bool, need_int
+from .config import CostModel, Kernel
+from .exceptions import ConfigError, ConfigTypeError
+from .result import Result
+from .run import simulate
+from .workloads import volano
+
+#: The three kernels of case 1, the good one first.
+VOLANO_KERNELS = ("v2.6.36", "v2.6.37-rc1", "v2.6.37")
+
+#: The seed's vmstat samples (3 per kernel) and throughput change, as
+#: reported on LKML (Core2, JRockit, ``-count 25000 -rooms 10``,
+#: ``sched_compat_yield=1``). Ranges are (low, high).
+VOLANO_SEED: dict[str, dict[str, Any]] = {
+    "v2.6.36": {
+        "r": (394, 413),
+        "in": (5100, 5300),
+        "cs": (1_300_000, 1_350_000),
+        "us": (38, 38),
+        "sy": (62, 62),
+        "id": (0, 0),
+        "throughput_change_pct": 0.0,
+    },
+    "v2.6.37-rc1": {
+        "r": (210, 373),
+        "in": (11_600, 12_000),
+        "cs": (900_000, 920_000),
+        "us": (35, 36),
+        "sy": (64, 64),
+        "id": (0, 0),
+        "throughput_change_pct": -30.0,
+    },
+}
+
+#: The comparison's columns: (label, metric, per second?).
+_COLUMNS = (
+    ("throughput", "throughput", False),
+    ("cs/s", "context_switches", True),
+    ("in/s", "interrupts", True),
+    ("newidle/s", "newidle_balance_calls", True),
+    ("migrations/s", "cpu_migrations", True),
+)
+
+
+def volano_runs(
+    machine: str = "core2-2s",
+    kernels: Sequence[str] = VOLANO_KERNELS,
+    *,
+    rooms: int = 10,
+    users: int = 20,
+    messages: int = 50,
+    seeds: Sequence[int] = (1, 2, 3),
+    costs: CostModel | None = None,
+    interval_s: float = 0.1,
+    progress: bool = True,
+    **kernel_changes: Any,
+) -> dict[str, list[Result]]:
+    """Case 1's runs: ``volano(rooms, users, messages)`` on ``machine`` under
+    each kernel preset with ``compat_yield=True`` (the seed's
+    ``sched_compat_yield = 1``) plus ``kernel_changes``, once per seed.
+    Returns ``{kernel: [Result per seed]}`` in the given order; a tqdm bar
+    counts the runs unless ``progress=False``."""
+    need_bool("progress", progress)
+    if isinstance(kernels, str) or not isinstance(kernels, Sequence) or not kernels:
+        raise ConfigTypeError(
+            "invalid type for kernels: expected a non-empty sequence of preset names, "
+            f"got {type(kernels).__name__}"
+        )
+    if isinstance(seeds, str) or not isinstance(seeds, Sequence) or not seeds:
+        raise ConfigTypeError(
+            "invalid type for seeds: expected a non-empty sequence of ints, "
+            f"got {type(seeds).__name__}"
+        )
+    seeds = [need_int("seeds item", s, lo=0, hi=2**64 - 1) for s in seeds]
+    changes = {"compat_yield": True, **kernel_changes}
+    ks = [Kernel(k, **changes) for k in kernels]
+    w = volano(rooms=rooms, users=users, messages=messages)
+    out: dict[str, list[Result]] = {k: [] for k in kernels}
+    with tqdm(
+        total=len(ks) * len(seeds), desc="VolanoMark", unit="run", disable=not progress
+    ) as bar:
+        for name, k in zip(kernels, ks, strict=True):
+            for s in seeds:
+                r = simulate(machine, k, w, costs=costs, seed=s, interval_s=interval_s)
+                if r.status != "ok":
+                    raise ConfigError(
+                        f"VolanoMark run did not finish: kernel={name!r}, seed={s}: "
+                        f"{r.status} ({r.status_detail})"
+                    )
+                out[name].append(r)
+                bar.update()
+    return out
+
+
+def runs_frame(runs: dict[str, list[Result]]) -> pl.DataFrame:
+    """A row per run: ``kernel``, ``seed`` and every metric, plus the
+    per-second rates of the comparison (``<metric>_per_s``)."""
+    rows = []
+    for k, rs in runs.items():
+        for r in rs:
+            m = dict(r.metrics)
+            el = m["elapsed_s"]
+            row: dict[str, Any] = {"kernel": k, "seed": r.seed, **m}
+            for _, metric, per_s in _COLUMNS:
+                if per_s:
+                    row[f"{metric}_per_s"] = m[metric] / el if el > 0 else float("nan")
+            rows.append(row)
+    return pl.DataFrame(rows)
+
+
+def volano_comparison(frame: pl.DataFrame, base: str = "v2.6.36") -> pl.DataFrame:
+    """The demo's table from ``runs_frame``: per kernel the mean of
+    throughput (messages/s), cs/s, in/s, newidle balance passes/s and
+    migrations/s, each with its change against ``base`` in percent."""
+    if not isinstance(frame, pl.DataFrame):
+        raise ConfigTypeError(
+            f"invalid type for frame: expected a polars DataFrame, got {type(frame).__name__}"
+        )
+    kernels = frame["kernel"].unique(maintain_order=True).to_list()
+    if base not in kernels:
+        raise ConfigError(f"invalid base={base!r}: expected one of the frame's kernels {kernels}")
+    cols = [m + "_per_s" if per_s else m for _, m, per_s in _COLUMNS]
+    means = frame.group_by("kernel", maintain_order=True).agg(
+        pl.len().alias("runs"), *[pl.col(c).mean() for c in cols]
+    )
+    b = means.filter(pl.col("kernel") == base).row(0, named=True)
+    return means.with_columns(
+        [(100 * (pl.col(c) / b[c] - 1)).alias(c + "_change_pct") for c in cols]
+    )
+
+
+def format_comparison(cmp: pl.DataFrame) -> str:
+    """``volano_comparison`` as a compact text table, each value followed by
+    its change against the base kernel."""
+    header = ["kernel", *[label for label, _, _ in _COLUMNS]]
+    rows = []
+    for r in cmp.iter_rows(named=True):
+        cells = [r["kernel"]]
+        for _, m, per_s in _COLUMNS:
+            c = m + "_per_s" if per_s else m
+            cells.append(f"{r[c]:,.0f} ({r[c + '_change_pct']:+.0f}%)")
+        rows.append(cells)
+    widths = [max(len(x[i]) for x in [header, *rows]) for i in range(len(header))]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(
+            c.ljust(w) if i == 0 else c.rjust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        )
+
+    out = [line(header), "-" * len(line(header))]
+    out += [line(r) for r in rows]
+    return "\n".join(out)
+
+
+def seed_vmstat_table() -> pl.DataFrame:
+    """The seed's vmstat ranges as a frame (``kernel``, column, low, high)."""
+    rows = [
+        {"kernel": k, "column": c, "low": float(v[0]), "high": float(v[1])}
+        for k, d in VOLANO_SEED.items()
+        for c, v in d.items()
+        if isinstance(v, tuple)
+    ]
+    return pl.DataFrame(rows)
+
+
+__all__ = [
+    "VOLANO_KERNELS",
+    "VOLANO_SEED",
+    "format_comparison",
+    "runs_frame",
+    "seed_vmstat_table",
+    "volano_comparison",
+    "volano_runs",
+]
