@@ -446,5 +446,8 @@ fn a_wake_up_placed_on_another_cpu_pays_the_cache_refill() {
     assert!(refill > 0.0 && refill <= costs.refill_node_ns as f64 * 4e-9);
     let user = r.metric("user_s").unwrap();
     let bursts = 2.0 * rounds as f64 * burst_ns as f64 * 1e-9;
-    assert!((user - bursts - refill).abs() < 1e-9, "{user} {bursts} {refill}");
+    assert!(
+        (user - bursts - refill).abs() < 1e-9,
+        "{user} {bursts} {refill}"
+    );
 }
