@@ -28,3 +28,9 @@ def test_demo_runs_as_a_command():
         check=True,
     )
     assert "prio_to_weight" in p.stdout and "compat_yield=1" in p.stdout
+    # seed case 1 first: the comparison table and the vmstat columns
+    assert p.stdout.index("VolanoMark") < p.stdout.index("prio_to_weight")
+    for k in ("v2.6.36", "v2.6.37-rc1", "v2.6.37"):
+        assert k in p.stdout
+    assert "newidle/s" in p.stdout and "migrations/s" in p.stdout
+    assert "us  sy  id" in p.stdout
