@@ -213,3 +213,21 @@ def test_costs_are_charged_and_sweepable():
     assert b.metrics["newidle_balance_time_s"] > 10 * a.metrics["newidle_balance_time_s"]
     assert b.metrics["sys_s"] > a.metrics["sys_s"]
     assert sl.CostModel.preset("core2-2s").refill_socket_ns == base.refill_node_ns
+
+
+def test_active_balance_wakes_the_idle_cpu_it_pushes_to():
+    # The stopper runs on the busiest CPU and pushes one task to an idle
+    # one; resched_task() must IPI that idle CPU. Before the fix the pushed
+    # task sat on a NOHZ-idle CPU that nothing woke, and the run could only
+    # end by sampling until the sampler's memory bound (or hang for hours of
+    # simulated time); now such a stranded task is an "error" status.
+    r = sl.simulate(
+        "core2-2s",
+        "v2.6.36",
+        sl.workloads.hackbench(groups=2, loops=200, ipc="socket", mode="thread"),
+        seed=1,
+    )
+    assert r.status == "ok", r.status_detail
+    ss = r.schedstat
+    assert ss["alb_pushed"].sum() >= 1
+    assert r.metrics["sim_time_s"] < 1.0

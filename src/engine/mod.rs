@@ -380,6 +380,21 @@ impl<'a> Sim<'a> {
                     }
                 }
                 Event::Sample => {
+                    // Only the sampler (and the time bound) left queued:
+                    // nothing can ever run again. Runnable tasks would be
+                    // stranded on CPUs with nothing scheduled to run them —
+                    // an engine bug, reported rather than sampled for ever.
+                    let end_queued = self.opts.duration_ns.is_some_and(|d| d > self.now);
+                    if self.live_tasks > 0 && self.queue.len() == usize::from(end_queued) {
+                        break if self.nr_running_total > 0 {
+                            Status::Error(format!(
+                                "engine: {} runnable task(s) left with no event to run them at t={} ns",
+                                self.nr_running_total, self.now
+                            ))
+                        } else {
+                            Status::Deadlock
+                        };
+                    }
                     self.sync_all();
                     self.sampler
                         .sample(self.now, &self.rqs, self.nr_running_total);

@@ -559,8 +559,18 @@ impl Sim<'_> {
     /// `move_task()` / `pull_task()`: dequeue from src, `set_task_cpu`,
     /// enqueue on dst, `check_preempt_curr`. Under the 2.6.37-rc1 re-arm
     /// (fab476228) both runqueues' `avg_idle` go to 2·migration_cost and
-    /// dst's `idle_stamp` is cleared.
-    pub(crate) fn move_task(&mut self, p: TaskId, src: usize, dst: usize, preempt_check: bool) {
+    /// dst's `idle_stamp` is cleared. `preempt_from`: the CPU running this
+    /// code, for `check_preempt_curr` (`None`: no check — the caller is in
+    /// `schedule()` on dst and picks next anyway). When it is not dst, as
+    /// for the stopper on src pushing to an idle dst, dst gets a
+    /// reschedule IPI, as `resched_task()` sends one to a remote CPU.
+    pub(crate) fn move_task(
+        &mut self,
+        p: TaskId,
+        src: usize,
+        dst: usize,
+        preempt_from: Option<usize>,
+    ) {
         self.rq_sync(src);
         self.rq_sync(dst);
         self.deactivate_task(src, p, false);
@@ -576,8 +586,8 @@ impl Sim<'_> {
             self.rqs[dst].bal.avg_idle = v;
             self.rqs[dst].bal.idle_stamp = None;
         }
-        if preempt_check {
-            self.check_preempt_curr(dst, p, false, Some(dst));
+        if let Some(exec_cpu) = preempt_from {
+            self.check_preempt_curr(dst, p, false, Some(exec_cpu));
         }
         self.rearm(src);
     }
@@ -675,7 +685,7 @@ impl Sim<'_> {
             if hot {
                 self.rqs[this_cpu].bal.stats[lvl].lb_hot_gained[idle as usize] += 1;
             }
-            self.move_task(p, src, this_cpu, !in_schedule);
+            self.move_task(p, src, this_cpu, (!in_schedule).then_some(this_cpu));
             moved += 1;
             *imbalance = imbalance.saturating_sub(w);
         }
@@ -838,7 +848,8 @@ impl Sim<'_> {
                 self.lb_cost_acc += self.cost.lb_per_task_ns;
                 let (ok, _) = self.can_migrate_task_idle(p, src, dst, lvl, &mut dummy);
                 if ok {
-                    self.move_task(p, src, dst, true);
+                    // The stopper runs on src: an idle dst needs the IPI.
+                    self.move_task(p, src, dst, Some(src));
                     moved = true;
                     break;
                 }
