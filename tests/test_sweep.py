@@ -398,3 +398,23 @@ def test_cli_run_any_workload(capsys):
 
     out = json.loads(capsys.readouterr().out)
     assert rc == 0 and out["messages"] == 1 * 20 * 20 * 10
+
+
+def test_progress_bar_falls_back_to_text_without_ipywidgets(monkeypatch):
+    import importlib.util
+    import warnings
+
+    import tqdm.std
+
+    from schedlab._progress import progress_bar
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda n, *a: None if n == "ipywidgets" else real(n, *a)
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no TqdmWarning about IProgress
+        bar = progress_bar(total=2, disable=True)
+    assert type(bar) is tqdm.std.tqdm
+    bar.update(2)
+    bar.close()

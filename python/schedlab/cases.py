@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import polars as pl
-from tqdm.auto import tqdm
 
 from ._check import need_bool, need_int
+from ._progress import progress_bar
 from .config import CostModel, Kernel
 from .exceptions import ConfigError, ConfigTypeError
 from .result import Result
@@ -93,7 +93,7 @@ def volano_runs(
     ks = [Kernel(k, **changes) for k in kernels]
     w = volano(rooms=rooms, users=users, messages=messages)
     out: dict[str, list[Result]] = {k: [] for k in kernels}
-    with tqdm(
+    with progress_bar(
         total=len(ks) * len(seeds), desc="VolanoMark", unit="run", disable=not progress
     ) as bar:
         for name, k in zip(kernels, ks, strict=True):

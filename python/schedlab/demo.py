@@ -16,8 +16,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from tqdm.auto import tqdm
-
+from ._progress import progress_bar
 from .cases import VOLANO_SEED, format_comparison, runs_frame, volano_comparison, volano_runs
 from .config import Kernel, Machine
 from .result import Result
@@ -104,7 +103,7 @@ def run_demo(quick: bool = False, progress: bool = True) -> dict[str, Any]:
     runs = _runs(quick)
     results: dict[str, Result] = {}
     walls: dict[str, float] = {}
-    for name, fn in tqdm(runs, desc="engine checks", unit="run", disable=not progress):
+    for name, fn in progress_bar(runs, desc="engine checks", unit="run", disable=not progress):
         t0 = time.perf_counter()
         results[name] = fn()
         walls[name] = time.perf_counter() - t0

@@ -267,9 +267,9 @@ def _progress_bar(progress: ProgressArg, total: int, done: int) -> Callable[[int
         return cb
     if not progress:
         return lambda n: None
-    from tqdm.auto import tqdm
+    from ._progress import progress_bar
 
-    bar = tqdm(total=total, initial=done, desc="schedlab sweep", unit="run")
+    bar = progress_bar(total=total, initial=done, desc="schedlab sweep", unit="run")
 
     def upd(n: int) -> None:
         bar.update(n)
