@@ -405,7 +405,6 @@ def test_progress_bar_falls_back_to_text_without_ipywidgets(monkeypatch):
     import warnings
 
     import tqdm.std
-
     from schedlab._progress import progress_bar
 
     real = importlib.util.find_spec
