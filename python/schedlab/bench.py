@@ -1,0 +1,276 @@
+"""``python -m schedlab.bench``: the engine's speed on fixed scenarios, side by
+side with the real kernel when ``perf`` is installed.
+
+Each scenario runs in a fresh child process (so its peak memory is its own):
+the best of ``--reps`` wall times, and simulated seconds, context switches
+and messages per wall second. ``vm-2`` hackbench scenarios also run the real
+``perf bench sched messaging`` with the same arguments on this machine and
+report real seconds ÷ simulated wall seconds (how many times faster than the
+kernel the model simulates it). The sweep row times a 64-point sweep on one
+thread and on every core. Prints figures; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    machine: str
+    kernel: str
+    workload: str
+    params: dict[str, Any]
+    kernel_changes: tuple[tuple[str, Any], ...] = ()
+    #: ``perf bench sched messaging`` arguments for the real run, if any.
+    perf_args: tuple[str, ...] | None = None
+
+
+def scenarios(quick: bool) -> list[Scenario]:
+    loops = 50 if quick else 200
+    out = []
+    for ipc in ("socket", "pipe"):
+        for mode in ("process", "thread"):
+            args = ["-g", "10", "-l", str(loops)]
+            if ipc == "pipe":
+                args.append("-p")
+            if mode == "thread":
+                args.append("-t")
+            out.append(
+                Scenario(
+                    f"vm-2 hackbench -g 10 -l {loops} {ipc} {mode}",
+                    "vm-2",
+                    "v3.8",
+                    "hackbench",
+                    {"groups": 10, "loops": loops, "ipc": ipc, "mode": mode},
+                    perf_args=tuple(args),
+                )
+            )
+    out.append(
+        Scenario(
+            f"core2-2s VolanoMark 10x20x{20 if quick else 100} rc1",
+            "core2-2s",
+            "v2.6.37-rc1",
+            "volano",
+            {"rooms": 10, "users": 20, "messages": 20 if quick else 100},
+            kernel_changes=(("compat_yield", True),),
+        )
+    )
+    sl_loops = 20 if quick else 100
+    out.append(
+        Scenario(
+            f"skl-sp-2s hackbench -g 56 -l {sl_loops} pipe thread",
+            "skl-sp-2s",
+            "v3.8",
+            "hackbench",
+            {"groups": 56, "loops": sl_loops, "ipc": "pipe", "mode": "thread"},
+        )
+    )
+    return out
+
+
+def _vm_kib(field: str) -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def _child(spec: dict[str, Any]) -> dict[str, Any]:
+    """Run one scenario ``reps`` times in this process; report figures."""
+    import schedlab as sl
+
+    from .workloads import _FACTORIES
+
+    w = _FACTORIES[spec["workload"]](**spec["params"])
+    k = sl.Kernel(spec["kernel"], **dict(spec["kernel_changes"]))
+    base = _vm_kib("VmRSS")
+    best = float("inf")
+    m: dict[str, float] = {}
+    for _ in range(spec["reps"]):
+        t0 = time.perf_counter()
+        r = sl.simulate(spec["machine"], k, w, seed=1)
+        best = min(best, time.perf_counter() - t0)
+        if r.status != "ok":
+            raise SystemExit(f"{spec['name']}: {r.status} {r.status_detail}")
+        m = dict(r.metrics)
+    return {
+        "wall_s": best,
+        "sim_s": m["sim_time_s"],
+        "elapsed_s": m["elapsed_s"],
+        "cs": m["rq_switches"],
+        "messages": m.get("messages", float("nan")),
+        "events": m["events"],
+        "peak_mib": max(0, _vm_kib("VmHWM") - base) / 1024,
+        "tasks": r.tasks.height,
+    }
+
+
+def _run_child(s: Scenario, reps: int) -> dict[str, Any]:
+    spec = {
+        "name": s.name,
+        "machine": s.machine,
+        "kernel": s.kernel,
+        "workload": s.workload,
+        "params": s.params,
+        "kernel_changes": list(s.kernel_changes),
+        "reps": reps,
+    }
+    p = subprocess.run(
+        [sys.executable, "-m", "schedlab.bench", "--child", json.dumps(spec)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if p.returncode != 0:
+        raise SystemExit(f"{s.name}: child failed: {p.stderr.strip()[-500:]}")
+    out: dict[str, Any] = json.loads(p.stdout.strip().splitlines()[-1])
+    return out
+
+
+_TOTAL = re.compile(r"Total time:\s*([0-9.]+)")
+
+
+def real_perf(args: tuple[str, ...], reps: int) -> float | None:
+    """Best ``Total time`` of ``perf bench sched messaging`` over ``reps``
+    runs, or None when perf is missing or fails."""
+    if shutil.which("perf") is None:
+        return None
+    best = None
+    for _ in range(reps):
+        p = subprocess.run(
+            ["perf", "bench", "sched", "messaging", *args],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        m = _TOTAL.search(p.stdout)
+        if p.returncode != 0 or m is None:
+            return None
+        t = float(m.group(1))
+        best = t if best is None else min(best, t)
+    return best
+
+
+def sweep_speedup(quick: bool) -> tuple[float, float, int]:
+    import schedlab as sl
+
+    w = sl.workloads.hackbench(groups=4, loops=20 if quick else 100)
+    grid: dict[str, list[Any]] = {
+        "migration_cost_ns": [
+            0,
+            125_000,
+            250_000,
+            500_000,
+            1_000_000,
+            2_000_000,
+            4_000_000,
+            8_000_000,
+        ],
+        "newidle_throttle": ["avg_idle", "avg_idle_rearm"],
+        "workload.ipc": ["socket", "pipe"],
+        "workload.mode": ["process", "thread"],
+    }
+    cores = os.cpu_count() or 1
+    t0 = time.perf_counter()
+    sl.sweep("core2-2s", "v3.8", w, grid, threads=1, progress=False)
+    one = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    sl.sweep("core2-2s", "v3.8", w, grid, progress=False)
+    alls = time.perf_counter() - t0
+    return one, alls, cores
+
+
+def _fmt(x: float, digits: int = 0) -> str:
+    return "-" if x != x else f"{x:,.{digits}f}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m schedlab.bench", description=__doc__)
+    ap.add_argument("--quick", action="store_true", help="smaller scenarios (seconds)")
+    ap.add_argument("--reps", type=int, default=3, help="runs per scenario (best is kept)")
+    ap.add_argument("--no-real", action="store_true", help="skip the real perf runs")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    a = ap.parse_args(argv)
+    if a.child:
+        print(json.dumps(_child(json.loads(a.child))))
+        return 0
+    if a.reps < 1:
+        ap.error(f"invalid --reps={a.reps}: expected an integer >= 1")
+    import schedlab as sl
+
+    print(
+        f"schedlab {sl.__version__} ({sl.build_profile}), {os.cpu_count()} cores, "
+        + "one thread per run"
+    )
+    header = [
+        "scenario",
+        "tasks",
+        "sim s",
+        "wall s",
+        "sim-s/wall-s",
+        "sim cs/wall-s",
+        "msgs/wall-s",
+        "events/wall-s",
+        "peak MiB",
+        "real s",
+        "real/wall",
+    ]
+    rows = []
+    for s in scenarios(a.quick):
+        r = _run_child(s, a.reps)
+        real = None if a.no_real or s.perf_args is None else real_perf(s.perf_args, a.reps)
+        w = r["wall_s"]
+        rows.append(
+            [
+                s.name,
+                str(r["tasks"]),
+                f"{r['sim_s']:.3f}",
+                f"{w:.3f}",
+                f"{r['sim_s'] / w:.2f}",
+                _fmt(r["cs"] / w),
+                _fmt(r["messages"] / w),
+                _fmt(r["events"] / w),
+                f"{r['peak_mib']:.1f}",
+                "-" if real is None else f"{real:.3f}",
+                "-" if real is None else f"{real / w:.1f}x",
+            ]
+        )
+        print(f"  {s.name}: {w:.3f} s", file=sys.stderr, flush=True)
+    widths = [max(len(x[i]) for x in [header, *rows]) for i in range(len(header))]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(
+            c.ljust(wd) if i == 0 else c.rjust(wd)
+            for i, (c, wd) in enumerate(zip(cells, widths, strict=True))
+        )
+
+    print(line(header))
+    print("-" * len(line(header)))
+    for row in rows:
+        print(line(row))
+    one, alls, cores = sweep_speedup(a.quick)
+    print(
+        f"\n64-point sweep (hackbench -g 4 on core2-2s): 1 thread {one:.3f} s, "
+        f"{cores} threads {alls:.3f} s, speed-up {one / alls:.2f}x"
+    )
+    print(
+        "real s: perf bench sched messaging's Total time on this machine (best of reps); "
+        "real/wall: how many times faster the model simulates it."
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

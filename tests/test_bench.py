@@ -1,0 +1,30 @@
+"""`python -m schedlab.bench` runs and prints its table (figures only; no
+timing is asserted)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+
+def test_bench_quick_prints_every_scenario_and_the_sweep():
+    p = subprocess.run(
+        [sys.executable, "-m", "schedlab.bench", "--quick", "--reps", "1", "--no-real"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    out = p.stdout
+    for name in ("socket process", "pipe thread", "VolanoMark", "skl-sp-2s", "64-point sweep"):
+        assert name in out, name
+    assert "sim-s/wall-s" in out and "peak MiB" in out
+
+
+def test_bench_rejects_zero_reps():
+    p = subprocess.run(
+        [sys.executable, "-m", "schedlab.bench", "--reps", "0"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert p.returncode == 2 and "--reps=0" in p.stderr
