@@ -206,6 +206,11 @@ pub struct Sim<'a> {
     pub(crate) nr_running_total: usize,
     pub(crate) pending_timers: usize,
     pub(crate) in_init: bool,
+    /// The CPU whose task is taking a workload step: its burst end is
+    /// re-armed once when the step is done (`segment_end`), not at every
+    /// wake-up or charge inside the step (which would queue events that are
+    /// stale before they fire).
+    pub(crate) stepping: Option<usize>,
     /// Each CPU's sched domains, lowest level first.
     pub(crate) sd: Vec<Vec<Domain>>,
     pub(crate) cpu_power: Vec<u64>,
@@ -309,6 +314,7 @@ impl<'a> Sim<'a> {
             nr_running_total: 0,
             pending_timers: 0,
             in_init: false,
+            stepping: None,
             cpu_power: crate::domains::cpu_power(machine),
             sd,
             lb_cost_acc: 0,
@@ -472,6 +478,9 @@ impl<'a> Sim<'a> {
     /// (Re-)arm the end of the running burst on `cpu` if it moved. Call after
     /// `rq_sync(cpu)` and after any change to the CPU's curr/overhead/work.
     pub(crate) fn rearm(&mut self, cpu: usize) {
+        if self.stepping == Some(cpu) {
+            return;
+        }
         let rq = &self.rqs[cpu];
         debug_assert_eq!(rq.seg_start, self.now);
         let end = rq

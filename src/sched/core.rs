@@ -521,7 +521,9 @@ impl Sim<'_> {
             return;
         };
         debug_assert_eq!(self.tasks[t as usize].work_left, 0);
+        self.stepping = Some(cpu);
         self.advance(cpu, t);
+        self.stepping = None;
         // The task is between two actions — the return to user space — so
         // a pending reschedule happens now even if its next burst is a
         // system call.
