@@ -1,7 +1,7 @@
 # schedlab — build, test and benchmark entry points.
 #   make test   install what the tests need, then run every check and test
 #   make demo   install the package and run the built-in demo
-#   make bench  engine benchmarks (not part of the tests)
+#   make bench  engine benchmarks and python -m schedlab.bench (not part of the tests)
 PY ?= python3
 PIP ?= $(PY) -m pip
 WHEEL_DIR := dist
@@ -45,6 +45,7 @@ demo:
 
 bench:
 	cargo bench --bench engine
+	$(PY) -m schedlab.bench
 
 clean:
 	rm -rf target $(WHEEL_DIR)
