@@ -23,6 +23,7 @@ def _ratios(machine: str = "core2-2s", rooms: int = 10, **kw: object) -> dict[st
         "context_switches_per_s",
         "newidle_balance_calls_per_s",
         "cpu_migrations_per_s",
+        "cross_llc_fraction",
     ]
     return {k: {c: v[c] / base[c] for c in cols} for k, v in rows.items()}
 
@@ -39,10 +40,16 @@ def test_rc1_rearm_costs_throughput_by_running_newidle_balancing(core2):
     assert rc1["newidle_balance_calls_per_s"] > 5
     assert rc1["cpu_migrations_per_s"] > 2
     assert rc1["context_switches_per_s"] < 1
+    # and the locality wake-affine placement built is lost
+    assert rc1["cross_llc_fraction"] > 1.5
 
 
 def test_the_fix_restores_2_6_36(core2):
     assert abs(core2["v2.6.37"]["throughput"] - 1) < 0.03
+    # locality: 2.6.37 loses less than half of what rc1 loses
+    lost_37 = core2["v2.6.37"]["cross_llc_fraction"] - 1
+    lost_rc1 = core2["v2.6.37-rc1"]["cross_llc_fraction"] - 1
+    assert lost_37 < 0.5 * lost_rc1
 
 
 @pytest.mark.xfail(

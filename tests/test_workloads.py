@@ -56,6 +56,23 @@ def test_volano_message_accounting():
     assert r.tasks.height == 4 * rooms * users and r.tasks["exited"].all()
 
 
+def test_volano_counts_handoffs_and_those_crossing_caches():
+    rooms, users, messages = 2, 5, 4
+    chats = rooms * users * messages
+    # per chat: client queue, client->server socket, then users server-queue
+    # puts (the others and the confirm) and as many server->client writes
+    per_chat = 2 * users + 2
+    one_llc = sl.simulate("vm-2", "v3.8", volano(rooms=rooms, users=users, messages=messages))
+    m = one_llc.metrics
+    assert chats * per_chat <= m["handoffs"] <= chats * per_chat + 3 * rooms * users
+    assert m["handoffs_cross_llc"] == 0 and m["cross_llc_fraction"] == 0
+    four_llcs = sl.simulate("core2-2s", "v3.8", volano(rooms=rooms, users=users, messages=messages))
+    m = four_llcs.metrics
+    assert m["handoffs"] == one_llc.metrics["handoffs"]
+    assert 0 < m["handoffs_cross_llc"] < m["handoffs"]
+    assert m["cross_llc_fraction"] == m["handoffs_cross_llc"] / m["handoffs"]
+
+
 def test_volano_yields_after_every_received_packet():
     rooms, users, messages = 2, 4, 5
     r = sl.simulate("core2-2s", "v2.6.36", volano(rooms=rooms, users=users, messages=messages))

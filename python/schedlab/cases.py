@@ -56,6 +56,7 @@ _COLUMNS = (
     ("in/s", "interrupts", True),
     ("newidle/s", "newidle_balance_calls", True),
     ("migrations/s", "cpu_migrations", True),
+    ("x-LLC handoffs", "cross_llc_fraction", False),
 )
 
 
@@ -127,8 +128,9 @@ def runs_frame(runs: dict[str, list[Result]]) -> pl.DataFrame:
 
 def volano_comparison(frame: pl.DataFrame, base: str = "v2.6.36") -> pl.DataFrame:
     """The demo's table from ``runs_frame``: per kernel the mean of
-    throughput (messages/s), cs/s, in/s, newidle balance passes/s and
-    migrations/s, each with its change against ``base`` in percent."""
+    throughput (messages/s), cs/s, in/s, newidle balance passes/s,
+    migrations/s and the fraction of packet handoffs that cross a
+    last-level cache, each with its change against ``base`` in percent."""
     if not isinstance(frame, pl.DataFrame):
         raise ConfigTypeError(
             f"invalid type for frame: expected a polars DataFrame, got {type(frame).__name__}"
@@ -155,7 +157,8 @@ def format_comparison(cmp: pl.DataFrame) -> str:
         cells = [r["kernel"]]
         for _, m, per_s in _COLUMNS:
             c = m + "_per_s" if per_s else m
-            cells.append(f"{r[c]:,.0f} ({r[c + '_change_pct']:+.0f}%)")
+            value = f"{100 * r[c]:.1f}%" if m == "cross_llc_fraction" else f"{r[c]:,.0f}"
+            cells.append(f"{value} ({r[c + '_change_pct']:+.0f}%)")
         rows.append(cells)
     widths = [max(len(x[i]) for x in [header, *rows]) for i in range(len(header))]
 

@@ -228,7 +228,10 @@ def volano(
     received packet, serialise one for sending, and enqueue one.
     Metrics: ``messages_sent`` (rooms·users·messages), ``messages_received``
     (× (users − 1)), ``messages`` (their sum) and ``throughput`` (messages/s),
-    as VolanoMark prints them.
+    as VolanoMark prints them; ``handoffs`` (packets passed from one thread
+    to another through a queue or a socket), ``handoffs_cross_llc`` (those
+    the consumer read on a CPU of another last-level cache than the
+    producer wrote them on) and ``cross_llc_fraction``.
     """
     params = {
         "rooms": _count("rooms", rooms, 10_000),

@@ -551,6 +551,7 @@ impl Sim<'_> {
                 &mut self.spawns,
                 next_id,
             );
+            ctx.llc = self.machine.cpu(cpu).llc;
             let action = self.workload.step(t, &mut ctx);
             self.process_side_effects(Some((t, cpu)));
             let ti = t as usize;

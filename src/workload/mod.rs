@@ -94,6 +94,10 @@ pub struct Ctx<'a> {
     pub(crate) wakes: &'a mut Vec<(TaskId, bool)>,
     pub(crate) spawns: &'a mut Vec<TaskSpec>,
     pub(crate) next_id: TaskId,
+    /// The last-level cache (global index) of the CPU the stepping task
+    /// runs on; `u32::MAX` outside a task's step (`init`). Lets a workload
+    /// see whether data it hands over crosses caches.
+    pub llc: u32,
 }
 
 impl<'a> Ctx<'a> {
@@ -114,6 +118,7 @@ impl<'a> Ctx<'a> {
             wakes,
             spawns,
             next_id,
+            llc: u32::MAX,
         }
     }
 

@@ -46,6 +46,14 @@ enum Packet {
     Close,
 }
 
+/// A packet in a queue or in flight, with the last-level cache of the CPU
+/// that produced it (its lines are in that cache).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Item {
+    pkt: Packet,
+    llc: u32,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
     ClientRecv,
@@ -77,7 +85,7 @@ struct Th {
     user: usize,
     st: St,
     op: Op,
-    batch: VecDeque<Packet>,
+    batch: VecDeque<Item>,
 }
 
 #[derive(Clone, Debug)]
@@ -85,8 +93,8 @@ struct User {
     sent: u64,
     received: u64,
     /// Client and server send queues (`NotifyQueue`s).
-    cq: VecDeque<Packet>,
-    sq: VecDeque<Packet>,
+    cq: VecDeque<Item>,
+    sq: VecDeque<Item>,
     cq_wait: WaitList,
     sq_wait: WaitList,
 }
@@ -100,6 +108,10 @@ pub struct Volano {
     users: Vec<User>,
     th: Vec<Th>,
     stats: ChanStats,
+    /// Packets handed from one thread to another (queue and socket), and
+    /// how many of them the consumer read on another last-level cache than
+    /// the producer wrote them on.
+    handoffs: (u64, u64),
     end: u64,
     live: usize,
 }
@@ -151,6 +163,7 @@ impl Volano {
                 .collect(),
             th: Vec::with_capacity(4 * n),
             stats: ChanStats::default(),
+            handoffs: (0, 0),
             end: 0,
             live: 0,
             p,
@@ -174,13 +187,18 @@ impl Volano {
         } else {
             (&mut usr.cq, &mut usr.cq_wait)
         };
-        q.push_back(pkt);
+        q.push_back(Item { pkt, llc: ctx.llc });
         if w.is_empty() {
             0
         } else {
             w.wake_all(ctx, false);
             ctx.cost.futex_ns
         }
+    }
+
+    fn handoff(&mut self, from: u32, to: u32) {
+        self.handoffs.0 += 1;
+        self.handoffs.1 += u64::from(from != to);
     }
 
     fn done(&self, u: usize) -> bool {
@@ -234,7 +252,11 @@ impl Volano {
                     if let Some(a) = r {
                         return a;
                     }
-                    let pkt = self.th[i].batch.pop_front().unwrap_or(Packet::Chat);
+                    let item = self.th[i].batch.pop_front();
+                    if let Some(it) = item {
+                        self.handoff(it.llc, ctx.llc);
+                    }
+                    let pkt = item.map_or(Packet::Chat, |it| it.pkt);
                     self.th[i].st = St::Handle(pkt);
                     return user(self.p.handle_ns);
                 }
@@ -322,10 +344,14 @@ impl Volano {
                         self.th[i].st = St::Wait;
                         return Action::Block;
                     }
-                    self.th[i].batch = std::mem::take(q);
+                    let batch = std::mem::take(q);
+                    for it in &batch {
+                        self.handoff(it.llc, ctx.llc);
+                    }
+                    self.th[i].batch = batch;
                     self.th[i].st = St::Sent;
                 }
-                St::Sent => match self.th[i].batch.pop_front() {
+                St::Sent => match self.th[i].batch.pop_front().map(|it| it.pkt) {
                     Some(Packet::Close) if server => self.th[i].st = St::Exit,
                     Some(pkt) => {
                         self.th[i].st = St::Send(pkt);
@@ -358,7 +384,7 @@ impl Volano {
                     }
                     // the reader learns the packet's kind from this queue
                     let reader = self.reader_of(u, !server);
-                    self.th[reader].batch.push_back(pkt);
+                    self.th[reader].batch.push_back(Item { pkt, llc: ctx.llc });
                     self.th[i].st = if pkt == Packet::Close {
                         St::Exit
                     } else {
@@ -455,6 +481,16 @@ impl Workload for Volano {
                 "throughput",
                 if elapsed > 0.0 {
                     (total / elapsed).round()
+                } else {
+                    0.0
+                },
+            ),
+            ("handoffs", self.handoffs.0 as f64),
+            ("handoffs_cross_llc", self.handoffs.1 as f64),
+            (
+                "cross_llc_fraction",
+                if self.handoffs.0 > 0 {
+                    self.handoffs.1 as f64 / self.handoffs.0 as f64
                 } else {
                     0.0
                 },
