@@ -109,3 +109,20 @@ def test_comparison_needs_its_base():
         cases.volano_comparison(pl.DataFrame({"kernel": ["v2.6.36"], "throughput": [1.0]}), "v3.8")
     with pytest.raises(TypeError, match="frame"):
         cases.volano_comparison({"kernel": []})  # type: ignore[arg-type]
+
+
+def test_ctrl_c_keeps_the_finished_runs(monkeypatch):
+    real = cases.simulate
+    calls = []
+
+    def flaky(*a, **k):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(*a, **k)
+
+    monkeypatch.setattr(cases, "simulate", flaky)
+    with pytest.raises(cases.CaseInterrupted) as e:
+        cases.volano_runs(rooms=1, users=3, messages=2, seeds=(1, 2), progress=False)
+    assert isinstance(e.value, KeyboardInterrupt)
+    assert {k: len(v) for k, v in e.value.partial.items()} == {"v2.6.36": 2}

@@ -49,6 +49,17 @@ VOLANO_SEED: dict[str, dict[str, Any]] = {
     },
 }
 
+
+class CaseInterrupted(KeyboardInterrupt):
+    """Ctrl-C during ``volano_runs``: ``partial`` holds the runs that
+    finished, ``{kernel: [Result, ...]}`` (a KeyboardInterrupt, so an
+    uncaught one still stops the program)."""
+
+    def __init__(self, partial: dict[str, list[Result]]) -> None:
+        super().__init__(f"interrupted after {sum(map(len, partial.values()))} runs")
+        self.partial = partial
+
+
 #: The comparison's columns: (label, metric, per second?).
 _COLUMNS = (
     ("throughput", "throughput", False),
@@ -77,7 +88,8 @@ def volano_runs(
     each kernel preset with ``compat_yield=True`` (the seed's
     ``sched_compat_yield = 1``) plus ``kernel_changes``, once per seed.
     Returns ``{kernel: [Result per seed]}`` in the given order; a tqdm bar
-    counts the runs unless ``progress=False``."""
+    counts the runs unless ``progress=False``. Ctrl-C raises
+    ``CaseInterrupted`` carrying the finished runs."""
     need_bool("progress", progress)
     if isinstance(kernels, str) or not isinstance(kernels, Sequence) or not kernels:
         raise ConfigTypeError(
@@ -97,16 +109,19 @@ def volano_runs(
     with progress_bar(
         total=len(ks) * len(seeds), desc="VolanoMark", unit="run", disable=not progress
     ) as bar:
-        for name, k in zip(kernels, ks, strict=True):
-            for s in seeds:
-                r = simulate(machine, k, w, costs=costs, seed=s, interval_s=interval_s)
-                if r.status != "ok":
-                    raise ConfigError(
-                        f"VolanoMark run did not finish: kernel={name!r}, seed={s}: "
-                        f"{r.status} ({r.status_detail})"
-                    )
-                out[name].append(r)
-                bar.update()
+        try:
+            for name, k in zip(kernels, ks, strict=True):
+                for s in seeds:
+                    r = simulate(machine, k, w, costs=costs, seed=s, interval_s=interval_s)
+                    if r.status != "ok":
+                        raise ConfigError(
+                            f"VolanoMark run did not finish: kernel={name!r}, seed={s}: "
+                            f"{r.status} ({r.status_detail})"
+                        )
+                    out[name].append(r)
+                    bar.update()
+        except KeyboardInterrupt:
+            raise CaseInterrupted({k: v for k, v in out.items() if v}) from None
     return out
 
 
@@ -186,6 +201,7 @@ def seed_vmstat_table() -> pl.DataFrame:
 
 __all__ = [
     "VOLANO_KERNELS",
+    "CaseInterrupted",
     "VOLANO_SEED",
     "format_comparison",
     "runs_frame",
