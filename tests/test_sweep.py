@@ -417,3 +417,18 @@ def test_progress_bar_falls_back_to_text_without_ipywidgets(monkeypatch):
     assert type(bar) is tqdm.std.tqdm
     bar.update(2)
     bar.close()
+
+
+def test_a_sweep_row_has_the_numbers_simulate_gives():
+    # Sweep runs keep no periodic vmstat samples (memory flat over simulated
+    # time); every other number is the one simulate() gives for that seed.
+    w = sl.workloads.hackbench(groups=2, loops=20)
+    grid = {"migration_cost_ns": [0, 500_000]}
+    f = sl.sweep("core2-2s", "v2.6.36", w, grid, progress=False, interval_s=0.001)
+    for row in f.iter_rows(named=True):
+        k = sl.Kernel("v2.6.36", migration_cost_ns=row["migration_cost_ns"])
+        r = sl.simulate("core2-2s", k, w, seed=row["seed"], interval_s=0.001)
+        for name, v in r.metrics.items():
+            if name != "events":
+                assert row[name] == v, name
+        assert row["events"] < r.metrics["events"]

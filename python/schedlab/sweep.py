@@ -314,7 +314,9 @@ def sweep(
     ``concurrent.futures.Executor`` (``dask.distributed.Client.get_executor()``,
     a Ray or process pool): the runs are cut into chunks, each a native sweep
     on a worker (``threads`` per chunk, default 1). Ctrl-C stops promptly and
-    raises ``SweepInterrupted`` carrying the finished rows.
+    raises ``SweepInterrupted`` carrying the finished rows. Runs take no
+    periodic vmstat samples (rows carry metrics only), so ``interval_s`` has
+    no effect; every number but ``events`` equals ``simulate``'s.
     """
     m = _machine(machine)
     k = _kernel(kernel)

@@ -414,7 +414,8 @@ fn run_spec(py: Python<'_>, d: &Bound<'_, PyDict>) -> PyResult<crate::sweep::Run
         duration_ns: item("duration_ns")?.extract()?,
         trace_limit: None,
         sample_interval_ns: item("interval_ns")?.extract()?,
-        max_sample_values: crate::engine::MAX_SAMPLE_VALUES,
+        // A sweep row has no vmstat: no periodic samples.
+        max_sample_values: 0,
     };
     Ok(crate::sweep::RunSpec {
         machine,

@@ -156,7 +156,9 @@ pub struct RunOptions {
     /// vmstat / CPU-timeline interval.
     pub sample_interval_ns: u64,
     /// Keep at most this many vmstat rows × CPUs; past it the last row
-    /// covers the rest of the run and `vmstat_truncated` is 1.
+    /// covers the rest of the run and `vmstat_truncated` is 1. 0: no
+    /// periodic samples at all (one row for the whole run) — what a sweep
+    /// uses, so a run's memory does not grow with simulated time.
     pub max_sample_values: usize,
 }
 
@@ -341,7 +343,9 @@ impl<'a> Sim<'a> {
     /// cancellation (polled every few thousand events).
     pub fn run(mut self, cancel: &dyn Fn() -> bool) -> SimResult {
         self.init();
-        self.queue.push(self.opts.sample_interval_ns, Event::Sample);
+        if self.opts.max_sample_values > 0 {
+            self.queue.push(self.opts.sample_interval_ns, Event::Sample);
+        }
         if let Some(d) = self.opts.duration_ns {
             self.queue.push(d, Event::End);
         }
@@ -360,7 +364,7 @@ impl<'a> Sim<'a> {
                 break Status::Cancelled;
             }
             let Some(e) = self.queue.pop() else {
-                break Status::Deadlock;
+                break self.stalled();
             };
             if e.time == self.now {
                 same_instant += 1;
@@ -392,14 +396,7 @@ impl<'a> Sim<'a> {
                     // an engine bug, reported rather than sampled for ever.
                     let end_queued = self.opts.duration_ns.is_some_and(|d| d > self.now);
                     if self.live_tasks > 0 && self.queue.len() == usize::from(end_queued) {
-                        break if self.nr_running_total > 0 {
-                            Status::Error(format!(
-                                "engine: {} runnable task(s) left with no event to run them at t={} ns",
-                                self.nr_running_total, self.now
-                            ))
-                        } else {
-                            Status::Deadlock
-                        };
+                        break self.stalled();
                     }
                     self.sync_all();
                     self.sampler
@@ -424,6 +421,20 @@ impl<'a> Sim<'a> {
             }
         };
         self.finish(status)
+    }
+
+    /// Nothing left that could run: a deadlock of the workload, or — with
+    /// runnable tasks left — tasks stranded on CPUs with no event to run
+    /// them, an engine bug reported as an error.
+    fn stalled(&self) -> Status {
+        if self.nr_running_total > 0 {
+            Status::Error(format!(
+                "engine: {} runnable task(s) left with no event to run them at t={} ns",
+                self.nr_running_total, self.now
+            ))
+        } else {
+            Status::Deadlock
+        }
     }
 
     /// Bring every CPU's accounting up to `now`.

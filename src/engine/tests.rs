@@ -451,3 +451,56 @@ fn a_wake_up_placed_on_another_cpu_pays_the_cache_refill() {
         "{user} {bursts} {refill}"
     );
 }
+
+#[test]
+fn without_periodic_samples_the_results_are_the_same() {
+    // What a sweep runs: max_sample_values 0 queues no Sample events, keeps
+    // one whole-run vmstat row, and changes no other number.
+    let m = Machine::preset("core2-2s").unwrap();
+    let k = Kernel::v2_6_36();
+    let run = |max_sample_values| {
+        let w = Spinners::new(
+            (0..12)
+                .map(|_| SpinnerTask {
+                    nice: 0,
+                    run_ns: Some(200_000),
+                    sleep_ns: Some(300_000),
+                    cpus: None,
+                    yields: false,
+                })
+                .collect(),
+            Dist::Exp,
+        )
+        .unwrap();
+        let opts = RunOptions {
+            seed: 3,
+            duration_ns: Some(300_000_000),
+            trace_limit: None,
+            sample_interval_ns: 10_000_000,
+            max_sample_values,
+        };
+        simulate(
+            &m,
+            &k,
+            &CostModel::for_machine(&m),
+            Box::new(w),
+            opts,
+            &|| false,
+        )
+        .unwrap()
+    };
+    let sampled = run(crate::engine::MAX_SAMPLE_VALUES);
+    let bare = run(0);
+    assert!(sampled.vmstat.time_s.len() > 20);
+    assert_eq!(bare.vmstat.time_s.len(), 1);
+    let events = |r: &SimResult| r.metric("events").unwrap();
+    assert_eq!(
+        events(&sampled) - events(&bare),
+        sampled.vmstat.time_s.len() as f64 - 1.0
+    );
+    for (name, v) in &sampled.metrics {
+        if name != "events" {
+            assert_eq!(bare.metric(name), Some(*v), "{name}");
+        }
+    }
+}
