@@ -1106,8 +1106,12 @@ impl Sim<'_> {
     }
 
     /// The kicked idle CPU runs `rebalance_domains(.., CPU_IDLE)` for itself
-    /// and, in `nohz_idle_balance()`, for every other tickless idle CPU
-    /// (refreshing its `cpu_load` first), stopping if it gets work itself.
+    /// and, in `nohz_idle_balance()` (2.6.36 and 3.8 alike), for every other
+    /// tickless idle CPU (refreshing its `cpu_load` first), stopping if it
+    /// gets work itself. Each CPU's domains are gated by their own
+    /// `last_balance` + idle interval inside `rebalance_domains`; there is no
+    /// gate on the CPU's `next_balance`, which may still hold the busy
+    /// interval of its last busy tick.
     pub(crate) fn nohz_idle_balance(&mut self, ilb: usize) {
         self.rq_sync(ilb);
         self.nohz.kick_pending[ilb] = false;
@@ -1130,13 +1134,11 @@ impl Sim<'_> {
                 break;
             }
             self.update_cpu_load(c);
-            if self.now >= self.rqs[c].bal.next_balance {
-                // Balancing on c's behalf: pulls land on c, which is woken.
-                let moved = self.rebalance_domains(c, IdleType::Idle);
-                cost += self.lb_cost_acc;
-                if moved > 0 {
-                    self.resched_cpu(c, Some(ilb));
-                }
+            // Balancing on c's behalf: pulls land on c, which is woken.
+            let moved = self.rebalance_domains(c, IdleType::Idle);
+            cost += self.lb_cost_acc;
+            if moved > 0 {
+                self.resched_cpu(c, Some(ilb));
             }
             next = next.min(self.rqs[c].bal.next_balance);
         }
