@@ -109,11 +109,19 @@ def test_bad_input_names_the_parameter(kwargs, exc, needle):
         cases.volano_runs(progress=False, **{"messages": 1, **kwargs})
 
 
-def test_comparison_needs_its_base():
+def test_comparison_needs_its_base_and_columns():
+    runs = cases.volano_runs(rooms=1, users=3, messages=2, seeds=(1,), progress=False)
+    frame = cases.runs_frame(runs)
     with pytest.raises(ValueError, match="base='v3.8'"):
-        cases.volano_comparison(pl.DataFrame({"kernel": ["v2.6.36"], "throughput": [1.0]}), "v3.8")
+        cases.volano_comparison(frame, "v3.8")
+    with pytest.raises(ValueError, match="missing columns"):
+        cases.volano_comparison(pl.DataFrame({"kernel": ["v2.6.36"], "throughput": [1.0]}))
     with pytest.raises(TypeError, match="frame"):
         cases.volano_comparison({"kernel": []})  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="runs"):
+        cases.runs_frame({})
+    with pytest.raises(TypeError, match=r"runs\['v2.6.36'\]"):
+        cases.runs_frame({"v2.6.36": [1]})  # type: ignore[list-item]
 
 
 def test_ctrl_c_keeps_the_finished_runs(monkeypatch):

@@ -128,8 +128,19 @@ def volano_runs(
 def runs_frame(runs: dict[str, list[Result]]) -> pl.DataFrame:
     """A row per run: ``kernel``, ``seed`` and every metric, plus the
     per-second rates of the comparison (``<metric>_per_s``)."""
+    if not isinstance(runs, dict) or not runs:
+        raise ConfigTypeError(
+            "invalid type for runs: expected a non-empty dict of kernel -> list of "
+            f"schedlab.Result (what volano_runs returns), got {type(runs).__name__}"
+            + (" (empty)" if isinstance(runs, dict) else "")
+        )
     rows = []
     for k, rs in runs.items():
+        if not isinstance(rs, list) or not all(isinstance(r, Result) for r in rs):
+            raise ConfigTypeError(
+                f"invalid type for runs[{k!r}]: expected a list of schedlab.Result, "
+                f"got {type(rs).__name__}"
+            )
         for r in rs:
             m = dict(r.metrics)
             el = m["elapsed_s"]
@@ -150,10 +161,15 @@ def volano_comparison(frame: pl.DataFrame, base: str = "v2.6.36") -> pl.DataFram
         raise ConfigTypeError(
             f"invalid type for frame: expected a polars DataFrame, got {type(frame).__name__}"
         )
+    cols = [m + "_per_s" if per_s else m for _, m, per_s in _COLUMNS]
+    missing = [c for c in ["kernel", *cols] if c not in frame.columns]
+    if missing:
+        raise ConfigError(
+            f"invalid frame: missing columns {missing}; expected a frame from runs_frame()"
+        )
     kernels = frame["kernel"].unique(maintain_order=True).to_list()
     if base not in kernels:
         raise ConfigError(f"invalid base={base!r}: expected one of the frame's kernels {kernels}")
-    cols = [m + "_per_s" if per_s else m for _, m, per_s in _COLUMNS]
     means = frame.group_by("kernel", maintain_order=True).agg(
         pl.len().alias("runs"), *[pl.col(c).mean() for c in cols]
     )
