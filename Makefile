@@ -45,6 +45,7 @@ demo:
 
 bench:
 	cargo bench --bench engine
+	cargo bench --bench scenarios
 	$(PY) -m schedlab.bench
 
 clean:
