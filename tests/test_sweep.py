@@ -432,3 +432,18 @@ def test_a_sweep_row_has_the_numbers_simulate_gives():
             if name != "events":
                 assert row[name] == v, name
         assert row["events"] < r.metrics["events"]
+
+
+def test_format_perf_stat_uses_perfs_definitions():
+    # perf stat: CPUs utilized = task-clock / the command's wall time (here
+    # sim_time_s, start-up included); other counters per task-clock second.
+    df = sl.sweep("vm-2", "v3.8", W, replicates=3, progress=False)
+    text = sl.format_perf_stat(df)
+    wall = df["sim_time_s"].mean()
+    tc = df["task_clock_s"].mean()
+    assert f"{tc / wall:8.3f} CPUs utilized" in text
+    assert tc / wall <= 2.0  # vm-2 has two CPUs
+    cs = df["context_switches"].mean() / tc
+    want = f"{cs / 1e3:.3f} K/sec" if cs >= 1e3 else f"{cs:.3f} /sec"
+    assert want in text
+    assert f"{wall:>18.4f} +- " in text
