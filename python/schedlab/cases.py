@@ -16,7 +16,7 @@ import polars as pl
 
 from ._check import need_bool, need_int
 from ._progress import progress_bar
-from .config import CostModel, Kernel
+from .config import CostModel, Kernel, Machine
 from .exceptions import ConfigError, ConfigTypeError
 from .result import Result
 from .run import simulate
@@ -72,7 +72,7 @@ _COLUMNS = (
 
 
 def volano_runs(
-    machine: str = "core2-2s",
+    machine: Machine | str = "core2-2s",
     kernels: Sequence[str] = VOLANO_KERNELS,
     *,
     rooms: int = 10,
