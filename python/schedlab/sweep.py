@@ -165,16 +165,21 @@ def _runs(
             err = None
         except (ValueError, TypeError) as e:
             err = str(e)
+        # The configuration is the same for every replicate: build its row
+        # and spec once per point, and copy them with each replicate's seed
+        # (the nested spec dicts are shared read-only).
+        if err is None:
+            base_row = config_row(m, k, c, w, 0, duration_s)
+            base_spec: dict[str, Any] | None = _spec(m, k, c, w, 0, duration_ns, interval_ns)
+        else:
+            base_row = {key: _plain(v) for key, v in point.items()}
+            base_row["seed"] = 0
+            base_spec = None
         for r in range(replicates):
             s = derive_seed(seed, p, r)
-            row: dict[str, Any] = {"point": p, "replicate": r}
-            if err is None:
-                row.update(config_row(m, k, c, w, s, duration_s))
-                spec = _spec(m, k, c, w, s, duration_ns, interval_ns)
-            else:
-                row.update({key: _plain(v) for key, v in point.items()})
-                row["seed"] = s
-                spec = None
+            row: dict[str, Any] = {"point": p, "replicate": r, **base_row}
+            row["seed"] = s
+            spec = None if base_spec is None else {**base_spec, "seed": s}
             runs.append(_Run(p, r, row, spec, err))
     return runs
 
@@ -216,7 +221,7 @@ def _frame(rows: Iterable[dict[str, Any]]) -> pl.DataFrame:
             cols.setdefault(k, None)
     # wall-clock columns last, the rest in first-seen order
     order = [c for c in cols if c != "wall_s"] + ["wall_s"]
-    return pl.DataFrame([{c: r.get(c) for c in order} for r in rows], infer_schema_length=None)
+    return pl.from_dicts(rows, infer_schema_length=None).select(order)
 
 
 def _fingerprint(runs: list[_Run]) -> str:
