@@ -139,3 +139,21 @@ def test_ctrl_c_keeps_the_finished_runs(monkeypatch):
         cases.volano_runs(rooms=1, users=3, messages=2, seeds=(1, 2), progress=False)
     assert isinstance(e.value, KeyboardInterrupt)
     assert {k: len(v) for k, v in e.value.partial.items()} == {"v2.6.36": 2}
+
+
+def test_a_run_that_does_not_finish_keeps_the_finished_ones(monkeypatch):
+    real = cases.simulate
+    calls = []
+
+    def second_one_cut_short(*a, **k):
+        calls.append(1)
+        if len(calls) == 2:
+            k["duration_s"] = 1e-5  # stops at the time limit
+        return real(*a, **k)
+
+    monkeypatch.setattr(cases, "simulate", second_one_cut_short)
+    with pytest.raises(cases.CaseRunFailed, match="seed=2: time_limit") as e:
+        cases.volano_runs(rooms=1, users=3, messages=2, seeds=(1, 2), progress=False)
+    assert isinstance(e.value, ValueError)
+    assert {k: len(v) for k, v in e.value.partial.items()} == {"v2.6.36": 1}
+    assert e.value.failed.status == "time_limit"

@@ -60,6 +60,18 @@ class CaseInterrupted(KeyboardInterrupt):
         self.partial = partial
 
 
+class CaseRunFailed(ConfigError):
+    """A run of the case did not finish (``status`` not ``"ok"``): the message
+    names the kernel, the seed and the status; ``partial`` holds the runs
+    that finished before it, ``{kernel: [Result, ...]}``, and ``failed`` the
+    run that did not."""
+
+    def __init__(self, message: str, partial: dict[str, list[Result]], failed: Result) -> None:
+        super().__init__(message)
+        self.partial = partial
+        self.failed = failed
+
+
 #: The comparison's columns: (label, metric, per second?).
 _COLUMNS = (
     ("throughput", "throughput", False),
@@ -89,7 +101,8 @@ def volano_runs(
     ``sched_compat_yield = 1``) plus ``kernel_changes``, once per seed.
     Returns ``{kernel: [Result per seed]}`` in the given order; a tqdm bar
     counts the runs unless ``progress=False``. Ctrl-C raises
-    ``CaseInterrupted`` carrying the finished runs."""
+    ``CaseInterrupted`` carrying the finished runs; a run that does not
+    finish raises ``CaseRunFailed`` (a ValueError) carrying them too."""
     need_bool("progress", progress)
     if isinstance(kernels, str) or not isinstance(kernels, Sequence) or not kernels:
         raise ConfigTypeError(
@@ -114,9 +127,11 @@ def volano_runs(
                 for s in seeds:
                     r = simulate(machine, k, w, costs=costs, seed=s, interval_s=interval_s)
                     if r.status != "ok":
-                        raise ConfigError(
+                        raise CaseRunFailed(
                             f"VolanoMark run did not finish: kernel={name!r}, seed={s}: "
-                            f"{r.status} ({r.status_detail})"
+                            f"{r.status} ({r.status_detail})",
+                            {k: v for k, v in out.items() if v},
+                            r,
                         )
                     out[name].append(r)
                     bar.update()
@@ -218,6 +233,7 @@ def seed_vmstat_table() -> pl.DataFrame:
 __all__ = [
     "VOLANO_KERNELS",
     "CaseInterrupted",
+    "CaseRunFailed",
     "VOLANO_SEED",
     "format_comparison",
     "runs_frame",
