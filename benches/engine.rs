@@ -143,19 +143,7 @@ fn main() {
     ] {
         let name = format!("vm-2: hackbench -g 10 -l 200 {ipc:?} {mode:?}");
         run(&name, "vm-2", 600.0, &|| {
-            Box::new(
-                Hackbench::new(HackbenchParams {
-                    groups: 10,
-                    fds: 20,
-                    loops: 200,
-                    datasize: 100,
-                    ipc,
-                    mode,
-                    sndbuf: 212_992,
-                    skb_overhead: 668,
-                })
-                .unwrap(),
-            )
+            Box::new(Hackbench::new(HackbenchParams::perf(10, 200, ipc, mode)).unwrap())
         });
     }
     run(

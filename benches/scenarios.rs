@@ -32,19 +32,7 @@ fn run(machine: &Machine, kernel: &Kernel, w: Box<dyn Workload>) -> f64 {
 }
 
 fn hackbench(groups: u32, loops: u32, ipc: Ipc, mode: Mode) -> Box<dyn Workload> {
-    Box::new(
-        Hackbench::new(HackbenchParams {
-            groups,
-            fds: 20,
-            loops,
-            datasize: 100,
-            ipc,
-            mode,
-            sndbuf: 212_992,
-            skb_overhead: 668,
-        })
-        .unwrap(),
-    )
+    Box::new(Hackbench::new(HackbenchParams::perf(groups, loops, ipc, mode)).unwrap())
 }
 
 fn scenarios(c: &mut Criterion) {

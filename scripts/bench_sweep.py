@@ -11,6 +11,7 @@ import os
 import time
 
 import schedlab as sl
+from schedlab.bench import SWEEP_GRID
 
 
 def timed(fn, reps: int = 3):
@@ -25,25 +26,10 @@ def timed(fn, reps: int = 3):
 
 def main() -> None:
     w = sl.workloads.hackbench(groups=4, loops=100)
-    grid = {
-        "migration_cost_ns": [
-            0,
-            125_000,
-            250_000,
-            500_000,
-            1_000_000,
-            2_000_000,
-            4_000_000,
-            8_000_000,
-        ],
-        "newidle_throttle": ["avg_idle", "avg_idle_rearm"],
-        "workload.ipc": ["socket", "pipe"],
-        "workload.mode": ["process", "thread"],
-    }
     cores = os.cpu_count() or 1
     print(f"schedlab {sl.__version__} ({sl.build_profile}), {cores} cores")
-    one, df = timed(lambda: sl.sweep("core2-2s", "v3.8", w, grid, threads=1, progress=False))
-    alls, _ = timed(lambda: sl.sweep("core2-2s", "v3.8", w, grid, progress=False))
+    one, df = timed(lambda: sl.sweep("core2-2s", "v3.8", w, SWEEP_GRID, threads=1, progress=False))
+    alls, _ = timed(lambda: sl.sweep("core2-2s", "v3.8", w, SWEEP_GRID, progress=False))
     engine = df["wall_s"].sum()
     print(
         f"64-point sweep (hackbench -g 4 -l 100 on core2-2s): 1 thread {one:.3f} s, "

@@ -124,17 +124,26 @@ def test_comparison_needs_its_base_and_columns():
         cases.runs_frame({"v2.6.36": [1]})  # type: ignore[list-item]
 
 
-def test_ctrl_c_keeps_the_finished_runs(monkeypatch):
+def _change_nth_run(monkeypatch, n, change):
+    """Wrap cases.simulate so that ``change(kwargs)`` runs before its n-th
+    call (it may edit the arguments or raise)."""
     real = cases.simulate
     calls = []
 
-    def flaky(*a, **k):
+    def wrapped(*a, **k):
         calls.append(1)
-        if len(calls) == 3:
-            raise KeyboardInterrupt
+        if len(calls) == n:
+            change(k)
         return real(*a, **k)
 
-    monkeypatch.setattr(cases, "simulate", flaky)
+    monkeypatch.setattr(cases, "simulate", wrapped)
+
+
+def test_ctrl_c_keeps_the_finished_runs(monkeypatch):
+    def ctrl_c(_kwargs):
+        raise KeyboardInterrupt
+
+    _change_nth_run(monkeypatch, 3, ctrl_c)
     with pytest.raises(cases.CaseInterrupted) as e:
         cases.volano_runs(rooms=1, users=3, messages=2, seeds=(1, 2), progress=False)
     assert isinstance(e.value, KeyboardInterrupt)
@@ -142,16 +151,8 @@ def test_ctrl_c_keeps_the_finished_runs(monkeypatch):
 
 
 def test_a_run_that_does_not_finish_keeps_the_finished_ones(monkeypatch):
-    real = cases.simulate
-    calls = []
-
-    def second_one_cut_short(*a, **k):
-        calls.append(1)
-        if len(calls) == 2:
-            k["duration_s"] = 1e-5  # stops at the time limit
-        return real(*a, **k)
-
-    monkeypatch.setattr(cases, "simulate", second_one_cut_short)
+    # the second run stops at a time limit
+    _change_nth_run(monkeypatch, 2, lambda k: k.update(duration_s=1e-5))
     with pytest.raises(cases.CaseRunFailed, match="seed=2: time_limit") as e:
         cases.volano_runs(rooms=1, users=3, messages=2, seeds=(1, 2), progress=False)
     assert isinstance(e.value, ValueError)

@@ -23,6 +23,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from ._table import text_table
+
 
 @dataclass(frozen=True)
 class Scenario:
@@ -163,31 +165,26 @@ def real_perf(args: tuple[str, ...], reps: int) -> float | None:
     return best
 
 
+#: The 64-point sweep both benchmarks time (also scripts/bench_sweep.py):
+#: hackbench -g 4 on core2-2s, v3.8, over this grid.
+SWEEP_GRID: dict[str, list[Any]] = {
+    "migration_cost_ns": [0, 125_000, 250_000, 500_000, 1_000_000, 2_000_000, 4_000_000, 8_000_000],
+    "newidle_throttle": ["avg_idle", "avg_idle_rearm"],
+    "workload.ipc": ["socket", "pipe"],
+    "workload.mode": ["process", "thread"],
+}
+
+
 def sweep_speedup(quick: bool) -> tuple[float, float, int]:
     import schedlab as sl
 
     w = sl.workloads.hackbench(groups=4, loops=20 if quick else 100)
-    grid: dict[str, list[Any]] = {
-        "migration_cost_ns": [
-            0,
-            125_000,
-            250_000,
-            500_000,
-            1_000_000,
-            2_000_000,
-            4_000_000,
-            8_000_000,
-        ],
-        "newidle_throttle": ["avg_idle", "avg_idle_rearm"],
-        "workload.ipc": ["socket", "pipe"],
-        "workload.mode": ["process", "thread"],
-    }
     cores = os.cpu_count() or 1
     t0 = time.perf_counter()
-    sl.sweep("core2-2s", "v3.8", w, grid, threads=1, progress=False)
+    sl.sweep("core2-2s", "v3.8", w, SWEEP_GRID, threads=1, progress=False)
     one = time.perf_counter() - t0
     t0 = time.perf_counter()
-    sl.sweep("core2-2s", "v3.8", w, grid, progress=False)
+    sl.sweep("core2-2s", "v3.8", w, SWEEP_GRID, progress=False)
     alls = time.perf_counter() - t0
     return one, alls, cores
 
@@ -248,18 +245,7 @@ def main(argv: list[str] | None = None) -> int:
             ]
         )
         print(f"  {s.name}: {w:.3f} s", file=sys.stderr, flush=True)
-    widths = [max(len(x[i]) for x in [header, *rows]) for i in range(len(header))]
-
-    def line(cells: list[str]) -> str:
-        return "  ".join(
-            c.ljust(wd) if i == 0 else c.rjust(wd)
-            for i, (c, wd) in enumerate(zip(cells, widths, strict=True))
-        )
-
-    print(line(header))
-    print("-" * len(line(header)))
-    for row in rows:
-        print(line(row))
+    print(text_table(header, rows))
     one, alls, cores = sweep_speedup(a.quick)
     print(
         f"\n64-point sweep (hackbench -g 4 on core2-2s): 1 thread {one:.3f} s, "

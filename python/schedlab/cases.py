@@ -16,6 +16,7 @@ import polars as pl
 
 from ._check import need_bool, need_int
 from ._progress import progress_bar
+from ._table import text_table
 from .config import CostModel, Kernel, Machine
 from .exceptions import ConfigError, ConfigTypeError
 from .result import Result
@@ -72,14 +73,15 @@ class CaseRunFailed(ConfigError):
         self.failed = failed
 
 
-#: The comparison's columns: (label, metric, per second?).
+#: The comparison's columns: (label, metric, frame column). A column named
+#: ``<metric>_per_s`` is the metric over the run's ``elapsed_s``.
 _COLUMNS = (
-    ("throughput", "throughput", False),
-    ("cs/s", "context_switches", True),
-    ("in/s", "interrupts", True),
-    ("newidle/s", "newidle_balance_calls", True),
-    ("migrations/s", "cpu_migrations", True),
-    ("x-LLC handoffs", "cross_llc_fraction", False),
+    ("throughput", "throughput", "throughput"),
+    ("cs/s", "context_switches", "context_switches_per_s"),
+    ("in/s", "interrupts", "interrupts_per_s"),
+    ("newidle/s", "newidle_balance_calls", "newidle_balance_calls_per_s"),
+    ("migrations/s", "cpu_migrations", "cpu_migrations_per_s"),
+    ("x-LLC handoffs", "cross_llc_fraction", "cross_llc_fraction"),
 )
 
 
@@ -160,9 +162,9 @@ def runs_frame(runs: dict[str, list[Result]]) -> pl.DataFrame:
             m = dict(r.metrics)
             el = m["elapsed_s"]
             row: dict[str, Any] = {"kernel": k, "seed": r.seed, **m}
-            for _, metric, per_s in _COLUMNS:
-                if per_s:
-                    row[f"{metric}_per_s"] = m[metric] / el if el > 0 else float("nan")
+            for _, metric, col in _COLUMNS:
+                if col != metric:
+                    row[col] = m[metric] / el if el > 0 else float("nan")
             rows.append(row)
     return pl.DataFrame(rows)
 
@@ -176,7 +178,7 @@ def volano_comparison(frame: pl.DataFrame, base: str = "v2.6.36") -> pl.DataFram
         raise ConfigTypeError(
             f"invalid type for frame: expected a polars DataFrame, got {type(frame).__name__}"
         )
-    cols = [m + "_per_s" if per_s else m for _, m, per_s in _COLUMNS]
+    cols = [col for _, _, col in _COLUMNS]
     missing = [c for c in ["kernel", *cols] if c not in frame.columns]
     if missing:
         raise ConfigError(
@@ -201,22 +203,11 @@ def format_comparison(cmp: pl.DataFrame) -> str:
     rows = []
     for r in cmp.iter_rows(named=True):
         cells = [r["kernel"]]
-        for _, m, per_s in _COLUMNS:
-            c = m + "_per_s" if per_s else m
+        for _, m, c in _COLUMNS:
             value = f"{100 * r[c]:.1f}%" if m == "cross_llc_fraction" else f"{r[c]:,.0f}"
             cells.append(f"{value} ({r[c + '_change_pct']:+.0f}%)")
         rows.append(cells)
-    widths = [max(len(x[i]) for x in [header, *rows]) for i in range(len(header))]
-
-    def line(cells: list[str]) -> str:
-        return "  ".join(
-            c.ljust(w) if i == 0 else c.rjust(w)
-            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
-        )
-
-    out = [line(header), "-" * len(line(header))]
-    out += [line(r) for r in rows]
-    return "\n".join(out)
+    return text_table(header, rows)
 
 
 def seed_vmstat_table() -> pl.DataFrame:

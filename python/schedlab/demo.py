@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ._progress import progress_bar
+from ._table import text_table
 from .cases import VOLANO_SEED, format_comparison, runs_frame, volano_comparison, volano_runs
 from .config import Kernel, Machine
 from .result import Result
@@ -54,23 +55,6 @@ def _runs(quick: bool) -> list[tuple[str, Callable[[], Result]]]:
         ("224 run/sleep on skl-sp-2s, v2.6.36", rs("v2.6.36")),
         ("224 run/sleep on skl-sp-2s, v3.8", rs("v3.8")),
     ]
-
-
-def _table(rows: list[list[str]], header: list[str]) -> str:
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    line = "  ".join(
-        h.ljust(w) if i == 0 else h.rjust(w)
-        for i, (h, w) in enumerate(zip(header, widths, strict=True))
-    )
-    out = [line, "-" * len(line)]
-    for r in rows:
-        out.append(
-            "  ".join(
-                c.ljust(w) if i == 0 else c.rjust(w)
-                for i, (c, w) in enumerate(zip(r, widths, strict=True))
-            )
-        )
-    return "\n".join(out)
 
 
 def run_demo(quick: bool = False, progress: bool = True) -> dict[str, Any]:
@@ -117,7 +101,7 @@ def run_demo(quick: bool = False, progress: bool = True) -> dict[str, Any]:
         c = cpu(results[name])
         got = max(c) / min(c)
         rows.append([name, f"{got:.3f}", f"{want:.3f}", f"{100 * (got / want - 1):+.2f}%"])
-    print(_table(rows, ["tasks", "model ratio", "kernel weights", "error"]))
+    print(text_table(["tasks", "model ratio", "kernel weights", "error"], rows))
 
     print("\n2b. sched_yield beside a spinner (the 2.6.23 sched_compat_yield commit)")
     rows = []
@@ -127,7 +111,7 @@ def run_demo(quick: bool = False, progress: bool = True) -> dict[str, Any]:
     ):
         c = cpu(results[name])
         rows.append([name, f"{100 * c[0] / sum(c):.1f}%", expect])
-    print(_table(rows, ["case", "yielder's CPU share", "commit's example"]))
+    print(text_table(["case", "yielder's CPU share", "commit's example"], rows))
 
     print("\n2c. 224 run/sleep tasks (500 µs / 500 µs, exponential) on skl-sp-2s (112 CPUs)")
     rows = []
@@ -144,8 +128,7 @@ def run_demo(quick: bool = False, progress: bool = True) -> dict[str, Any]:
             ]
         )
     print(
-        _table(
-            rows,
+        text_table(
             [
                 "kernel",
                 "cs/s",
@@ -154,6 +137,7 @@ def run_demo(quick: bool = False, progress: bool = True) -> dict[str, Any]:
                 "sim s / wall s",
                 "sim cs / wall s",
             ],
+            rows,
         )
     )
     print("\n(2a-2b are the kernel's arithmetic; 2c is engine speed.)")

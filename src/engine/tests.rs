@@ -459,19 +459,12 @@ fn without_periodic_samples_the_results_are_the_same() {
     let m = Machine::preset("core2-2s").unwrap();
     let k = Kernel::v2_6_36();
     let run = |max_sample_values| {
-        let w = Spinners::new(
-            (0..12)
-                .map(|_| SpinnerTask {
-                    nice: 0,
-                    run_ns: Some(200_000),
-                    sleep_ns: Some(300_000),
-                    cpus: None,
-                    yields: false,
-                })
-                .collect(),
-            Dist::Exp,
-        )
-        .unwrap();
+        let task = SpinnerTask {
+            run_ns: Some(200_000),
+            sleep_ns: Some(300_000),
+            ..spinner(0)
+        };
+        let w = Spinners::new(vec![task; 12], Dist::Exp).unwrap();
         let opts = RunOptions {
             seed: 3,
             duration_ns: Some(300_000_000),

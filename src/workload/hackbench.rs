@@ -44,6 +44,24 @@ pub struct HackbenchParams {
     pub skb_overhead: u32,
 }
 
+impl HackbenchParams {
+    /// `perf bench sched messaging -g groups -l loops` with perf's other
+    /// defaults (20 fds, 100-byte messages), the x86-64 default socket
+    /// buffer and the estimated skb overhead.
+    pub fn perf(groups: u32, loops: u32, ipc: Ipc, mode: Mode) -> Self {
+        HackbenchParams {
+            groups,
+            fds: 20,
+            loops,
+            datasize: 100,
+            ipc,
+            mode,
+            sndbuf: 212_992,
+            skb_overhead: 668,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Role {
     Main,
