@@ -15,7 +15,14 @@ def test_bench_quick_prints_every_scenario_and_the_sweep():
         check=True,
     )
     out = p.stdout
-    for name in ("socket process", "pipe thread", "VolanoMark", "skl-sp-2s", "64-point sweep"):
+    for name in (
+        "socket process",
+        "pipe thread",
+        "VolanoMark",
+        "skl-sp-2s",
+        "64-point sweep",
+        "Memory over simulated time",
+    ):
         assert name in out, name
     assert "sim-s/wall-s" in out and "peak MiB" in out
 

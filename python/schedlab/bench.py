@@ -7,7 +7,9 @@ and messages per wall second. ``vm-2`` hackbench scenarios also run the real
 ``perf bench sched messaging`` with the same arguments on this machine and
 report real seconds ÷ simulated wall seconds (how many times faster than the
 kernel the model simulates it). The sweep row times a 64-point sweep on one
-thread and on every core. Prints figures; asserts nothing.
+thread and on every core; the memory row runs one sweep run (no vmstat
+samples) at two simulated lengths to show that memory does not grow with
+simulated time. Prints figures; asserts nothing.
 """
 
 from __future__ import annotations
@@ -119,6 +121,46 @@ def _child(spec: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+#: The memory-over-time check: a run as a sweep runs it (no periodic
+#: vmstat samples), at two simulated lengths.
+MEMORY_TASKS = 64
+MEMORY_SECONDS = (1.0, 8.0)
+
+
+def _memory_child(duration_s: float) -> dict[str, Any]:
+    """Peak RSS growth of one sweep run of ``duration_s`` simulated seconds
+    (64 run/sleep spinners on core2-2s): it must not grow with the length."""
+    import schedlab as sl
+
+    w = sl.workloads.spinners(nice=[0] * MEMORY_TASKS, run_us=200, sleep_us=100, dist="exp")
+    # Warm-up: imports and the sweep's own machinery out of the figure.
+    sl.sweep("core2-2s", "v3.8", w, {}, duration_s=0.001, threads=1, progress=False)
+    base = _vm_kib("VmHWM")
+    t0 = time.perf_counter()
+    df = sl.sweep("core2-2s", "v3.8", w, {}, duration_s=duration_s, threads=1, progress=False)
+    wall = time.perf_counter() - t0
+    return {
+        "wall_s": wall,
+        "events": float(df["events"][0]),
+        "peak_mib": max(0, _vm_kib("VmHWM") - base) / 1024,
+    }
+
+
+def memory_over_time() -> list[tuple[float, dict[str, Any]]]:
+    out = []
+    for secs in MEMORY_SECONDS:
+        p = subprocess.run(
+            [sys.executable, "-m", "schedlab.bench", "--memory-child", str(secs)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if p.returncode != 0:
+            raise SystemExit(f"memory check: child failed: {p.stderr.strip()[-500:]}")
+        out.append((secs, json.loads(p.stdout.strip().splitlines()[-1])))
+    return out
+
+
 def _run_child(s: Scenario, reps: int) -> dict[str, Any]:
     spec = {
         "name": s.name,
@@ -199,9 +241,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reps", type=int, default=3, help="runs per scenario (best is kept)")
     ap.add_argument("--no-real", action="store_true", help="skip the real perf runs")
     ap.add_argument("--child", help=argparse.SUPPRESS)
+    ap.add_argument("--memory-child", type=float, help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.child:
         print(json.dumps(_child(json.loads(a.child))))
+        return 0
+    if a.memory_child is not None:
+        print(json.dumps(_memory_child(a.memory_child)))
         return 0
     if a.reps < 1:
         ap.error(f"invalid --reps={a.reps}: expected an integer >= 1")
@@ -250,6 +296,15 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"\n64-point sweep (hackbench -g 4 on core2-2s): 1 thread {one:.3f} s, "
         f"{cores} threads {alls:.3f} s, speed-up {one / alls:.2f}x"
+    )
+    mem = memory_over_time()
+    print(
+        f"\nMemory over simulated time ({MEMORY_TASKS} run/sleep spinners on core2-2s, "
+        + "one sweep run, no vmstat samples): "
+        + ", ".join(
+            f"{secs:g} sim-s {r['events'] / 1e6:.1f} M events peak {r['peak_mib']:.1f} MiB"
+            for secs, r in mem
+        )
     )
     print(
         "real s: perf bench sched messaging's Total time on this machine (best of reps); "

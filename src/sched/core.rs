@@ -568,7 +568,7 @@ impl Sim<'_> {
                     let ns = if kind == Work::Sys && j > 0 {
                         // uniform in [1 − j%, 1 + j%]
                         let f = 1.0 + (2.0 * self.noise.uniform() - 1.0) * j as f64 / 100.0;
-                        ((ns as f64 * f).round() as u64).max(1)
+                        crate::rng::round_ns(ns as f64 * f).max(1)
                     } else {
                         ns
                     };
