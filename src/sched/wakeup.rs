@@ -104,19 +104,24 @@ impl Sim<'_> {
                     .iter()
                     .rposition(|d| d.has(sd::SHARE_PKG_RESOURCES));
                 let Some(top) = llc else { return target };
+                let pinned = self.tasks[p as usize].allowed.is_some();
                 for lvl in (0..=top).rev() {
                     let d = &self.sd[target][lvl];
                     let n = d.groups.len();
                     for k in 0..n {
                         let g = &d.groups[(d.local_group + k) % n];
-                        if !g.cpus.iter().any(|&c| self.allowed(p, c as usize)) {
+                        // The idle test first: it is what fails on a busy
+                        // machine, and an unpinned task may run anywhere.
+                        if !g.cpus.iter().all(|&c| self.idle_cpu(c as usize)) {
                             continue;
                         }
-                        if g.cpus.iter().all(|&c| self.idle_cpu(c as usize)) {
-                            if let Some(&c) = g.cpus.iter().find(|&&c| self.allowed(p, c as usize))
-                            {
-                                return c as usize;
-                            }
+                        if !pinned {
+                            return g.cpus[0] as usize;
+                        }
+                        // cpumask_first_and(group, tsk_cpus_allowed); a
+                        // group with none allowed is skipped.
+                        if let Some(&c) = g.cpus.iter().find(|&&c| self.allowed(p, c as usize)) {
+                            return c as usize;
                         }
                     }
                 }
