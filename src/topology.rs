@@ -50,6 +50,7 @@ pub struct Machine {
 /// The preset names, in a stable order.
 pub const MACHINE_PRESETS: &[&str] = &[
     "vm-2",
+    "quad-4c",
     "core2-2s",
     "nhm-ep",
     "wsm-4s-40c",
@@ -149,6 +150,9 @@ impl Machine {
         let mut m = match name {
             // This development VM: 2 vCPUs, no SMT, one cache, one node.
             "vm-2" => Self::new(1, 2, 1, None, Some(1))?,
+            // A 4-core desktop with one shared last-level cache: the box of
+            // the idle_balance() removal case (3.23 CPUs utilised of 4).
+            "quad-4c" => Self::new(1, 4, 1, None, Some(1))?,
             // Core 2 "Harpertown" 2 × 4: the L2 is shared per core pair, one
             // front-side bus (UMA, one node). The VolanoMark case's box.
             "core2-2s" => Self::new(2, 4, 1, Some(2), Some(1))?,

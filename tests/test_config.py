@@ -9,6 +9,7 @@ import schedlab as sl
 def test_machine_presets_match_design():
     assert sl.Machine.presets() == [
         "vm-2",
+        "quad-4c",
         "core2-2s",
         "nhm-ep",
         "wsm-4s-40c",
@@ -18,6 +19,7 @@ def test_machine_presets_match_design():
     sizes = {n: sl.Machine.preset(n).nr_cpus for n in sl.Machine.presets()}
     assert sizes == {
         "vm-2": 2,
+        "quad-4c": 4,
         "core2-2s": 8,
         "nhm-ep": 16,
         "wsm-4s-40c": 40,
