@@ -125,9 +125,9 @@ def test_comparison_needs_its_base_and_columns():
 
 
 def _change_nth_run(monkeypatch, n, change):
-    """Wrap cases.simulate so that ``change(kwargs)`` runs before its n-th
-    call (it may edit the arguments or raise)."""
-    real = cases.simulate
+    """Wrap the case module's simulate so that ``change(kwargs)`` runs
+    before its n-th call (it may edit the arguments or raise)."""
+    real = cases.volano.simulate
     calls = []
 
     def wrapped(*a, **k):
@@ -136,7 +136,7 @@ def _change_nth_run(monkeypatch, n, change):
             change(k)
         return real(*a, **k)
 
-    monkeypatch.setattr(cases, "simulate", wrapped)
+    monkeypatch.setattr(cases.volano, "simulate", wrapped)
 
 
 def test_ctrl_c_keeps_the_finished_runs(monkeypatch):

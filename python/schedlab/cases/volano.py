@@ -1,7 +1,4 @@
-"""The seed cases as reusable definitions: the runs, the seed's own numbers
-and the comparison tables the demo, the notebooks and the tests share.
-
-Case 1 — VolanoMark loopback, 2.6.37-rc1 (../shared/reference/seed-cases.md):
+"""Case 1 — VolanoMark loopback, 2.6.37-rc1 (../shared/reference/seed-cases.md):
 fab476228 made ``pull_task()`` re-arm ``avg_idle`` on both runqueues of every
 migration, defeating the ``avg_idle < sysctl_sched_migration_cost`` newidle
 throttle; b5482cfa1c95 and d5ad140bc150 restored it in 2.6.37.
@@ -14,14 +11,14 @@ from typing import Any
 
 import polars as pl
 
-from ._check import need_bool, need_int
-from ._progress import progress_bar
-from ._table import text_table
-from .config import CostModel, Kernel, Machine
-from .exceptions import ConfigError, ConfigTypeError
-from .result import Result
-from .run import simulate
-from .workloads import volano
+from .._check import need_bool, need_int
+from .._progress import progress_bar
+from .._table import text_table
+from ..config import CostModel, Kernel, Machine
+from ..exceptions import ConfigError, ConfigTypeError
+from ..result import Result
+from ..run import simulate
+from ..workloads import volano
 
 #: The three kernels of case 1, the good one first.
 VOLANO_KERNELS = ("v2.6.36", "v2.6.37-rc1", "v2.6.37")
