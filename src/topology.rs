@@ -230,7 +230,9 @@ mod tests {
             .iter()
             .map(|n| Machine::preset(n).unwrap().nr_cpus())
             .collect();
-        assert_eq!(sizes, vec![2, 8, 16, 40, 64, 112]);
+        assert_eq!(sizes, vec![2, 4, 8, 16, 40, 64, 112]);
+        let q = Machine::preset("quad-4c").unwrap();
+        assert_eq!(q.distance(0, 3), Distance::SharedLlc);
     }
 
     #[test]
