@@ -117,6 +117,8 @@ pub struct SimResult {
     pub vmstat: VmstatTable,
     /// CPUs × intervals busy fraction.
     pub timeline: Array2<f64>,
+    /// CPUs × intervals run-queue length at each interval's end.
+    pub runqueue: Array2<i64>,
     pub schedstat: SchedstatTable,
     pub trace: Option<Trace>,
 }
@@ -201,6 +203,14 @@ pub(crate) fn build(
         .reversed_axes()
         .as_standard_layout()
         .to_owned();
+    let runqueue = Array2::from_shape_vec(
+        (sm.rows(), ncpus),
+        sm.nr_running.iter().map(|&n| i64::from(n)).collect(),
+    )
+    .expect("sampler rows × cpus")
+    .reversed_axes()
+    .as_standard_layout()
+    .to_owned();
 
     let schedstat = schedstat_table(rqs, sd);
     let sum = |f: fn(&Rq) -> u64| rqs.iter().map(f).sum::<u64>();
@@ -311,6 +321,7 @@ pub(crate) fn build(
         cpus: ct,
         vmstat: vm,
         timeline,
+        runqueue,
         schedstat,
         trace,
     }

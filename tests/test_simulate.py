@@ -42,6 +42,17 @@ def test_cpu_time_is_conserved(machine, kernel):
     np.testing.assert_allclose((vm["us"] + vm["sy"] + vm["id"]).to_numpy(), 100.0)
     assert r.cpu_timeline.shape == (m.nr_cpus, vm.height)
     assert ((r.cpu_timeline >= 0) & (r.cpu_timeline <= 1 + 1e-12)).all()
+    # per-CPU run-queue lengths add up to vmstat's r at every sample
+    rq = r.runqueue_timeline
+    assert rq.shape == (m.nr_cpus, vm.height) and rq.dtype == np.int64
+    np.testing.assert_array_equal(rq.sum(axis=0), vm["r"].to_numpy())
+
+
+def test_runqueue_timeline_shows_pinned_tasks():
+    # Three spinners pinned to CPU 0 and one to CPU 1 of vm-2.
+    w = spinners(nice=[0, 0, 0, 0], cpus=[0, 0, 0, 1])
+    r = sl.simulate("vm-2", "v3.8", w, duration_s=0.05, interval_s=0.01)
+    assert r.runqueue_timeline.tolist() == [[3] * 5, [1] * 5]
 
 
 @pytest.mark.parametrize("other,weight", [(5, 335), (-15, 29154)])

@@ -49,6 +49,8 @@ class Result:
     - ``to_frame()``: one row, the configuration columns then the metrics.
     - ``tasks``, ``cpus``, ``vmstat``, ``trace``: polars DataFrames.
     - ``cpu_timeline``: CPUs × intervals numpy array of busy fraction.
+    - ``runqueue_timeline``: CPUs × intervals numpy array of run-queue
+      lengths at each interval's end.
     """
 
     def __init__(self, raw: dict[str, Any], config: dict[str, Any]) -> None:
@@ -110,6 +112,15 @@ class Result:
     def cpu_timeline(self) -> npt.NDArray[np.float64]:
         """CPUs × intervals busy fraction (0–1), ready for ``imshow``."""
         arr: npt.NDArray[np.float64] = self._raw["timeline"]
+        return arr
+
+    @property
+    def runqueue_timeline(self) -> npt.NDArray[np.int64]:
+        """CPUs × intervals run-queue length (runnable tasks, the running
+        one included — vmstat's ``r`` per CPU) at the end of each interval;
+        column ``k`` is at ``vmstat["time_s"][k]``. Sample finer with
+        ``simulate(..., interval_s=...)``."""
+        arr: npt.NDArray[np.int64] = self._raw["runqueue"]
         return arr
 
     @property

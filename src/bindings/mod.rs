@@ -312,6 +312,8 @@ fn result_to_py<'py>(py: Python<'py>, r: SimResult) -> PyResult<Bound<'py, PyDic
 
     let timeline: Bound<'py, PyArray2<f64>> = r.timeline.into_pyarray(py);
     out.set_item("timeline", timeline)?;
+    let runqueue: Bound<'py, PyArray2<i64>> = r.runqueue.into_pyarray(py);
+    out.set_item("runqueue", runqueue)?;
 
     let st = r.schedstat;
     let ss = PyDict::new(py);

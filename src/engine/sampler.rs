@@ -1,6 +1,8 @@
 //! The vmstat-style sampler: every interval, the interval's interrupts,
 //! context switches and user/system/idle split, the instantaneous run-queue
-//! total (`r`), and each CPU's busy fraction (the CPU timeline).
+//! total (`r`), each CPU's busy fraction (the CPU timeline) and each CPU's
+//! instantaneous run-queue length (`cfs.nr_running`, the running task
+//! included, as `r` counts it).
 
 use super::Rq;
 
@@ -24,6 +26,8 @@ pub struct Sampler {
     pub idle_ns: Vec<u64>,
     /// Row-major (interval, cpu) busy fractions.
     pub busy: Vec<f64>,
+    /// Row-major (interval, cpu) run-queue lengths at the interval's end.
+    pub nr_running: Vec<u32>,
 }
 
 impl Sampler {
@@ -56,6 +60,7 @@ impl Sampler {
             self.busy
                 .push((busy - self.last_busy[i]) as f64 / len as f64);
             self.last_busy[i] = busy;
+            self.nr_running.push(rq.cfs.nr_running);
         }
         self.time_ns.push(now);
         self.len_ns.push(len);
