@@ -63,6 +63,11 @@ pub struct CostModel {
     pub exit_thread_ns: u64,
     /// Reaping one child (`wait4`, `pthread_join`).
     pub reap_ns: u64,
+    /// A new worker's start-up before its own first step: for a forked
+    /// process the copy-on-write faults on the inherited address space and
+    /// `ret_from_fork`, for a thread its stack. System time of the child.
+    /// 0 by default (not calibrated); hackbench's workers pay it.
+    pub child_start_ns: u64,
     /// `pipe_write()` / `pipe_read()` of one small message, locks included.
     pub pipe_write_ns: u64,
     pub pipe_read_ns: u64,
@@ -110,6 +115,7 @@ impl Default for CostModel {
             exit_ns: 20_000,
             exit_thread_ns: 5_000,
             reap_ns: 2_000,
+            child_start_ns: 0,
             pipe_write_ns: 300,
             pipe_read_ns: 250,
             sock_write_ns: 1_200,
@@ -192,6 +198,7 @@ const FIELDS: &[&str] = &[
     "exit_ns",
     "exit_thread_ns",
     "reap_ns",
+    "child_start_ns",
     "pipe_write_ns",
     "pipe_read_ns",
     "sock_write_ns",
@@ -235,6 +242,7 @@ impl CostModel {
             "exit_ns" => &mut self.exit_ns,
             "exit_thread_ns" => &mut self.exit_thread_ns,
             "reap_ns" => &mut self.reap_ns,
+            "child_start_ns" => &mut self.child_start_ns,
             "pipe_write_ns" => &mut self.pipe_write_ns,
             "pipe_read_ns" => &mut self.pipe_read_ns,
             "sock_write_ns" => &mut self.sock_write_ns,

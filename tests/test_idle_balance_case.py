@@ -6,6 +6,7 @@ mechanism. Fixed seeds; no exact numbers are asserted."""
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 import pytest
 import schedlab as sl
@@ -22,7 +23,9 @@ def test_perf_bench_is_slower_without_newidle_balancing(perf_bench_g300):
     cmp = cases.idle_balance_comparison(perf_bench_g300)
     row = {r["metric"]: r for r in cmp.iter_rows(named=True)}
     # The seed: +13 % time, +32 % context switches. The model's time change
-    # is small (about +1 %) but consistent across runs.
+    # is small (about +1 %) but consistent across runs. It rests on the
+    # start-barrier pile-up of children that sleep at once after fork
+    # (child_start_ns=0, the default): see the last test.
     assert row["sim_time_s"]["change_pct"] > 0
     assert row["sim_time_s"]["p_value"] < 0.1
     assert row["elapsed_s"]["change_pct"] > 0
@@ -93,3 +96,23 @@ def test_case_helpers_reject_bad_input():
         cases.idle_balance_comparison(one_side)
     with pytest.raises(ValueError, match="True and False"):
         cases.removal_effect(one_side, ["machine"])
+
+
+def _start_share_of_two_fullest(child_start_ns: int) -> float:
+    """Share of the runnable tasks on the two fullest CPUs 4 ms after
+    the start barrier of hackbench -g 20 on quad-4c."""
+    c = sl.CostModel.preset("quad-4c").replace(child_start_ns=child_start_ns)
+    w = sl.workloads.hackbench(groups=20)
+    r = sl.simulate("quad-4c", "v3.8", w, costs=c, seed=1, interval_s=0.002)
+    t0 = r.metrics["sim_time_s"] - r.metrics["elapsed_s"]
+    k = int(np.searchsorted(r.vmstat["time_s"].to_numpy(), t0 + 0.004))
+    q = np.sort(r.runqueue_timeline[:, k])
+    return float(q[-2:].sum() / q.sum())
+
+
+def test_child_start_up_decides_the_start_barrier_pile_up():
+    # Children that sleep at once all fork onto the first idle CPU, and the
+    # barrier's wake-ups pile them on two CPUs; a child that runs for a
+    # while keeps its CPU busy, so the next fork goes elsewhere.
+    assert _start_share_of_two_fullest(0) > 0.85
+    assert _start_share_of_two_fullest(200_000) < 0.6

@@ -305,8 +305,10 @@ impl Workload for Hackbench {
         loop {
             match self.w[i].phase {
                 Phase::Start => {
+                    // The child's start-up, then ready(): one byte to the
+                    // ready pipe.
                     self.w[i].phase = Phase::Ready;
-                    return sys(c.pipe_write_ns);
+                    return sys(c.child_start_ns + c.pipe_write_ns);
                 }
                 Phase::Ready => {
                     self.ready += 1;
