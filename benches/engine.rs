@@ -150,19 +150,7 @@ fn main() {
         "core2-2s: volano 10 rooms x 20 users x 20",
         "core2-2s",
         600.0,
-        &|| {
-            Box::new(
-                Volano::new(VolanoParams {
-                    rooms: 10,
-                    users: 20,
-                    messages: 20,
-                    handle_ns: 3000,
-                    send_ns: 2000,
-                    enqueue_ns: 500,
-                })
-                .unwrap(),
-            )
-        },
+        &|| Box::new(Volano::new(VolanoParams::new(10, 20, 20)).unwrap()),
     );
     println!("\n== event queue, hold model (M pop+push per s) ==");
     println!("{:>10} {:>12} {:>12}", "pending", "BinaryHeap", "BTreeMap");

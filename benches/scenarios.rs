@@ -61,15 +61,7 @@ fn scenarios(c: &mut Criterion) {
     g.sample_size(10);
     g.bench_function("10 rooms x 20 users x 20, rc1", |b| {
         b.iter(|| {
-            let w = Volano::new(VolanoParams {
-                rooms: 10,
-                users: 20,
-                messages: 20,
-                handle_ns: 3000,
-                send_ns: 2000,
-                enqueue_ns: 500,
-            })
-            .unwrap();
+            let w = Volano::new(VolanoParams::new(10, 20, 20)).unwrap();
             black_box(run(&core2, &rc1, Box::new(w)))
         })
     });

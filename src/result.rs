@@ -197,20 +197,13 @@ pub(crate) fn build(
         vm.sy.push(100.0 * sm.sys_ns[k] as f64 / total);
         vm.id.push(100.0 * sm.idle_ns[k] as f64 / total);
     }
-    let ncpus = sm.ncpus();
-    let timeline = Array2::from_shape_vec((sm.rows(), ncpus), sm.busy.clone())
-        .expect("sampler rows × cpus")
-        .reversed_axes()
-        .as_standard_layout()
-        .to_owned();
-    let runqueue = Array2::from_shape_vec(
-        (sm.rows(), ncpus),
+    let (rows, ncpus) = (sm.rows(), sm.ncpus());
+    let runqueue = cpus_by_interval(
+        rows,
+        ncpus,
         sm.nr_running.iter().map(|&n| i64::from(n)).collect(),
-    )
-    .expect("sampler rows × cpus")
-    .reversed_axes()
-    .as_standard_layout()
-    .to_owned();
+    );
+    let timeline = cpus_by_interval(rows, ncpus, sm.busy);
 
     let schedstat = schedstat_table(rqs, sd);
     let sum = |f: fn(&Rq) -> u64| rqs.iter().map(f).sum::<u64>();
@@ -325,6 +318,16 @@ pub(crate) fn build(
         schedstat,
         trace,
     }
+}
+
+/// The sampler's row-major (interval, cpu) values as a CPUs × intervals
+/// array.
+fn cpus_by_interval<T: Clone>(rows: usize, ncpus: usize, values: Vec<T>) -> Array2<T> {
+    Array2::from_shape_vec((rows, ncpus), values)
+        .expect("sampler rows × cpus")
+        .reversed_axes()
+        .as_standard_layout()
+        .to_owned()
 }
 
 fn schedstat_table(rqs: &[Rq], sd: &[Vec<Domain>]) -> SchedstatTable {

@@ -146,19 +146,25 @@ def _memory_child(duration_s: float) -> dict[str, Any]:
     }
 
 
-def memory_over_time() -> list[tuple[float, dict[str, Any]]]:
-    out = []
-    for secs in MEMORY_SECONDS:
-        p = subprocess.run(
-            [sys.executable, "-m", "schedlab.bench", "--memory-child", str(secs)],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if p.returncode != 0:
-            raise SystemExit(f"memory check: child failed: {p.stderr.strip()[-500:]}")
-        out.append((secs, json.loads(p.stdout.strip().splitlines()[-1])))
+def _in_child(what: str, *args: str) -> dict[str, Any]:
+    """Run ``python -m schedlab.bench <args>`` in a fresh process (so its
+    peak memory is its own) and return the JSON line it prints last."""
+    p = subprocess.run(
+        [sys.executable, "-m", "schedlab.bench", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if p.returncode != 0:
+        raise SystemExit(f"{what}: child failed: {p.stderr.strip()[-500:]}")
+    out: dict[str, Any] = json.loads(p.stdout.strip().splitlines()[-1])
     return out
+
+
+def memory_over_time() -> list[tuple[float, dict[str, Any]]]:
+    return [
+        (secs, _in_child("memory check", "--memory-child", str(secs))) for secs in MEMORY_SECONDS
+    ]
 
 
 def _run_child(s: Scenario, reps: int) -> dict[str, Any]:
@@ -171,16 +177,7 @@ def _run_child(s: Scenario, reps: int) -> dict[str, Any]:
         "kernel_changes": list(s.kernel_changes),
         "reps": reps,
     }
-    p = subprocess.run(
-        [sys.executable, "-m", "schedlab.bench", "--child", json.dumps(spec)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if p.returncode != 0:
-        raise SystemExit(f"{s.name}: child failed: {p.stderr.strip()[-500:]}")
-    out: dict[str, Any] = json.loads(p.stdout.strip().splitlines()[-1])
-    return out
+    return _in_child(s.name, "--child", json.dumps(spec))
 
 
 _TOTAL = re.compile(r"Total time:\s*([0-9.]+)")

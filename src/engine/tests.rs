@@ -26,7 +26,6 @@ fn run(
     secs: f64,
     seed: u64,
 ) -> SimResult {
-    let w = Spinners::new(tasks, dist).unwrap();
     let opts = RunOptions {
         seed,
         duration_ns: Some((secs * 1e9) as u64),
@@ -34,15 +33,20 @@ fn run(
         sample_interval_ns: 100_000_000,
         max_sample_values: crate::engine::MAX_SAMPLE_VALUES,
     };
-    simulate(
-        machine,
-        kernel,
-        &CostModel::default(),
-        Box::new(w),
-        opts,
-        &|| false,
-    )
-    .unwrap()
+    run_spinners(machine, kernel, &CostModel::default(), tasks, dist, opts)
+}
+
+/// Spinners under explicit costs and run options.
+fn run_spinners(
+    machine: &Machine,
+    kernel: &Kernel,
+    costs: &CostModel,
+    tasks: Vec<SpinnerTask>,
+    dist: Dist,
+    opts: RunOptions,
+) -> SimResult {
+    let w = Spinners::new(tasks, dist).unwrap();
+    simulate(machine, kernel, costs, Box::new(w), opts, &|| false).unwrap()
 }
 
 fn one_cpu() -> Machine {
@@ -227,7 +231,6 @@ fn pinning_is_honoured() {
 
 #[test]
 fn trace_is_bounded_and_reports_the_drop() {
-    let w = Spinners::new(vec![spinner(0), spinner(0)], Dist::Fixed).unwrap();
     let opts = RunOptions {
         seed: 1,
         duration_ns: Some(1_000_000_000),
@@ -235,15 +238,14 @@ fn trace_is_bounded_and_reports_the_drop() {
         sample_interval_ns: 100_000_000,
         max_sample_values: crate::engine::MAX_SAMPLE_VALUES,
     };
-    let r = simulate(
+    let r = run_spinners(
         &one_cpu(),
         &Kernel::v3_8(),
         &CostModel::default(),
-        Box::new(w),
+        vec![spinner(0), spinner(0)],
+        Dist::Fixed,
         opts,
-        &|| false,
-    )
-    .unwrap();
+    );
     let tr = r.trace.as_ref().unwrap();
     assert_eq!(tr.len(), 50);
     assert!(tr.dropped > 0);
@@ -390,23 +392,20 @@ fn sync_wakeups_keep_a_ping_pong_pair_within_one_llc() {
 
 #[test]
 fn the_sampler_is_bounded_and_says_so() {
-    let w = Spinners::new(vec![spinner(0), spinner(0)], Dist::Fixed).unwrap();
     let opts = RunOptions {
         duration_ns: Some(1_000_000_000),
         sample_interval_ns: 1_000_000,
         max_sample_values: 20,
         ..RunOptions::default()
     };
-    let m = Machine::preset("vm-2").unwrap();
-    let r = simulate(
-        &m,
+    let r = run_spinners(
+        &Machine::preset("vm-2").unwrap(),
         &Kernel::v3_8(),
         &CostModel::default(),
-        Box::new(w),
+        vec![spinner(0), spinner(0)],
+        Dist::Fixed,
         opts,
-        &|| false,
-    )
-    .unwrap();
+    );
     assert_eq!(
         r.vmstat.time_s.len(),
         11,
@@ -464,7 +463,6 @@ fn without_periodic_samples_the_results_are_the_same() {
             sleep_ns: Some(300_000),
             ..spinner(0)
         };
-        let w = Spinners::new(vec![task; 12], Dist::Exp).unwrap();
         let opts = RunOptions {
             seed: 3,
             duration_ns: Some(300_000_000),
@@ -472,15 +470,14 @@ fn without_periodic_samples_the_results_are_the_same() {
             sample_interval_ns: 10_000_000,
             max_sample_values,
         };
-        simulate(
+        run_spinners(
             &m,
             &k,
             &CostModel::for_machine(&m),
-            Box::new(w),
+            vec![task; 12],
+            Dist::Exp,
             opts,
-            &|| false,
         )
-        .unwrap()
     };
     let sampled = run(crate::engine::MAX_SAMPLE_VALUES);
     let bare = run(0);

@@ -39,6 +39,22 @@ pub struct VolanoParams {
     pub enqueue_ns: u64,
 }
 
+impl VolanoParams {
+    /// `rooms × users × messages` with the JVM costs `sl.workloads.volano`
+    /// defaults to (3 µs to handle a packet, 2 µs to send one, 0.5 µs to
+    /// enqueue one).
+    pub fn new(rooms: u32, users: u32, messages: u32) -> Self {
+        VolanoParams {
+            rooms,
+            users,
+            messages,
+            handle_ns: 3_000,
+            send_ns: 2_000,
+            enqueue_ns: 500,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Packet {
     Chat,
