@@ -3,7 +3,8 @@
 Runs ``perf bench sched messaging`` (when ``perf`` is installed) and the model
 (``vm-2``, kernel preset given by ``--kernel``) for every ipc/mode pair and
 group count, and prints Total time, context switches and migrations side by
-side. Used to choose and check the IPC costs in the cost model; see
+side: medians of ``--reps`` perf runs and of ``--model-seeds`` model runs.
+Used to choose and check the IPC costs in the cost model; see
 docs/calibration.md. Not a test: it needs ``perf`` and takes a minute.
 """
 
@@ -53,7 +54,10 @@ def real(ipc: str, mode: str, groups: int, loops: int, reps: int) -> dict[str, f
             elif ",cpu-migrations," in line:
                 row["migrations"] = float(line.split(",")[0])
         runs.append(row)
-    return {k: statistics.mean(r[k] for r in runs) for k in runs[0]}
+    return {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+
+
+MODEL_KEYS = ("elapsed_s", "context_switches", "cpu_migrations")
 
 
 def main() -> None:
@@ -62,6 +66,7 @@ def main() -> None:
     ap.add_argument("--loops", type=int, default=100)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--groups", default="1,5,10,20")
+    ap.add_argument("--model-seeds", type=int, default=5)
     a = ap.parse_args()
     print(
         f"{'ipc':6} {'mode':7} {'g':>3} | {'real s':>7} {'sim s':>7} {'ratio':>5} | "
@@ -70,13 +75,13 @@ def main() -> None:
     for ipc in ("socket", "pipe"):
         for mode in ("process", "thread"):
             for g in (int(x) for x in a.groups.split(",")):
-                r = sl.simulate(
-                    "vm-2",
-                    a.kernel,
-                    sl.workloads.hackbench(groups=g, loops=a.loops, ipc=ipc, mode=mode),
-                    duration_s=600,
-                )
-                m = r.metrics
+                w = sl.workloads.hackbench(groups=g, loops=a.loops, ipc=ipc, mode=mode)
+                runs = [
+                    sl.simulate("vm-2", a.kernel, w, seed=s, duration_s=600).metrics
+                    for s in range(a.model_seeds)
+                ]
+                # medians: few-group runs are bimodal (packed or spread)
+                m = {k: statistics.median(r[k] for r in runs) for k in MODEL_KEYS}
                 re = real(ipc, mode, g, a.loops, a.reps)
                 if re is None:
                     print(

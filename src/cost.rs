@@ -63,11 +63,16 @@ pub struct CostModel {
     pub exit_thread_ns: u64,
     /// Reaping one child (`wait4`, `pthread_join`).
     pub reap_ns: u64,
-    /// A new worker's start-up before its own first step: for a forked
-    /// process the copy-on-write faults on the inherited address space and
-    /// `ret_from_fork`, for a thread its stack. System time of the child.
-    /// 0 by default (not calibrated); hackbench's workers pay it.
+    /// A new worker's start-up before its own first step, system time of
+    /// the child: for a forked process the copy-on-write faults on the
+    /// inherited address space and `ret_from_fork` (`child_start_ns`), for a
+    /// thread its stack and TLS (`child_start_thread_ns`). Each child draws
+    /// its own, uniform within ±`child_start_spread_pct` % of the value.
+    /// Measured with `perf sched timehist` (docs/calibration.md);
+    /// hackbench's workers pay it.
     pub child_start_ns: u64,
+    pub child_start_thread_ns: u64,
+    pub child_start_spread_pct: u64,
     /// `pipe_write()` / `pipe_read()` of one small message, locks included.
     pub pipe_write_ns: u64,
     pub pipe_read_ns: u64,
@@ -110,12 +115,14 @@ impl Default for CostModel {
             refill_remote_ns: 30_000,
             cache_decay_ns: 5_000_000,
             mm_switch_ns: 500,
-            fork_ns: 60_000,
-            clone_ns: 15_000,
-            exit_ns: 20_000,
+            fork_ns: 180_000,
+            clone_ns: 50_000,
+            exit_ns: 470_000,
             exit_thread_ns: 5_000,
-            reap_ns: 2_000,
-            child_start_ns: 0,
+            reap_ns: 8_000,
+            child_start_ns: 170_000,
+            child_start_thread_ns: 8_000,
+            child_start_spread_pct: 20,
             pipe_write_ns: 300,
             pipe_read_ns: 250,
             sock_write_ns: 1_200,
@@ -199,6 +206,8 @@ const FIELDS: &[&str] = &[
     "exit_thread_ns",
     "reap_ns",
     "child_start_ns",
+    "child_start_thread_ns",
+    "child_start_spread_pct",
     "pipe_write_ns",
     "pipe_read_ns",
     "sock_write_ns",
@@ -243,6 +252,8 @@ impl CostModel {
             "exit_thread_ns" => &mut self.exit_thread_ns,
             "reap_ns" => &mut self.reap_ns,
             "child_start_ns" => &mut self.child_start_ns,
+            "child_start_thread_ns" => &mut self.child_start_thread_ns,
+            "child_start_spread_pct" => &mut self.child_start_spread_pct,
             "pipe_write_ns" => &mut self.pipe_write_ns,
             "pipe_read_ns" => &mut self.pipe_read_ns,
             "sock_write_ns" => &mut self.sock_write_ns,
@@ -273,6 +284,7 @@ impl Fields for CostModel {
         let max = match name {
             "cache_decay_ns" => MAX_DECAY_NS,
             "sys_jitter_pct" => 50,
+            "child_start_spread_pct" => 100,
             _ => MAX_COST_NS,
         };
         let x = v.as_u64(name, 0, max)?;

@@ -47,6 +47,11 @@ BAD = [
     (lambda: sl.Kernel.preset("v3.8").replace(compat_yield=None), TypeError, r"compat_yield"),
     (lambda: sl.CostModel(context_switch_ns=-5), ValueError, r"context_switch_ns=-5"),
     (lambda: sl.CostModel(nope=1), ValueError, r"unknown CostModel field.*nope"),
+    (
+        lambda: sl.CostModel(child_start_spread_pct=101),
+        ValueError,
+        r"child_start_spread_pct=101.*100",
+    ),
     (lambda: spinners(nice=[]), ValueError, r"nice=\[\]"),
     (lambda: spinners(nice=0), TypeError, r"nice"),
     (lambda: spinners(nice=[0, 25]), ValueError, r"nice\[1\]=25.*-20 to 19"),

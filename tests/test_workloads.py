@@ -33,6 +33,29 @@ def test_hackbench_elapsed_is_the_measured_interval():
     assert 0 < r.metrics["elapsed_s"] < r.metrics["sim_time_s"]
 
 
+@pytest.mark.parametrize(
+    ("mode", "field"), [("process", "child_start_ns"), ("thread", "child_start_thread_ns")]
+)
+def test_hackbench_children_pay_their_start_up_as_system_time(mode, field):
+    # 40 workers; each pays its mode's start-up before ready(), drawn
+    # within +-spread % of the value, so the mean stays.
+    w = hackbench(groups=1, loops=1, mode=mode)
+    base = sl.CostModel.preset("quad-4c").replace(
+        child_start_ns=0, child_start_thread_ns=0, sys_jitter_pct=0, child_start_spread_pct=0
+    )
+
+    def sys_s(**change):
+        r = sl.simulate("quad-4c", "v3.8", w, costs=base.replace(**change), seed=3)
+        return r.metrics["sys_s"]
+
+    extra = sys_s(**{field: 100_000}) - sys_s()
+    assert extra == pytest.approx(40 * 100e-6, rel=0.1)
+    spread = sys_s(**{field: 100_000, "child_start_spread_pct": 50}) - sys_s()
+    assert spread == pytest.approx(40 * 100e-6, rel=0.15)
+    other = "child_start_thread_ns" if field == "child_start_ns" else "child_start_ns"
+    assert sys_s(**{other: 100_000}) == pytest.approx(sys_s(), rel=0.02)
+
+
 def test_process_mode_pays_address_space_switches():
     w = {m: hackbench(groups=4, loops=30, ipc="socket", mode=m) for m in ("process", "thread")}
     costs = sl.CostModel.preset("vm-2")

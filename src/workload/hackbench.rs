@@ -308,7 +308,19 @@ impl Workload for Hackbench {
                     // The child's start-up, then ready(): one byte to the
                     // ready pipe.
                     self.w[i].phase = Phase::Ready;
-                    return sys(c.child_start_ns + c.pipe_write_ns);
+                    let base = match self.p.mode {
+                        Mode::Process => c.child_start_ns,
+                        Mode::Thread => c.child_start_thread_ns,
+                    };
+                    let s = c.child_start_spread_pct;
+                    let start = if base > 0 && s > 0 {
+                        // uniform in [1 − s%, 1 + s%]
+                        let f = 1.0 + (2.0 * ctx.rng.uniform() - 1.0) * s as f64 / 100.0;
+                        crate::rng::round_ns(base as f64 * f)
+                    } else {
+                        base
+                    };
+                    return sys(start + c.pipe_write_ns);
                 }
                 Phase::Ready => {
                     self.ready += 1;
