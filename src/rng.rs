@@ -34,6 +34,13 @@ impl Rng {
         (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
 
+    /// `ns` scaled by a factor uniform in [1 − pct %, 1 + pct %], rounded
+    /// to ns (system-call noise, a child's start-up spread).
+    pub fn spread_ns(&mut self, ns: u64, pct: u64) -> u64 {
+        let f = 1.0 + (2.0 * self.uniform() - 1.0) * pct as f64 / 100.0;
+        round_ns(ns as f64 * f)
+    }
+
     /// Exponential with the given mean (inversion), rounded to ns.
     pub fn exp_ns(&mut self, mean_ns: u64) -> u64 {
         let u = 1.0 - self.uniform(); // (0, 1]

@@ -566,9 +566,7 @@ impl Sim<'_> {
                 Action::Compute { ns, kind } => {
                     let j = self.cost.sys_jitter_pct;
                     let ns = if kind == Work::Sys && j > 0 {
-                        // uniform in [1 − j%, 1 + j%]
-                        let f = 1.0 + (2.0 * self.noise.uniform() - 1.0) * j as f64 / 100.0;
-                        crate::rng::round_ns(ns as f64 * f).max(1)
+                        self.noise.spread_ns(ns, j).max(1)
                     } else {
                         ns
                     };

@@ -314,9 +314,7 @@ impl Workload for Hackbench {
                     };
                     let s = c.child_start_spread_pct;
                     let start = if base > 0 && s > 0 {
-                        // uniform in [1 − s%, 1 + s%]
-                        let f = 1.0 + (2.0 * ctx.rng.uniform() - 1.0) * s as f64 / 100.0;
-                        crate::rng::round_ns(base as f64 * f)
+                        ctx.rng.spread_ns(base, s)
                     } else {
                         base
                     };
