@@ -73,6 +73,23 @@ mod tests {
     use super::*;
 
     #[test]
+    fn spread_ns_stays_in_its_band_and_keeps_the_mean() {
+        let mut r = Rng::new(3);
+        assert_eq!(r.spread_ns(170_000, 0), 170_000);
+        let n = 100_000;
+        let mut sum = 0u64;
+        for _ in 0..n {
+            let x = r.spread_ns(170_000, 20);
+            assert!((136_000..=204_000).contains(&x), "{x}");
+            sum += x;
+        }
+        let mean = sum as f64 / n as f64;
+        assert!((mean - 170_000.0).abs() < 170.0, "{mean}");
+        // 100 % reaches down to 0, never below
+        assert!((0..20_000).all(|_| r.spread_ns(1_000, 100) <= 2_000));
+    }
+
+    #[test]
     fn round_ns_matches_f64_round() {
         let mut r = Rng::new(7);
         let specials = [
