@@ -35,8 +35,13 @@ impl Rng {
     }
 
     /// `ns` scaled by a factor uniform in [1 − pct %, 1 + pct %], rounded
-    /// to ns (system-call noise, a child's start-up spread).
+    /// to ns (system-call noise, a child's start-up spread). With nothing
+    /// to spread (`ns` or `pct` 0) it returns `ns` and draws nothing, so
+    /// the stream is untouched.
     pub fn spread_ns(&mut self, ns: u64, pct: u64) -> u64 {
+        if ns == 0 || pct == 0 {
+            return ns;
+        }
         let f = 1.0 + (2.0 * self.uniform() - 1.0) * pct as f64 / 100.0;
         round_ns(ns as f64 * f)
     }

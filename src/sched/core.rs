@@ -564,9 +564,8 @@ impl Sim<'_> {
                     ));
                 }
                 Action::Compute { ns, kind } => {
-                    let j = self.cost.sys_jitter_pct;
-                    let ns = if kind == Work::Sys && j > 0 {
-                        self.noise.spread_ns(ns, j).max(1)
+                    let ns = if kind == Work::Sys {
+                        self.noise.spread_ns(ns, self.cost.sys_jitter_pct).max(1)
                     } else {
                         ns
                     };

@@ -312,12 +312,7 @@ impl Workload for Hackbench {
                         Mode::Process => c.child_start_ns,
                         Mode::Thread => c.child_start_thread_ns,
                     };
-                    let s = c.child_start_spread_pct;
-                    let start = if base > 0 && s > 0 {
-                        ctx.rng.spread_ns(base, s)
-                    } else {
-                        base
-                    };
+                    let start = ctx.rng.spread_ns(base, c.child_start_spread_pct);
                     return sys(start + c.pipe_write_ns);
                 }
                 Phase::Ready => {
