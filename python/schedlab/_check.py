@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any, TypeVar
 
 import numpy as np
+import polars as pl
 
 from .exceptions import ConfigError, ConfigTypeError
 
@@ -27,6 +28,17 @@ def need_instance(param: str, v: Any, cls: type[T], expected: str) -> T:
             f"invalid type for {param}: got {type_name(v)} {v!r}, expected {expected}"
         )
     return v
+
+
+def need_frame(param: str, v: Any, columns: Sequence[str], expected: str) -> pl.DataFrame:
+    """``v`` itself if it is a polars DataFrame holding ``columns``;
+    otherwise a ``ConfigTypeError`` / ``ConfigError`` naming ``param``, what
+    is wrong and ``expected`` (which frame the caller takes)."""
+    frame = need_instance(param, v, pl.DataFrame, f"a polars DataFrame ({expected})")
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise ConfigError(f"invalid {param}: missing columns {missing}; expected {expected}")
+    return frame
 
 
 def is_list(v: Any) -> bool:

@@ -13,7 +13,7 @@ from typing import Any
 
 import polars as pl
 
-from .._check import need_int
+from .._check import need_frame, need_int
 from .._table import text_table
 from ..config import CostModel, Kernel, Machine
 from ..exceptions import ConfigError, ConfigTypeError
@@ -106,17 +106,10 @@ def idle_balance_runs(
 
 
 def _need_frame(frame: Any, columns: Sequence[str], what: str) -> pl.DataFrame:
-    if not isinstance(frame, pl.DataFrame):
-        raise ConfigTypeError(
-            f"invalid type for frame: expected a polars DataFrame ({what}), "
-            f"got {type(frame).__name__}"
-        )
-    missing = [c for c in columns if c not in frame.columns]
-    if missing:
-        raise ConfigError(f"invalid frame: missing columns {missing}; expected {what}")
-    if frame.filter(pl.col("status") == "ok").height == 0:
+    df = need_frame("frame", frame, columns, what)
+    if df.filter(pl.col("status") == "ok").height == 0:
         raise ConfigError("invalid frame: no run finished (status 'ok')")
-    return frame
+    return df
 
 
 def idle_balance_comparison(frame: pl.DataFrame) -> pl.DataFrame:

@@ -11,7 +11,7 @@ from typing import Any
 
 import polars as pl
 
-from .._check import need_bool, need_int
+from .._check import need_bool, need_frame, need_int
 from .._progress import progress_bar
 from .._table import text_table
 from ..config import CostModel, Kernel, Machine
@@ -171,16 +171,8 @@ def volano_comparison(frame: pl.DataFrame, base: str = "v2.6.36") -> pl.DataFram
     throughput (messages/s), cs/s, in/s, newidle balance passes/s,
     migrations/s and the fraction of packet handoffs that cross a
     last-level cache, each with its change against ``base`` in percent."""
-    if not isinstance(frame, pl.DataFrame):
-        raise ConfigTypeError(
-            f"invalid type for frame: expected a polars DataFrame, got {type(frame).__name__}"
-        )
     cols = [col for _, _, col in _COLUMNS]
-    missing = [c for c in ["kernel", *cols] if c not in frame.columns]
-    if missing:
-        raise ConfigError(
-            f"invalid frame: missing columns {missing}; expected a frame from runs_frame()"
-        )
+    frame = need_frame("frame", frame, ["kernel", *cols], "a frame from runs_frame()")
     kernels = frame["kernel"].unique(maintain_order=True).to_list()
     if base not in kernels:
         raise ConfigError(f"invalid base={base!r}: expected one of the frame's kernels {kernels}")
