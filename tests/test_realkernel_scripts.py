@@ -1,0 +1,127 @@
+"""The real-kernel harness in scripts/realkernel: its patch of the kernel
+source and its reading of the guest's console. (Booting a guest needs QEMU
+and a kernel build, so it is not run here; docs/realkernel.md has the runs.)"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+HERE = Path(__file__).resolve().parent.parent / "scripts" / "realkernel"
+
+
+def load(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, HERE / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def fake_tree(root: Path, *, anchors: bool = True) -> Path:
+    sched = root / "kernel" / "sched"
+    sched.mkdir(parents=True)
+    (sched / "features.h").write_text("SCHED_FEAT(NI_RANDOM, true)\n")
+    pm = load("patch_sched")
+    body = "int x;\n" + "\n".join(a for a, _ in pm.FAIR_EDITS[: 2 if anchors else 1]) + "\n"
+    (sched / "fair.c").write_text(body)
+    return root
+
+
+def test_patch_adds_both_features_once(tmp_path: Path) -> None:
+    pm = load("patch_sched")
+    src = fake_tree(tmp_path)
+    pm.patch(src)
+    fair = (src / "kernel/sched/fair.c").read_text()
+    feats = (src / "kernel/sched/features.h").read_text()
+    assert "!sched_feat(NEWIDLE_BALANCE)" in fair
+    assert fair.count("sched_feat(NEWIDLE_THROTTLE_38)") == 2
+    assert "avg_idle < sysctl_sched_migration_cost" in fair
+    assert "SCHED_FEAT(NEWIDLE_BALANCE, true)" in feats
+    assert "SCHED_FEAT(NEWIDLE_THROTTLE_38, false)" in feats
+    pm.patch(src)  # a second run changes nothing
+    assert (src / "kernel/sched/fair.c").read_text() == fair
+    assert (src / "kernel/sched/features.h").read_text() == feats
+
+
+def test_patch_refuses_a_tree_without_the_anchor(tmp_path: Path) -> None:
+    pm = load("patch_sched")
+    src = fake_tree(tmp_path, anchors=False)
+    before = (src / "kernel/sched/fair.c").read_text()
+    with pytest.raises(SystemExit, match="anchor found 0 times"):
+        pm.patch(src)
+    assert (src / "kernel/sched/fair.c").read_text() == before
+    with pytest.raises(SystemExit, match="not found"):
+        pm.patch(tmp_path / "nowhere")
+
+
+def args(**kw: object) -> argparse.Namespace:
+    base = dict(groups=20, loops=100, ipc="socket", mode="process", reps=2, throttle="6.1")
+    base.update(setsid=False)
+    base.update(kw)
+    return argparse.Namespace(**base)
+
+
+def test_guest_script_passes_perfs_flags_and_the_throttle() -> None:
+    rm = load("run_messaging")
+    s = rm.guest_script(args())
+    assert "perf bench sched messaging -g 20 -l 100 >" in s
+    assert "NEWIDLE_THROTTLE_38" not in s
+    s = rm.guest_script(args(ipc="pipe", mode="thread", throttle="3.8", setsid=True, reps=3))
+    assert "messaging -g 20 -l 100 -p -t >" in s
+    assert "for f in NO_NI_RANDOM NEWIDLE_THROTTLE_38; do" in s
+    assert "seq 1 3" in s and "setsid -w perf stat" in s
+
+
+def domain_line(tag: str, counts: dict[tuple[int, int], int]) -> str:
+    v = [0] * 36
+    for (itype, field), n in counts.items():
+        v[8 * itype + field] = n
+    return f"SLX {tag} domain0 3 " + " ".join(map(str, v))
+
+
+def run_lines(rep: int, feat: str, total: float, newidle: tuple[int, int], up: float) -> list[str]:
+    count, gained = newidle
+    return [
+        f"SLX run {rep} {feat}",
+        "SLX out # Running 'sched/messaging' benchmark:",
+        f"SLX out      Total time: {total} [sec]",
+        "SLX ps # started on Mon Nov 30 06:26:29 2026",
+        "SLX ps 1283.73,msec,task-clock,1283728277,100.00,1.405,CPUs utilized",
+        "SLX ps 2217,,context-switches,1283728277,100.00,1.727,K/sec",
+        "SLX ps 178,,cpu-migrations,1283728277,100.00,138.659,/sec",
+        f"SLX u0 {up} 0.5",
+        f"SLX u1 {up + 2.0} 0.9",
+        "SLX p0 cpu  100 0 100 700 100 0 0 0 0 0",
+        "SLX p1 cpu  400 0 300 750 150 0 0 0 0 0",
+        "SLX s0 version 15",
+        "SLX s0 cpu0 0 0 0 0 0 0 1 1 1",
+        domain_line("s0", {(2, 0): 10, (2, 4): 1, (1, 4): 5}),
+        "SLX s1 cpu0 0 0 0 0 0 0 1 1 1",
+        domain_line("s1", {(2, 0): 10 + count, (2, 4): 1 + gained, (1, 4): 9}),
+    ]
+
+
+def test_parse_reads_perf_stat_proc_stat_and_schedstat_deltas(tmp_path: Path) -> None:
+    rm = load("run_messaging")
+    log = tmp_path / "guest.log"
+    lines = ["SeaBIOS noise", "SLX boot 6.1.172 cpus=2"]
+    lines += run_lines(1, "NEWIDLE_BALANCE", 5.25, (972, 111), 10.0)
+    lines += run_lines(1, "NO_NEWIDLE_BALANCE", 5.0, (0, 0), 20.0)
+    log.write_text("\n".join(lines + ["SLX end"]) + "\n")
+    rows = rm.parse(log)
+    assert [r["newidle"] for r in rows] == ["with", "without"]
+    w, wo = rows
+    assert w["total_s"] == 5.25 and wo["total_s"] == 5.0
+    assert w["context_switches"] == 2217 and w["cpu_migrations"] == 178
+    assert w["task_clock_ms"] == pytest.approx(1283.73)
+    assert w["elapsed_s"] == 2.0
+    # idle + iowait jiffies over all: (50 + 50) / (300 + 200 + 50 + 50)
+    assert w["idle_frac"] == pytest.approx(100 / 600, abs=1e-4)
+    assert (w["lb_count_newidle"], w["lb_gained_newidle"]) == (972, 111)
+    assert (wo["lb_count_newidle"], wo["lb_gained_newidle"]) == (0, 0)
+    assert w["lb_gained_busy"] == 4 and w["lb_gained_idle"] == 0
