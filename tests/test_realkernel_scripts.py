@@ -71,10 +71,12 @@ def test_guest_script_passes_perfs_flags_and_the_throttle() -> None:
     s = rm.guest_script(args())
     assert "perf bench sched messaging -g 20 -l 100 >" in s
     assert "NEWIDLE_THROTTLE_38" not in s
+    assert "echo 0 > /proc/sys/kernel/sched_autogroup_enabled" in s
     s = rm.guest_script(args(ipc="pipe", mode="thread", throttle="3.8", setsid=True, reps=3))
     assert "messaging -g 20 -l 100 -p -t >" in s
     assert "for f in NO_NI_RANDOM NEWIDLE_THROTTLE_38; do" in s
-    assert "seq 1 3" in s and "setsid -w perf stat" in s
+    assert "seq 1 3" in s and "setsid perf stat" in s
+    assert "echo 1 > /proc/sys/kernel/sched_autogroup_enabled" in s
 
 
 def domain_line(tag: str, counts: dict[tuple[int, int], int]) -> str:

@@ -62,10 +62,13 @@ def guest_script(a: argparse.Namespace) -> str:
     flags = f"-g {a.groups} -l {a.loops}"
     flags += " -p" if a.ipc == "pipe" else ""
     flags += " -t" if a.mode == "thread" else ""
-    sid = "setsid -w " if a.setsid else ""
+    sid = "setsid " if a.setsid else ""  # busybox: no fork when not a group leader
+    autogroup = 1 if a.setsid else 0
     feats = " ".join(SETTINGS.values())
     return f"""
 for f in {" ".join(pre)}; do echo $f > /sys/kernel/debug/sched/features; done
+echo {autogroup} > /proc/sys/kernel/sched_autogroup_enabled
+echo "SLX autogroup $(cat /proc/sys/kernel/sched_autogroup_enabled)"
 for i in $(seq 1 {a.reps}); do
  for f in {feats}; do
   echo $f > /sys/kernel/debug/sched/features
@@ -242,7 +245,11 @@ def main() -> None:
     ap.add_argument("--smp", type=int, default=2)
     ap.add_argument("--mem", default="8G")
     ap.add_argument("--throttle", choices=["6.1", "3.8"], default="6.1", help="newidle throttle")
-    ap.add_argument("--setsid", action="store_true", help="perf in its own session (autogroup)")
+    ap.add_argument(
+        "--setsid",
+        action="store_true",
+        help="autogroup on and perf in its own session, so in its own task group",
+    )
     ap.add_argument("--accel", choices=["tcg", "kvm"], default="tcg")
     ap.add_argument("--timeout", type=int, default=7200, help="seconds for the whole guest run")
     ap.add_argument("--csv", type=Path, default=None, help="write one row per run here")
@@ -259,6 +266,16 @@ def main() -> None:
     rows = parse(log)
     if len(rows) != 2 * a.reps:
         sys.exit(f"run_messaging: {len(rows)} runs in {log}, expected {2 * a.reps}")
+    failed = [r for r in rows if r["total_s"] is None or r["context_switches"] is None]
+    if failed:
+        sys.exit(
+            f"run_messaging: {len(failed)} of {len(rows)} runs printed no perf result; "
+            f"see the 'SLX out' lines in {log}"
+        )
+    said = [ln for ln in log.read_text(errors="replace").splitlines() if ln.startswith("SLX ")]
+    autogroup = next((ln.split()[2] for ln in said if ln.startswith("SLX autogroup")), "?")
+    if a.setsid and autogroup != "1":
+        sys.exit(f"run_messaging: the guest's sched_autogroup_enabled is {autogroup}, not 1")
     guest = sum(r["elapsed_s"] for r in rows)
     if guest < CLOCK_MIN_RATIO * wall:
         print(
@@ -268,7 +285,7 @@ def main() -> None:
         )
     print(
         f"{a.groups} groups x {a.loops} loops, {a.ipc}, {a.mode}, {a.smp} CPUs, "
-        f"throttle {a.throttle}, {a.accel}, setsid={a.setsid}: "
+        f"throttle {a.throttle}, {a.accel}, autogroup {autogroup}: "
         f"guest ran {wall:.0f} s"
     )
     report(rows)
