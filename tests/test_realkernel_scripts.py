@@ -115,13 +115,14 @@ def test_parse_reads_perf_stat_proc_stat_and_schedstat_deltas(tmp_path: Path) ->
     lines += run_lines(1, "NEWIDLE_BALANCE", 5.25, (972, 111), 10.0)
     lines += run_lines(1, "NO_NEWIDLE_BALANCE", 5.0, (0, 0), 20.0)
     log.write_text("\n".join(lines + ["SLX end"]) + "\n")
-    rows = rm.parse(log)
+    rows = rm.parse(rm.console(log))
     assert [r["newidle"] for r in rows] == ["with", "without"]
     w, wo = rows
     assert w["total_s"] == 5.25 and wo["total_s"] == 5.0
     assert w["context_switches"] == 2217 and w["cpu_migrations"] == 178
     assert w["task_clock_ms"] == pytest.approx(1283.73)
     assert w["elapsed_s"] == 2.0
+    assert (w["uptime_end_s"], wo["uptime_end_s"]) == (12.0, 22.0)
     # idle + iowait jiffies over all: (50 + 50) / (300 + 200 + 50 + 50)
     assert w["idle_frac"] == pytest.approx(100 / 600, abs=1e-4)
     assert (w["lb_count_newidle"], w["lb_gained_newidle"]) == (972, 111)
