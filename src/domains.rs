@@ -14,7 +14,7 @@
 //! (SD_OVERLAP) reduce to node groups, which is exact for the presets' full
 //! meshes of equal distances.
 
-use crate::kernel::{DomainDefaults, Kernel};
+use crate::kernel::{Kernel, SdNuma};
 use crate::topology::Machine;
 
 /// SD_* flags (include/linux/sched.h, 2.6.3x–3.4 values).
@@ -102,14 +102,16 @@ struct Params {
     flags: u32,
 }
 
-/// Per-level defaults (kernel-facts §4.2 for 2.6.36/2.6.37, §4.3 for 3.8).
-fn params(lv: Lv, rules: DomainDefaults, weight: u64) -> (&'static str, Params) {
+/// Per-level defaults (kernel-facts §4.2 for 2.6.36/2.6.37, §4.3 for 3.8),
+/// with the kernel's changes between them as `Kernel` fields:
+/// `mc_busy_factor`, `mc_prefer_sibling` and `sd_numa`. Level names are
+/// those of `SD_INIT_NAME` up to 3.15 (SIBLING, MC, CPU, NODE/NUMA).
+fn params(lv: Lv, k: &Kernel, weight: u64) -> (&'static str, Params) {
     use sd::*;
     let common = LOAD_BALANCE | BALANCE_NEWIDLE | BALANCE_EXEC | BALANCE_FORK | WAKE_AFFINE;
-    let v36 = rules == DomainDefaults::V2636;
     match lv {
         Lv::Smt => (
-            if v36 { "SIBLING" } else { "SMT" },
+            "SIBLING",
             Params {
                 min: 1,
                 max: 2,
@@ -127,15 +129,21 @@ fn params(lv: Lv, rules: DomainDefaults, weight: u64) -> (&'static str, Params) 
                 min: 1,
                 max: 4,
                 // 2.6.36 SD_MC_INIT has busy_factor 1: MC balances every
-                // 1-4 ms even when busy.
-                busy: if v36 { 1 } else { 64 },
+                // 1-4 ms even when busy; 64 by 3.8.
+                busy: k.mc_busy_factor as u64,
                 imb: 125,
                 cnt: 1,
                 idx: [2, 0, 0, 0, 0],
                 init: 1,
                 // sd_balance_for_mc_power() = SD_PREFER_SIBLING in 2.6.36
                 // with the power-savings knobs off; 3.8 dropped it at MC.
-                flags: common | SHARE_PKG_RESOURCES | if v36 { PREFER_SIBLING } else { 0 },
+                flags: common
+                    | SHARE_PKG_RESOURCES
+                    | if k.mc_prefer_sibling {
+                        PREFER_SIBLING
+                    } else {
+                        0
+                    },
             },
         ),
         Lv::Cpu => (
@@ -151,7 +159,7 @@ fn params(lv: Lv, rules: DomainDefaults, weight: u64) -> (&'static str, Params) 
                 flags: common | PREFER_SIBLING,
             },
         ),
-        Lv::Node if v36 => (
+        Lv::Node if k.sd_numa == SdNuma::Node => (
             "NODE",
             Params {
                 min: 8,
@@ -196,7 +204,6 @@ pub fn cpu_power(machine: &Machine) -> Vec<u64> {
 pub fn build(machine: &Machine, kernel: &Kernel) -> Vec<Vec<Domain>> {
     let n = machine.nr_cpus();
     let power = cpu_power(machine);
-    let rules = kernel.domain_defaults;
     let span_of = |lv: Lv, cpu: usize| -> Vec<u32> {
         let me = machine.cpu(cpu);
         (0..n)
@@ -244,7 +251,7 @@ pub fn build(machine: &Machine, kernel: &Kernel) -> Vec<Vec<Domain>> {
                 .iter()
                 .position(|g| g.cpus.contains(&(cpu as u32)))
                 .expect("cpu in its own span");
-            let (name, p) = params(lv, rules, span.len() as u64);
+            let (name, p) = params(lv, kernel, span.len() as u64);
             doms.push(Domain {
                 name,
                 span: span.clone(),
@@ -309,7 +316,7 @@ mod tests {
         assert_eq!(d[3][2].groups.len(), 2);
         assert_eq!(d[3][2].min_interval, 8);
         let d38 = build(&m, &Kernel::v3_8());
-        assert_eq!(names(&d38[3]), vec!["SMT", "MC", "NUMA"]);
+        assert_eq!(names(&d38[3]), vec!["SIBLING", "MC", "NUMA"]);
         assert_eq!(d38[3][2].min_interval, 16);
         assert_eq!(d38[3][2].balance_interval, 16);
     }

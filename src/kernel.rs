@@ -1,6 +1,10 @@
-//! The `Kernel` profile: every tunable and every algorithm variant that
-//! differs between kernel versions is a field here; presets are just values.
-//! The engine branches on these fields only (one enum per variant point).
+//! The `Kernel` profile: one field per kernel behaviour, in the spirit of
+//! `kernel/sched/features.h`. Each field is a tunable (a sysctl or CONFIG_
+//! value), a scheduler feature bit, or one upstream change, named after the
+//! kernel's feature or the commit that introduced it and documented with its
+//! commit id and first release in [`FIELD_INFO`]. A preset is a list of these
+//! settings; the engine branches on the fields only, so any single change
+//! can be flipped on its own (`sl.bisect`).
 
 use crate::config::{Fields, NamedEnum, Value};
 use crate::error::{CoreError, CoreResult};
@@ -17,133 +21,287 @@ named_enum! {
     pub enum NewidleThrottle {
         /// No throttle: every newly idle CPU balances.
         Off = "off",
-        /// 2.6.36/2.6.37/3.8: skip when `rq->avg_idle < migration_cost`.
+        /// 2.6.36–3.12: skip when `rq->avg_idle < sysctl_sched_migration_cost`.
         AvgIdle = "avg_idle",
-        /// 2.6.37-rc1 (fab476228): as `avg_idle`, but `pull_task()` re-arms
-        /// `avg_idle` of source and destination to 2·migration_cost.
-        AvgIdleRearm = "avg_idle_rearm",
-        /// 3.13: per-domain `max_newidle_lb_cost` budget with decay.
+        /// 3.13 (9bd721c55c8a): as `avg_idle`, and stop the domain walk when
+        /// `avg_idle < curr_cost + sd->max_newidle_lb_cost`.
         MaxLbCost = "max_lb_cost",
     }
 }
 
 named_enum! {
-    /// Buddy rules of `pick_next_entity()`/`check_preempt_wakeup()`. 2.6.36:
-    /// `next` (only with NEXT_BUDDY) then `last`, last wins. 3.8: skip buddy
-    /// avoided, then `last`, then `next` wins, and a preempting wakee is
-    /// always marked `next`.
-    pub enum BuddyRules { V2636 = "2.6.36", V38 = "3.8" }
+    /// What caps `rq->avg_idle` when a wake-up closes an idle period.
+    pub enum AvgIdleCap {
+        /// 2.6.36–3.12: a sample above 2·migration_cost resets avg_idle to it.
+        MigrationCost = "migration_cost",
+        /// 3.13 (Jason Low): EWMA first, then clamp to 2·`rq->max_idle_balance_cost`.
+        MaxIdleBalanceCost = "max_idle_balance_cost",
+    }
 }
 
 named_enum! {
-    /// Per-level sched-domain defaults (include/linux/topology.h): 2.6.36
-    /// (MC busy_factor 1, PREFER_SIBLING at MC and CPU, SD_NODE_INIT) or 3.8
-    /// (MC busy_factor 64, `sd_numa_init` levels).
-    pub enum DomainDefaults { V2636 = "2.6.36", V38 = "3.8" }
+    /// Which tick kicks the NOHZ idle load balancer (`nohz_kick_needed()`).
+    pub enum NohzIlb {
+        /// 2.6.36 push model: a first-pick busy CPU kicks with ≥ 2 runnable
+        /// tasks, a second-pick one with any.
+        Push = "push",
+        /// 3.3 (0b005cf54eac): ≥ 2 runnable, or an LLC group with more than
+        /// one busy CPU (`nr_busy_cpus`).
+        NrBusy = "nr_busy",
+    }
 }
 
 named_enum! {
-    /// `find_busiest_group()`/`load_balance()` rules. 2.6.36: one
-    /// imbalance_pct test for every idle type, group_imb when max−min >
-    /// 2·avg_load_per_task, NEWLY_IDLE failures count in nr_balance_failed.
-    /// 3.8: the CPU_IDLE idle-CPU-count rule, group_imb on load and count,
-    /// newidle failures do not count.
-    pub enum LbRules { V2636 = "2.6.36", V38 = "3.8" }
+    /// The IPI that kicks the idle load balancer.
+    pub enum NohzKickIpi {
+        /// 2.6.36: `__smp_call_function_single()`.
+        FunctionCall = "function_call",
+        /// 3.3 (ca38062e57e9): `smp_send_reschedule()`.
+        Resched = "resched",
+    }
 }
 
 named_enum! {
-    /// `select_idle_sibling()`: 2.6.36 takes any idle allowed CPU in the
-    /// SHARE_PKG_RESOURCES domains; 3.8 looks for an all-idle group under
-    /// `sd_llc`.
-    pub enum IdleSibling { V2636 = "2.6.36", V38 = "3.8" }
+    /// `select_idle_sibling()`.
+    pub enum SelectIdleSibling {
+        /// 2.6.36: any idle allowed CPU in target's SHARE_PKG_RESOURCES domains.
+        AnyIdle = "any_idle",
+        /// 3.8: target, then prev in the LLC, then a group of `sd_llc` (or
+        /// below) whose CPUs are all idle.
+        IdleGroup = "idle_group",
+    }
 }
 
 named_enum! {
-    /// NOHZ idle-load-balancer kick: 2.6.36's first/second-pick push model
-    /// with a function-call IPI; 3.8's `nohz_kick_needed()` with a
-    /// reschedule IPI.
-    pub enum NohzKick { V2636 = "2.6.36", V38 = "3.8" }
-}
-
-named_enum! {
-    /// `sched_balance_policy` of Alex Shi's 2013 power-aware series.
-    pub enum BalancePolicy { Performance = "performance", Balance = "balance", Powersaving = "powersaving" }
-}
-
-named_enum! {
-    /// What the balancer calls a CPU's load: `rq->load.weight` (≤ 3.10) or
-    /// the PELT runnable average (3.11+).
-    pub enum LoadMetric { Instant = "instant", Pelt = "pelt" }
-}
-
-named_enum! {
-    /// RT balancing: plain pull (≤ 4.0), RT_PUSH_IPI (b6366f048e0c), or the
-    /// 2017 single-iterator IPI chain (4bdced5c9a29).
-    pub enum RtPush { Pull = "pull", PushIpi = "push_ipi", PushIpi2017 = "push_ipi_2017" }
-}
-
-named_enum! {
-    /// Fair-class pick: CFS (vruntime + buddies) or EEVDF (6.6+).
-    pub enum Pick { Cfs = "cfs", Eevdf = "eevdf" }
+    /// The NUMA levels of the sched-domain hierarchy.
+    pub enum SdNuma {
+        /// 2.6.36: one NODE level (SD_NODE_INIT: 8–32 ms intervals).
+        Node = "node",
+        /// 3.6 (cb83b629bae0): `sched_init_numa()`, one level per distance,
+        /// `sd_numa_init()` (intervals scale with the span).
+        NumaLevels = "numa_levels",
+    }
 }
 
 named_enum! {
     /// `yield_task_fair()`: 2.6.36 keeps the yielder's vruntime (`compat_yield`
     /// moves it to the rightmost position); 2.6.39+ (ac53db596cc0) marks it
-    /// the skip buddy.
+    /// the skip buddy, which `pick_next_entity()` then avoids.
     pub enum YieldImpl { UpdateCurr = "update_curr", SkipBuddy = "skip_buddy" }
 }
 
-/// A kernel version's scheduler behaviour. Times in nanoseconds.
+/// A kernel version's scheduler behaviour. Times in nanoseconds. Each field's
+/// kernel origin (commit, release) is in [`FIELD_INFO`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct Kernel {
     /// The preset this profile started from; `replace()` keeps it, so a
     /// result records its base version beside the changed fields.
     pub name: String,
-    /// `sysctl_sched_migration_cost` (not scaled by CPU count).
+    // -- tunables -------------------------------------------------------
     pub migration_cost_ns: u64,
-    /// `sysctl_sched_nr_migrate`.
     pub nr_migrate: u32,
-    /// `normalized_sysctl_sched_latency` (before tunable scaling).
     pub latency_ns: u64,
-    /// `normalized_sysctl_sched_min_granularity`.
     pub min_granularity_ns: u64,
-    /// `normalized_sysctl_sched_wakeup_granularity`.
     pub wakeup_granularity_ns: u64,
     pub tunable_scaling: TunableScaling,
-    /// CONFIG_HZ.
     pub hz: u32,
-    pub newidle_throttle: NewidleThrottle,
-    /// False removes newidle balancing (the 2013 RFC).
+    // -- newidle balancing -----------------------------------------------
     pub idle_balance: bool,
-    /// fab476228 (2.6.37-rc1): NEWLY_IDLE forces a balance when the local
-    /// group has capacity and the busiest has none.
+    pub newidle_throttle: NewidleThrottle,
+    pub newidle_rearm: bool,
     pub newidle_force: bool,
-    /// d5ad140bc150 (2.6.37): `idle_balance()` clears `idle_stamp` when it
-    /// pulls a task.
     pub newidle_clear_stamp: bool,
-    pub domain_defaults: DomainDefaults,
-    pub lb_rules: LbRules,
-    pub idle_sibling: IdleSibling,
-    pub nohz_kick: NohzKick,
-    /// `sysctl_sched_compat_yield` (2.6.23–2.6.38).
+    pub newidle_lb_cost_decay: bool,
+    pub avg_idle_cap: AvgIdleCap,
+    // -- load_balance() ---------------------------------------------------
+    pub idle_cpu_nr_running: bool,
+    pub group_imb_nr_running: bool,
+    pub prefer_sibling_local_capacity: bool,
+    pub force_balance_group_imb: bool,
+    pub idle_cpus_balanced: bool,
+    pub lb_cfs_tasks: bool,
+    pub newidle_no_nr_balance_failed: bool,
+    pub newidle_active_balance: bool,
+    // -- NOHZ idle balancing ----------------------------------------------
+    pub nohz_ilb: NohzIlb,
+    pub nohz_kick_ipi: NohzKickIpi,
+    pub nohz_kick_after_rebalance: bool,
+    // -- wake-up placement --------------------------------------------------
+    pub select_idle_sibling: SelectIdleSibling,
+    // -- sched-domain defaults ----------------------------------------------
+    pub mc_busy_factor: u32,
+    pub mc_prefer_sibling: bool,
+    pub sd_numa: SdNuma,
+    // -- CFS pick, preemption, yield ----------------------------------------
     pub compat_yield: bool,
     pub yield_impl: YieldImpl,
-    pub buddy_rules: BuddyRules,
-    pub balance_policy: BalancePolicy,
-    pub load_metric: LoadMetric,
-    pub rt_push: RtPush,
-    pub pick: Pick,
-    /// Feature GENTLE_FAIR_SLEEPERS: sleeper credit is half the latency.
+    pub next_buddy_over_last: bool,
+    pub preempt_sets_next_buddy: bool,
     pub gentle_fair_sleepers: bool,
-    /// Feature START_DEBIT: a new task starts one vslice to the right.
     pub start_debit: bool,
-    /// Feature WAKEUP_PREEMPT (2.6.36 name; WAKEUP_PREEMPTION in 3.8).
     pub wakeup_preemption: bool,
-    /// Feature LAST_BUDDY.
     pub last_buddy: bool,
-    /// Feature NEXT_BUDDY.
     pub next_buddy: bool,
+}
+
+/// What a field is: a tunable (sysctl or CONFIG_), a scheduler feature bit
+/// (features.h), one upstream change (a commit), or a removal experiment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FieldKind {
+    Tunable,
+    Feature,
+    Change,
+    Experiment,
+}
+
+impl FieldKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            FieldKind::Tunable => "tunable",
+            FieldKind::Feature => "feature",
+            FieldKind::Change => "change",
+            FieldKind::Experiment => "experiment",
+        }
+    }
+}
+
+/// One `Kernel` field's kernel origin.
+#[derive(Clone, Copy, Debug)]
+pub struct FieldInfo {
+    pub name: &'static str,
+    pub kind: FieldKind,
+    /// The kernel's own name: sysctl, feature, function or commit title.
+    pub kernel: &'static str,
+    /// Upstream commit (12 hex digits), `""` for tunables and features.
+    pub commit: &'static str,
+    /// First mainline release with the behaviour (`""`: always there).
+    pub release: &'static str,
+    /// Whether the commit id and title (and the release, unless it starts
+    /// with `~`) were seen together in a public source; otherwise they are
+    /// recollection, to be checked against the kernel's history.
+    pub verified: bool,
+    pub doc: &'static str,
+}
+
+const fn info(
+    name: &'static str,
+    kind: FieldKind,
+    kernel: &'static str,
+    commit: &'static str,
+    release: &'static str,
+    verified: bool,
+    doc: &'static str,
+) -> FieldInfo {
+    FieldInfo {
+        name,
+        kind,
+        kernel,
+        commit,
+        release,
+        verified,
+        doc,
+    }
+}
+
+use FieldKind::{Change, Experiment, Feature, Tunable};
+
+/// Every `Kernel` field, in order: the one list the bindings, the Python
+/// stubs and the docs are checked against.
+pub const FIELD_INFO: &[FieldInfo] = &[
+    info("migration_cost_ns", Tunable, "sysctl_sched_migration_cost", "", "", true,
+        "Cache-hot threshold of task_hot() and the avg_idle throttle of idle_balance(); not scaled by CPU count."),
+    info("nr_migrate", Tunable, "sysctl_sched_nr_migrate", "", "", true,
+        "Tasks one move_tasks() pass may examine."),
+    info("latency_ns", Tunable, "sysctl_sched_latency", "", "", true,
+        "Targeted preemption latency, before tunable scaling."),
+    info("min_granularity_ns", Tunable, "sysctl_sched_min_granularity", "", "", true,
+        "Minimum slice, before tunable scaling."),
+    info("wakeup_granularity_ns", Tunable, "sysctl_sched_wakeup_granularity", "", "", true,
+        "Wake-up preemption granularity, before tunable scaling."),
+    info("tunable_scaling", Tunable, "sysctl_sched_tunable_scaling", "", "", true,
+        "How the three CFS times scale with the CPU count: none, log (1+ilog2 n) or linear, n ≤ 8."),
+    info("hz", Tunable, "CONFIG_HZ", "", "", true,
+        "Tick rate: 100, 250, 300 or 1000."),
+    info("idle_balance", Experiment, "idle_balance() in schedule()", "", "", true,
+        "False removes newidle balancing altogether, as the 2013 RFC proposed (seed case 2)."),
+    info("newidle_throttle", Change, "idle_balance() throttle", "9bd721c55c8a", "v3.13", true,
+        "off: every newly idle CPU balances; avg_idle: skip when rq->avg_idle < migration_cost (2.6.36); max_lb_cost: also stop the domain walk when avg_idle < the cost so far + sd->max_newidle_lb_cost (3.13)."),
+    info("newidle_rearm", Change, "sched: Force balancing on newidle balance if local group has capacity", "fab476228ba3", "v2.6.37-rc1", true,
+        "pull_task() re-arms src and dst rq->avg_idle to 2·migration_cost and clears dst's idle_stamp (removed again in 2.6.37 by b5482cfa1c95): the VolanoMark regression of seed case 1."),
+    info("newidle_force", Change, "sched: Force balancing on newidle balance if local group has capacity", "fab476228ba3", "v2.6.37-rc1", true,
+        "find_busiest_group(): a NEWLY_IDLE pass forces a balance when the local group has capacity and the busiest has none."),
+    info("newidle_clear_stamp", Change, "sched: fix idle balancing (idle_stamp)", "d5ad140bc150", "v2.6.37", false,
+        "idle_balance() clears rq->idle_stamp when it pulls a task, so the pull does not feed avg_idle."),
+    info("newidle_lb_cost_decay", Change, "sched/balancing: Periodically decay max cost of idle balance", "f48627e686a6", "v3.13", true,
+        "rebalance_domains() decays each sd->max_newidle_lb_cost by 1 % a second and refreshes rq->max_idle_balance_cost."),
+    info("avg_idle_cap", Change, "sched: Reduce overestimating rq->avg_idle", "", "v3.13", false,
+        "migration_cost: a long idle sample resets avg_idle to 2·migration_cost; max_idle_balance_cost: the EWMA runs first and is clamped to 2·rq->max_idle_balance_cost (Jason Low, 3.13; commit id not confirmed)."),
+    info("idle_cpu_nr_running", Change, "sched: Fix idle_cpu()", "908a3283728d", "~v3.2", true,
+        "idle_cpu() also requires an empty runqueue: a wakee queued on an idle CPU whose IPI is in flight counts as busy (balancer and wake-up placement)."),
+    info("group_imb_nr_running", Change, "sched: Set group_imb only a task can be pulled from the busiest cpu", "2582f0eba540", "~v2.6.37", false,
+        "update_sg_lb_stats(): group_imb when max−min load ≥ avg_load_per_task and max−min nr_running > 1 (was max−min > 2·avg_load_per_task)."),
+    info("prefer_sibling_local_capacity", Change, "sched: Drop group_capacity to 1 only if local group has extra capacity", "75dd321d79d4", "~v2.6.37", false,
+        "update_sd_lb_stats(): SD_PREFER_SIBLING caps a remote group's capacity at 1 only while the local group has capacity."),
+    info("force_balance_group_imb", Change, "find_busiest_group(): if (sds.group_imb) goto force_balance", "866ab43efd32", "~v3.1", false,
+        "find_busiest_group(): an imbalanced busiest group (group_imb) forces a balance, skipping the load tests."),
+    info("idle_cpus_balanced", Change, "sched: Use group weight, idle cpu metrics to fix imbalances during idle", "aae6d3ddd8b9", "~v2.6.37-rc1", false,
+        "find_busiest_group(): a CPU_IDLE pass is balanced when this group has at most one idle CPU more than the busiest and the busiest runs no more tasks than CPUs, instead of the imbalance_pct test."),
+    info("lb_cfs_tasks", Change, "sched: Ditch per cgroup task lists for load-balancing", "367456c756a6", "~v3.4", true,
+        "move_tasks(): one walk of rq->cfs_tasks of at most min(nr_migrate, nr_running) tasks, skipped ones rotated to the tail (was balance_tasks() passes of nr_migrate+1 repeated while they move something)."),
+    info("newidle_no_nr_balance_failed", Change, "sched: Increment cache_nice_tries only on periodic lb", "58b26c4c0257", "~v2.6.37", true,
+        "load_balance(): a failed NEWLY_IDLE pass no longer increments sd->nr_balance_failed."),
+    info("newidle_active_balance", Change, "need_active_balance() without the sd_idle/power-savings early return", "8e7fbcbc22c1", "v3.5", false,
+        "need_active_balance(): a failed NEWLY_IDLE pass may start active balancing (nr_balance_failed > cache_nice_tries + 2); 2.6.36 returned 0 for NEWLY_IDLE."),
+    info("nohz_ilb", Change, "sched, nohz: Implement sched group, domain aware nohz idle load balancing", "0b005cf54eac", "v3.3", true,
+        "push: 2.6.36's first/second-pick kick; nr_busy: nohz_kick_needed() kicks with ≥ 2 runnable tasks or an LLC group with more than one busy CPU."),
+    info("nohz_kick_ipi", Change, "sched: Use resched IPI to kick off the nohz idle balance", "ca38062e57e9", "~v3.2", true,
+        "function_call: the idle load balancer is kicked by a function-call IPI (2.6.36); resched: by a reschedule IPI."),
+    info("nohz_kick_after_rebalance", Change, "trigger_load_balance(): nohz kick as an independent if", "0b005cf54eac", "~v3.3", false,
+        "trigger_load_balance() tests for a NOHZ kick at every tick, also when it raised SCHED_SOFTIRQ (2.6.36: else-if)."),
+    info("select_idle_sibling", Change, "select_idle_sibling()", "4dcfe1025b51", "v3.2", true,
+        "any_idle: any idle allowed CPU of target's SHARE_PKG_RESOURCES domains (2.6.36); idle_group: target, prev in the LLC, then a group of sd_llc whose CPUs are all idle (4dcfe1025b51 and later, as in 3.8)."),
+    info("mc_busy_factor", Tunable, "busy_factor of the MC sched domain (SD_MC_INIT; /proc/sys/kernel/sched_domain/cpuN/domainM/busy_factor)", "", "", true,
+        "busy_factor of the MC level: 1 in 2.6.36/2.6.37 (MC balances every 1-4 ms even when busy), 64 by 3.8 (the commit that changed the default is not identified)."),
+    info("mc_prefer_sibling", Change, "sd_balance_for_mc_power()", "8e7fbcbc22c1", "v3.5", true,
+        "The MC level carries SD_PREFER_SIBLING (2.6.36 with the power-savings knobs off); removed with the power-savings knobs."),
+    info("sd_numa", Change, "sched/numa: Rewrite the CONFIG_NUMA sched domain support", "cb83b629bae0", "~v3.5", true,
+        "node: one NODE level (SD_NODE_INIT, 8-32 ms); numa_levels: sched_init_numa() levels per distance with sd_numa_init() intervals of the span's weight."),
+    info("compat_yield", Tunable, "sysctl_sched_compat_yield", "", "", true,
+        "sched_yield() moves the yielder right of the rightmost task (2.6.23-2.6.38)."),
+    info("yield_impl", Change, "sched: Use a buddy to implement yield_task_fair()", "ac53db596cc0", "~v2.6.39", true,
+        "update_curr: yield only accounts the runtime (2.6.36); skip_buddy: the yielder becomes the skip buddy that pick_next_entity() avoids."),
+    info("next_buddy_over_last", Change, "sched: Use a buddy to implement yield_task_fair()", "ac53db596cc0", "~v2.6.39", true,
+        "pick_next_entity() tests last then next, so next wins (2.6.36: next then last, last wins)."),
+    info("preempt_sets_next_buddy", Change, "sched: Next buddy hint on sleep and preempt path", "2f36825b176f", "~v3.0", true,
+        "check_preempt_wakeup(): a wakee that preempts is always marked the next buddy."),
+    info("gentle_fair_sleepers", Feature, "GENTLE_FAIR_SLEEPERS", "", "", true,
+        "Sleeper credit is half the latency."),
+    info("start_debit", Feature, "START_DEBIT", "", "", true,
+        "A new task starts one vslice to the right."),
+    info("wakeup_preemption", Feature, "WAKEUP_PREEMPT (WAKEUP_PREEMPTION in 3.8)", "", "", true,
+        "Wake-ups may preempt the running task."),
+    info("last_buddy", Feature, "LAST_BUDDY", "", "", true,
+        "A preempted task is marked the last buddy."),
+    info("next_buddy", Feature, "NEXT_BUDDY", "", "", true,
+        "A woken task is marked the next buddy."),
+];
+
+/// Fields of earlier schedlab versions, and what replaced them.
+pub const RETIRED_FIELDS: &[(&str, &str)] = &[
+    ("lb_rules", "split into idle_cpu_nr_running, group_imb_nr_running, prefer_sibling_local_capacity, force_balance_group_imb, idle_cpus_balanced, lb_cfs_tasks, newidle_no_nr_balance_failed and newidle_active_balance"),
+    ("nohz_kick", "split into nohz_ilb, nohz_kick_ipi and nohz_kick_after_rebalance"),
+    ("idle_sibling", "renamed select_idle_sibling, with values \"any_idle\" (was \"2.6.36\") and \"idle_group\" (was \"3.8\")"),
+    ("domain_defaults", "split into mc_busy_factor, mc_prefer_sibling and sd_numa"),
+    ("buddy_rules", "split into next_buddy_over_last and preempt_sets_next_buddy"),
+    ("balance_policy", "not modelled yet: the power-aware policies arrive with seed case 3 (issue 20)"),
+    ("load_metric", "not modelled yet: PELT arrives with issues 17 and 20"),
+    ("rt_push", "not modelled yet: the RT class and its push/pull arrive with seed case 4 (issue 21)"),
+    ("pick", "not modelled yet: EEVDF arrives with issue 17; the model's pick is CFS"),
+];
+
+fn field_names_list() -> &'static [&'static str] {
+    static NAMES: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    NAMES.get_or_init(|| FIELD_INFO.iter().map(|f| f.name).collect())
 }
 
 pub const KERNEL_PRESETS: &[&str] = &["v2.6.36", "v2.6.37-rc1", "v2.6.37", "v3.8", "v3.13"];
@@ -163,23 +321,34 @@ impl Kernel {
             wakeup_granularity_ns: 1_000_000,
             tunable_scaling: TunableScaling::Log,
             hz: 1000,
-            newidle_throttle: NewidleThrottle::AvgIdle,
             idle_balance: true,
+            newidle_throttle: NewidleThrottle::AvgIdle,
+            newidle_rearm: false,
             newidle_force: false,
             // Upstream 2.6.36 did not clear it; the 2.6.36.3 vendor tree read
             // for kernel-facts had the back-port (§13.2).
             newidle_clear_stamp: false,
-            domain_defaults: DomainDefaults::V2636,
-            lb_rules: LbRules::V2636,
-            idle_sibling: IdleSibling::V2636,
-            nohz_kick: NohzKick::V2636,
+            newidle_lb_cost_decay: false,
+            avg_idle_cap: AvgIdleCap::MigrationCost,
+            idle_cpu_nr_running: false,
+            group_imb_nr_running: false,
+            prefer_sibling_local_capacity: false,
+            force_balance_group_imb: false,
+            idle_cpus_balanced: false,
+            lb_cfs_tasks: false,
+            newidle_no_nr_balance_failed: false,
+            newidle_active_balance: false,
+            nohz_ilb: NohzIlb::Push,
+            nohz_kick_ipi: NohzKickIpi::FunctionCall,
+            nohz_kick_after_rebalance: false,
+            select_idle_sibling: SelectIdleSibling::AnyIdle,
+            mc_busy_factor: 1,
+            mc_prefer_sibling: true,
+            sd_numa: SdNuma::Node,
             compat_yield: false,
             yield_impl: YieldImpl::UpdateCurr,
-            buddy_rules: BuddyRules::V2636,
-            balance_policy: BalancePolicy::Performance,
-            load_metric: LoadMetric::Instant,
-            rt_push: RtPush::Pull,
-            pick: Pick::Cfs,
+            next_buddy_over_last: false,
+            preempt_sets_next_buddy: false,
             gentle_fair_sleepers: true,
             start_debit: true,
             wakeup_preemption: true,
@@ -194,7 +363,7 @@ impl Kernel {
         Kernel {
             name: "v2.6.37-rc1".into(),
             newidle_force: true,
-            newidle_throttle: NewidleThrottle::AvgIdleRearm,
+            newidle_rearm: true,
             ..Self::v2_6_36()
         }
     }
@@ -211,29 +380,41 @@ impl Kernel {
     }
 
     /// 3.8 (kernel/sched/fair.c, core.c, features.h; kernel-facts K38-*):
-    /// yield via the skip buddy (`sched_compat_yield` gone), 3.8 buddies,
-    /// domain defaults, balancer rules, `select_idle_sibling` and NOHZ kick.
+    /// every change between 2.6.37 and 3.8 that the model has.
     pub fn v3_8() -> Self {
         Kernel {
             name: "v3.8".into(),
+            idle_cpu_nr_running: true,
+            group_imb_nr_running: true,
+            prefer_sibling_local_capacity: true,
+            force_balance_group_imb: true,
+            idle_cpus_balanced: true,
+            lb_cfs_tasks: true,
+            newidle_no_nr_balance_failed: true,
+            newidle_active_balance: true,
+            nohz_ilb: NohzIlb::NrBusy,
+            nohz_kick_ipi: NohzKickIpi::Resched,
+            nohz_kick_after_rebalance: true,
+            select_idle_sibling: SelectIdleSibling::IdleGroup,
+            mc_busy_factor: 64,
+            mc_prefer_sibling: false,
+            sd_numa: SdNuma::NumaLevels,
             yield_impl: YieldImpl::SkipBuddy,
-            buddy_rules: BuddyRules::V38,
-            newidle_force: true,
-            newidle_clear_stamp: true,
-            domain_defaults: DomainDefaults::V38,
-            lb_rules: LbRules::V38,
-            idle_sibling: IdleSibling::V38,
-            nohz_kick: NohzKick::V38,
-            ..Self::v2_6_36()
+            next_buddy_over_last: true,
+            preempt_sets_next_buddy: true,
+            ..Self::v2_6_37()
         }
     }
 
-    /// 3.13: Jason Low's per-domain `max_newidle_lb_cost` budget (9bd721c55c8a,
-    /// f48627e686a6) on top of 3.8.
+    /// 3.13: Jason Low's per-domain `max_newidle_lb_cost` budget
+    /// (9bd721c55c8a), its decay (f48627e686a6) and the avg_idle clamp to
+    /// `max_idle_balance_cost`, on top of 3.8.
     pub fn v3_13() -> Self {
         Kernel {
             name: "v3.13".into(),
             newidle_throttle: NewidleThrottle::MaxLbCost,
+            newidle_lb_cost_decay: true,
+            avg_idle_cap: AvgIdleCap::MaxIdleBalanceCost,
             ..Self::v3_8()
         }
     }
@@ -265,36 +446,6 @@ impl Kernel {
     }
 }
 
-const FIELDS: &[&str] = &[
-    "migration_cost_ns",
-    "nr_migrate",
-    "latency_ns",
-    "min_granularity_ns",
-    "wakeup_granularity_ns",
-    "tunable_scaling",
-    "hz",
-    "newidle_throttle",
-    "idle_balance",
-    "newidle_force",
-    "newidle_clear_stamp",
-    "domain_defaults",
-    "lb_rules",
-    "idle_sibling",
-    "nohz_kick",
-    "compat_yield",
-    "yield_impl",
-    "buddy_rules",
-    "balance_policy",
-    "load_metric",
-    "rt_push",
-    "pick",
-    "gentle_fair_sleepers",
-    "start_debit",
-    "wakeup_preemption",
-    "last_buddy",
-    "next_buddy",
-];
-
 /// 10 s: far above any sane scheduler time tunable, small enough that
 /// vruntime arithmetic cannot overflow.
 const MAX_TUNABLE_NS: u64 = 10_000_000_000;
@@ -303,12 +454,13 @@ impl Fields for Kernel {
     const KIND: &'static str = "Kernel";
 
     fn field_names() -> &'static [&'static str] {
-        FIELDS
+        field_names_list()
     }
 
     fn get(&self, name: &str) -> Option<Value> {
         let i = |v: u64| Some(Value::Int(v as i64));
         let s = |v: &'static str| Some(Value::Str(v.to_string()));
+        let b = |v: bool| Some(Value::Bool(v));
         match name {
             "migration_cost_ns" => i(self.migration_cost_ns),
             "nr_migrate" => i(self.nr_migrate as u64),
@@ -317,26 +469,37 @@ impl Fields for Kernel {
             "wakeup_granularity_ns" => i(self.wakeup_granularity_ns),
             "tunable_scaling" => s(self.tunable_scaling.name()),
             "hz" => i(self.hz as u64),
+            "idle_balance" => b(self.idle_balance),
             "newidle_throttle" => s(self.newidle_throttle.name()),
-            "idle_balance" => Some(Value::Bool(self.idle_balance)),
-            "newidle_force" => Some(Value::Bool(self.newidle_force)),
-            "newidle_clear_stamp" => Some(Value::Bool(self.newidle_clear_stamp)),
-            "domain_defaults" => s(self.domain_defaults.name()),
-            "lb_rules" => s(self.lb_rules.name()),
-            "idle_sibling" => s(self.idle_sibling.name()),
-            "nohz_kick" => s(self.nohz_kick.name()),
-            "compat_yield" => Some(Value::Bool(self.compat_yield)),
+            "newidle_rearm" => b(self.newidle_rearm),
+            "newidle_force" => b(self.newidle_force),
+            "newidle_clear_stamp" => b(self.newidle_clear_stamp),
+            "newidle_lb_cost_decay" => b(self.newidle_lb_cost_decay),
+            "avg_idle_cap" => s(self.avg_idle_cap.name()),
+            "idle_cpu_nr_running" => b(self.idle_cpu_nr_running),
+            "group_imb_nr_running" => b(self.group_imb_nr_running),
+            "prefer_sibling_local_capacity" => b(self.prefer_sibling_local_capacity),
+            "force_balance_group_imb" => b(self.force_balance_group_imb),
+            "idle_cpus_balanced" => b(self.idle_cpus_balanced),
+            "lb_cfs_tasks" => b(self.lb_cfs_tasks),
+            "newidle_no_nr_balance_failed" => b(self.newidle_no_nr_balance_failed),
+            "newidle_active_balance" => b(self.newidle_active_balance),
+            "nohz_ilb" => s(self.nohz_ilb.name()),
+            "nohz_kick_ipi" => s(self.nohz_kick_ipi.name()),
+            "nohz_kick_after_rebalance" => b(self.nohz_kick_after_rebalance),
+            "select_idle_sibling" => s(self.select_idle_sibling.name()),
+            "mc_busy_factor" => i(self.mc_busy_factor as u64),
+            "mc_prefer_sibling" => b(self.mc_prefer_sibling),
+            "sd_numa" => s(self.sd_numa.name()),
+            "compat_yield" => b(self.compat_yield),
             "yield_impl" => s(self.yield_impl.name()),
-            "buddy_rules" => s(self.buddy_rules.name()),
-            "balance_policy" => s(self.balance_policy.name()),
-            "load_metric" => s(self.load_metric.name()),
-            "rt_push" => s(self.rt_push.name()),
-            "pick" => s(self.pick.name()),
-            "gentle_fair_sleepers" => Some(Value::Bool(self.gentle_fair_sleepers)),
-            "start_debit" => Some(Value::Bool(self.start_debit)),
-            "wakeup_preemption" => Some(Value::Bool(self.wakeup_preemption)),
-            "last_buddy" => Some(Value::Bool(self.last_buddy)),
-            "next_buddy" => Some(Value::Bool(self.next_buddy)),
+            "next_buddy_over_last" => b(self.next_buddy_over_last),
+            "preempt_sets_next_buddy" => b(self.preempt_sets_next_buddy),
+            "gentle_fair_sleepers" => b(self.gentle_fair_sleepers),
+            "start_debit" => b(self.start_debit),
+            "wakeup_preemption" => b(self.wakeup_preemption),
+            "last_buddy" => b(self.last_buddy),
+            "next_buddy" => b(self.next_buddy),
             _ => None,
         }
     }
@@ -360,27 +523,51 @@ impl Fields for Kernel {
                 }
                 self.hz = hz as u32
             }
-            "newidle_throttle" => self.newidle_throttle = NewidleThrottle::parse(name, v)?,
             "idle_balance" => self.idle_balance = v.as_bool(name)?,
+            "newidle_throttle" => self.newidle_throttle = NewidleThrottle::parse(name, v)?,
+            "newidle_rearm" => self.newidle_rearm = v.as_bool(name)?,
             "newidle_force" => self.newidle_force = v.as_bool(name)?,
             "newidle_clear_stamp" => self.newidle_clear_stamp = v.as_bool(name)?,
-            "domain_defaults" => self.domain_defaults = DomainDefaults::parse(name, v)?,
-            "lb_rules" => self.lb_rules = LbRules::parse(name, v)?,
-            "idle_sibling" => self.idle_sibling = IdleSibling::parse(name, v)?,
-            "nohz_kick" => self.nohz_kick = NohzKick::parse(name, v)?,
+            "newidle_lb_cost_decay" => self.newidle_lb_cost_decay = v.as_bool(name)?,
+            "avg_idle_cap" => self.avg_idle_cap = AvgIdleCap::parse(name, v)?,
+            "idle_cpu_nr_running" => self.idle_cpu_nr_running = v.as_bool(name)?,
+            "group_imb_nr_running" => self.group_imb_nr_running = v.as_bool(name)?,
+            "prefer_sibling_local_capacity" => {
+                self.prefer_sibling_local_capacity = v.as_bool(name)?
+            }
+            "force_balance_group_imb" => self.force_balance_group_imb = v.as_bool(name)?,
+            "idle_cpus_balanced" => self.idle_cpus_balanced = v.as_bool(name)?,
+            "lb_cfs_tasks" => self.lb_cfs_tasks = v.as_bool(name)?,
+            "newidle_no_nr_balance_failed" => {
+                self.newidle_no_nr_balance_failed = v.as_bool(name)?
+            }
+            "newidle_active_balance" => self.newidle_active_balance = v.as_bool(name)?,
+            "nohz_ilb" => self.nohz_ilb = NohzIlb::parse(name, v)?,
+            "nohz_kick_ipi" => self.nohz_kick_ipi = NohzKickIpi::parse(name, v)?,
+            "nohz_kick_after_rebalance" => self.nohz_kick_after_rebalance = v.as_bool(name)?,
+            "select_idle_sibling" => self.select_idle_sibling = SelectIdleSibling::parse(name, v)?,
+            "mc_busy_factor" => self.mc_busy_factor = v.as_u64(name, 1, 1024)? as u32,
+            "mc_prefer_sibling" => self.mc_prefer_sibling = v.as_bool(name)?,
+            "sd_numa" => self.sd_numa = SdNuma::parse(name, v)?,
             "compat_yield" => self.compat_yield = v.as_bool(name)?,
             "yield_impl" => self.yield_impl = YieldImpl::parse(name, v)?,
-            "buddy_rules" => self.buddy_rules = BuddyRules::parse(name, v)?,
-            "balance_policy" => self.balance_policy = BalancePolicy::parse(name, v)?,
-            "load_metric" => self.load_metric = LoadMetric::parse(name, v)?,
-            "rt_push" => self.rt_push = RtPush::parse(name, v)?,
-            "pick" => self.pick = Pick::parse(name, v)?,
+            "next_buddy_over_last" => self.next_buddy_over_last = v.as_bool(name)?,
+            "preempt_sets_next_buddy" => self.preempt_sets_next_buddy = v.as_bool(name)?,
             "gentle_fair_sleepers" => self.gentle_fair_sleepers = v.as_bool(name)?,
             "start_debit" => self.start_debit = v.as_bool(name)?,
             "wakeup_preemption" => self.wakeup_preemption = v.as_bool(name)?,
             "last_buddy" => self.last_buddy = v.as_bool(name)?,
             "next_buddy" => self.next_buddy = v.as_bool(name)?,
-            _ => return Err(Self::unknown(name)),
+            _ => {
+                if let Some((_, why)) = RETIRED_FIELDS.iter().find(|(n, _)| *n == name) {
+                    return Err(CoreError::invalid(
+                        name,
+                        v,
+                        format!("no such Kernel field any more: {why}"),
+                    ));
+                }
+                return Err(Self::unknown(name));
+            }
         }
         Ok(())
     }
@@ -393,17 +580,9 @@ impl Fields for Kernel {
                 format!("at most latency_ns ({})", self.latency_ns),
             ));
         }
-        if self.pick == Pick::Eevdf {
-            return Err(CoreError::invalid(
-                "pick",
-                "\"eevdf\"",
-                "\"cfs\" (EEVDF is not modelled yet)",
-            ));
-        }
         Ok(())
     }
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;

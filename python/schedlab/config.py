@@ -8,7 +8,9 @@ hash by value, so they travel to process pools and cluster workers.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
+
+import polars as pl
 
 from . import _core
 from ._check import need_str
@@ -22,13 +24,19 @@ class _Frozen:
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable; use .replace({name}=...)")
 
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        try:
-            return self._f[name]
-        except KeyError:
-            raise AttributeError(f"{type(self).__name__} has no field {name!r}") from None
+    if not TYPE_CHECKING:
+        # Hidden from type checkers, so that mypy flags a misspelt field:
+        # each class declares its fields as annotations below.
+
+        def __getattr__(self, name: str) -> Any:
+            if name.startswith("_"):
+                raise AttributeError(name)
+            try:
+                return self._f[name]
+            except KeyError:
+                raise AttributeError(
+                    f"{type(self).__name__} has no field {name!r}"
+                ) from None
 
     def to_dict(self) -> dict[str, Any]:
         """The fields as a plain dict."""
@@ -60,14 +68,13 @@ class Machine(_Frozen):
     """
 
     __slots__ = ()
-    if TYPE_CHECKING:
-        name: str
-        sockets: int
-        cores_per_socket: int
-        threads_per_core: int
-        llc_cores: int
-        numa_nodes: int
-        nr_cpus: int
+    name: str
+    sockets: int
+    cores_per_socket: int
+    threads_per_core: int
+    llc_cores: int
+    numa_nodes: int
+    nr_cpus: int
 
     def __init__(
         self,
@@ -113,43 +120,58 @@ class Machine(_Frozen):
 
 
 class Kernel(_Frozen):
-    """A kernel version's scheduler behaviour: tunables and algorithm variants.
+    """A kernel version's scheduler behaviour: one field per kernel behaviour.
 
-    ``Kernel.preset("v2.6.36")`` gives a version; ``k.replace(migration_cost_ns=0)``
-    changes fields (``Kernel.fields()`` lists them). ``name`` records the preset
-    the profile started from.
+    Each field is a tunable, a scheduler feature bit or one upstream change,
+    named after the kernel's feature or the commit that introduced it
+    (``Kernel.info()`` gives the commit and release of each). A preset is a
+    list of these settings: ``Kernel.preset("v2.6.36")``;
+    ``k.replace(migration_cost_ns=0)`` changes fields (``Kernel.fields()``
+    lists them); ``k.diff(other)`` is the changelog between two profiles.
+    ``name`` records the preset the profile started from.
     """
 
     __slots__ = ()
-    if TYPE_CHECKING:
-        name: str
-        migration_cost_ns: int
-        nr_migrate: int
-        latency_ns: int
-        min_granularity_ns: int
-        wakeup_granularity_ns: int
-        tunable_scaling: str
-        hz: int
-        newidle_throttle: str
-        idle_balance: bool
-        newidle_force: bool
-        newidle_clear_stamp: bool
-        domain_defaults: str
-        lb_rules: str
-        idle_sibling: str
-        nohz_kick: str
-        compat_yield: bool
-        yield_impl: str
-        buddy_rules: str
-        balance_policy: str
-        load_metric: str
-        rt_push: str
-        pick: str
-        gentle_fair_sleepers: bool
-        start_debit: bool
-        wakeup_preemption: bool
-        last_buddy: bool
-        next_buddy: bool
+    # The fields, in the order of the Rust core's FIELD_INFO (a test checks).
+    name: str
+    migration_cost_ns: int
+    nr_migrate: int
+    latency_ns: int
+    min_granularity_ns: int
+    wakeup_granularity_ns: int
+    tunable_scaling: Literal["none", "log", "linear"]
+    hz: Literal[100, 250, 300, 1000]
+    idle_balance: bool
+    newidle_throttle: Literal["off", "avg_idle", "max_lb_cost"]
+    newidle_rearm: bool
+    newidle_force: bool
+    newidle_clear_stamp: bool
+    newidle_lb_cost_decay: bool
+    avg_idle_cap: Literal["migration_cost", "max_idle_balance_cost"]
+    idle_cpu_nr_running: bool
+    group_imb_nr_running: bool
+    prefer_sibling_local_capacity: bool
+    force_balance_group_imb: bool
+    idle_cpus_balanced: bool
+    lb_cfs_tasks: bool
+    newidle_no_nr_balance_failed: bool
+    newidle_active_balance: bool
+    nohz_ilb: Literal["push", "nr_busy"]
+    nohz_kick_ipi: Literal["function_call", "resched"]
+    nohz_kick_after_rebalance: bool
+    select_idle_sibling: Literal["any_idle", "idle_group"]
+    mc_busy_factor: int
+    mc_prefer_sibling: bool
+    sd_numa: Literal["node", "numa_levels"]
+    compat_yield: bool
+    yield_impl: Literal["update_curr", "skip_buddy"]
+    next_buddy_over_last: bool
+    preempt_sets_next_buddy: bool
+    gentle_fair_sleepers: bool
+    start_debit: bool
+    wakeup_preemption: bool
+    last_buddy: bool
+    next_buddy: bool
 
     def __init__(self, base: str = "v3.8", **changes: Any) -> None:
         need_str("base", base)
@@ -168,8 +190,23 @@ class Kernel(_Frozen):
 
     @staticmethod
     def fields() -> list[str]:
-        """The names of the tunables and variant points."""
+        """The names of the fields, in order."""
         return list(_core.KERNEL_FIELDS)
+
+    @staticmethod
+    def info() -> pl.DataFrame:
+        """One row per field: ``field``, ``kind`` (tunable, feature, change,
+        experiment), ``kernel`` (the kernel's name for it), ``commit``,
+        ``release``, ``verified`` (commit and release seen in a public source,
+        not recalled) and ``doc``."""
+        rows = _core.KERNEL_FIELD_INFO
+        return pl.DataFrame(
+            {
+                "field": [r["name"] for r in rows],
+                **{c: [r[c] for r in rows] for c in _INFO_COLUMNS},
+            },
+            schema={"field": pl.String, **_INFO_SCHEMA},
+        )
 
     def replace(self, **changes: Any) -> Kernel:
         """A copy with ``changes`` applied; all validated, all or nothing."""
@@ -177,15 +214,60 @@ class Kernel(_Frozen):
         k: Kernel = Kernel._from(_core.kernel_replace(self._f["name"], fields, changes))
         return k
 
-    def diff(self, other: Kernel | None = None) -> dict[str, Any]:
-        """Fields that differ from ``other`` (default: this profile's preset)."""
-        base = other if other is not None else Kernel.preset(self._f["name"])
+    def changes(self) -> dict[str, Any]:
+        """The fields that differ from this profile's preset (``replace()``'d)."""
+        base = Kernel.preset(self._f["name"])
         return {k: v for k, v in self._f.items() if k != "name" and base._f[k] != v}
 
+    def diff(self, other: Kernel | str | None = None) -> pl.DataFrame:
+        """The behaviours that differ between this profile and ``other`` (a
+        ``Kernel`` or a preset name; default: this profile's preset), as a
+        frame: ``field``, ``this``, ``other`` (the values, as text), then
+        ``kind``, ``kernel``, ``commit``, ``release``, ``verified`` and
+        ``doc`` from ``Kernel.info()`` — the changelog between two presets.
+        """
+        if other is None:
+            o = Kernel.preset(self._f["name"])
+        elif isinstance(other, str):
+            o = Kernel.preset(other)
+        elif isinstance(other, Kernel):
+            o = other
+        else:
+            raise ConfigTypeError(
+                f"invalid type for other: got {type(other).__name__} {other!r}, "
+                "expected a schedlab.Kernel, a preset name or None"
+            )
+        names = [f for f in Kernel.fields() if self._f[f] != o._f[f]]
+        info = Kernel.info().filter(pl.col("field").is_in(names))
+        values = pl.DataFrame(
+            {
+                "field": names,
+                "this": [_text(self._f[f]) for f in names],
+                "other": [_text(o._f[f]) for f in names],
+            },
+            schema={"field": pl.String, "this": pl.String, "other": pl.String},
+        )
+        return values.join(info, on="field", how="left", maintain_order="left")
+
     def __repr__(self) -> str:
-        d = self.diff()
-        extra = "".join(f", {k}={v!r}" for k, v in d.items())
+        extra = "".join(f", {k}={v!r}" for k, v in self.changes().items())
         return f"Kernel({self._f['name']!r}{extra})"
+
+
+_INFO_COLUMNS = ["kind", "kernel", "commit", "release", "verified", "doc"]
+_INFO_SCHEMA: dict[str, Any] = {
+    "kind": pl.String,
+    "kernel": pl.String,
+    "commit": pl.String,
+    "release": pl.String,
+    "verified": pl.Boolean,
+    "doc": pl.String,
+}
+
+
+def _text(v: Any) -> str:
+    """A field value as the text a diff shows (``True``, ``500000``, ``avg_idle``)."""
+    return str(v)
 
 
 class CostModel(_Frozen):
@@ -196,25 +278,24 @@ class CostModel(_Frozen):
     """
 
     __slots__ = ()
-    if TYPE_CHECKING:
-        context_switch_ns: int
-        syscall_ns: int
-        wakeup_ns: int
-        tick_ns: int
-        ipi_latency_ns: int
-        ipi_send_ns: int
-        ipi_handle_ns: int
-        lb_base_ns: int
-        lb_per_group_ns: int
-        lb_per_cpu_ns: int
-        lb_per_task_ns: int
-        migrate_task_ns: int
-        refill_smt_ns: int
-        refill_llc_ns: int
-        refill_socket_ns: int
-        refill_node_ns: int
-        refill_remote_ns: int
-        cache_decay_ns: int
+    context_switch_ns: int
+    syscall_ns: int
+    wakeup_ns: int
+    tick_ns: int
+    ipi_latency_ns: int
+    ipi_send_ns: int
+    ipi_handle_ns: int
+    lb_base_ns: int
+    lb_per_group_ns: int
+    lb_per_cpu_ns: int
+    lb_per_task_ns: int
+    migrate_task_ns: int
+    refill_smt_ns: int
+    refill_llc_ns: int
+    refill_socket_ns: int
+    refill_node_ns: int
+    refill_remote_ns: int
+    cache_decay_ns: int
 
     def __init__(self, **changes: Any) -> None:
         object.__setattr__(self, "_f", _core.cost_replace({}, changes))

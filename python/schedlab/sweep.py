@@ -107,9 +107,9 @@ def _resolve(
 ) -> tuple[Machine, Kernel, CostModel, Workload]:
     m = _machine(point["machine"]) if "machine" in point else machine
     k = _kernel(point["kernel"]) if "kernel" in point else kernel
-    if "kernel" in point and kernel.diff():
+    if "kernel" in point and kernel.changes():
         # the base kernel's own changes stay on top of a swept preset
-        k = k.replace(**kernel.diff())
+        k = k.replace(**kernel.changes())
     kf = {f: point[f] for f in Kernel.fields() if f in point}
     if kf:
         k = k.replace(**kf)

@@ -120,3 +120,22 @@ pub fn machine_from(py: Python<'_>, d: &Bound<'_, PyDict>) -> PyResult<Machine> 
     }
     Ok(m)
 }
+
+/// `KERNEL_FIELD_INFO`: one dict per `Kernel` field (name, kind, kernel,
+/// commit, release, verified, doc), in field order.
+pub fn kernel_field_info(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
+    crate::kernel::FIELD_INFO
+        .iter()
+        .map(|f| {
+            let d = PyDict::new(py);
+            d.set_item("name", f.name)?;
+            d.set_item("kind", f.kind.name())?;
+            d.set_item("kernel", f.kernel)?;
+            d.set_item("commit", f.commit)?;
+            d.set_item("release", f.release)?;
+            d.set_item("verified", f.verified)?;
+            d.set_item("doc", f.doc)?;
+            Ok(d)
+        })
+        .collect()
+}

@@ -526,6 +526,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("TRACE_EVENTS", EVENT_NAMES.to_vec())?;
     m.add("PREV_STATES", PREV_STATE_NAMES.to_vec())?;
     m.add("KERNEL_FIELDS", Kernel::field_names().to_vec())?;
+    m.add("KERNEL_FIELD_INFO", convert::kernel_field_info(m.py())?)?;
+    m.add(
+        "KERNEL_RETIRED_FIELDS",
+        crate::kernel::RETIRED_FIELDS.to_vec(),
+    )?;
     m.add("COST_FIELDS", CostModel::field_names().to_vec())?;
     m.add(
         "IDLE_TYPES",

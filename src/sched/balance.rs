@@ -17,7 +17,7 @@
 use super::fair::{EnqueueFlags, TaskId};
 use crate::domains::{sd, SCALE};
 use crate::engine::{Event, Sim, TaskState};
-use crate::kernel::{LbRules, NewidleThrottle, NohzKick};
+use crate::kernel::{NewidleThrottle, NohzIlb, NohzKickIpi};
 
 /// `enum cpu_idle_type`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -197,15 +197,13 @@ impl Sim<'_> {
         self.rqs[cpu].cfs.load.checked_div(nr).unwrap_or(0)
     }
 
-    /// `idle_cpu()`: 2.6.36 asks only whether the idle task runs; 3.8 also
-    /// requires an empty runqueue (a wakee queued on an idle CPU whose IPI is
-    /// in flight counts as busy).
+    /// `idle_cpu()`: 2.6.36 asks only whether the idle task runs; with
+    /// `idle_cpu_nr_running` (908a3283728d, 3.1) it also requires an empty
+    /// runqueue (a wakee queued on an idle CPU whose IPI is in flight counts
+    /// as busy).
     pub(crate) fn idle_cpu(&self, cpu: usize) -> bool {
         let rq = &self.rqs[cpu];
-        match self.kernel.lb_rules {
-            LbRules::V2636 => rq.cfs.curr.is_none(),
-            LbRules::V38 => rq.cfs.curr.is_none() && rq.cfs.nr_running == 0,
-        }
+        rq.cfs.curr.is_none() && (!self.kernel.idle_cpu_nr_running || rq.cfs.nr_running == 0)
     }
 
     /// `update_cpu_load()` (2.6.36 with `decay_load_missed`): fold the
@@ -293,9 +291,11 @@ impl Sim<'_> {
             .checked_div(s.sum_nr_running)
             .unwrap_or(0);
         if !local && max_nr > 0 {
-            s.group_imb = match self.kernel.lb_rules {
-                LbRules::V2636 => max_load - min_load > 2 * avg_load_per_task,
-                LbRules::V38 => max_load - min_load >= avg_load_per_task && max_nr - min_nr > 1,
+            // 2.6.36, or `group_imb_nr_running` (2582f0eba540, 3.2).
+            s.group_imb = if self.kernel.group_imb_nr_running {
+                max_load - min_load >= avg_load_per_task && max_nr - min_nr > 1
+            } else {
+                max_load - min_load > 2 * avg_load_per_task
             };
         }
         s.group_capacity = div_round_closest(power, SCALE);
@@ -327,10 +327,11 @@ impl Sim<'_> {
             let mut s = self.update_sg_lb_stats(this_cpu, lvl, g, idle, local, load_idx)?;
             sds.total_load += s.group_load;
             sds.total_pwr += self.sd[this_cpu][lvl].groups[g].power;
-            let cap_one = match self.kernel.lb_rules {
-                LbRules::V2636 => prefer_sibling && !local,
-                LbRules::V38 => prefer_sibling && !local && sds.this_has_capacity,
-            };
+            // `prefer_sibling_local_capacity` (75dd321d79d4, 2.6.38): only
+            // while the local group still has capacity.
+            let cap_one = prefer_sibling
+                && !local
+                && (!self.kernel.prefer_sibling_local_capacity || sds.this_has_capacity);
             if cap_one {
                 s.group_capacity = s.group_capacity.min(1);
             }
@@ -457,8 +458,8 @@ impl Sim<'_> {
         // Simplification: 2.6.37 computed avg_load after the forced-balance
         // jump (leaving it 0 on that path); it is computed first here, as 3.8 does.
         sds.avg_load = SCALE * sds.total_load / sds.total_pwr.max(1);
-        let v38 = self.kernel.lb_rules == LbRules::V38;
-        let force = (v38 && sds.group_imb)
+        let k = &self.kernel;
+        let force = (k.force_balance_group_imb && sds.group_imb)
             || (self.kernel.newidle_force
                 && idle == IdleType::NewlyIdle
                 && sds.this_has_capacity
@@ -468,7 +469,7 @@ impl Sim<'_> {
                 return Ok(None);
             }
             let imb_pct = self.sd[this_cpu][lvl].imbalance_pct;
-            if v38 && idle == IdleType::Idle {
+            if self.kernel.idle_cpus_balanced && idle == IdleType::Idle {
                 if sds.this_idle_cpus <= sds.busiest_idle_cpus + 1
                     && sds.busiest_nr_running <= sds.busiest_group_weight
                 {
@@ -580,7 +581,7 @@ impl Sim<'_> {
         self.counters.tasks_pulled += 1;
         self.charge(src, self.cost.migrate_task_ns);
         self.lb_cost_acc += self.cost.migrate_task_ns;
-        if self.kernel.newidle_throttle == NewidleThrottle::AvgIdleRearm {
+        if self.kernel.newidle_rearm {
             let v = 2 * self.kernel.migration_cost_ns;
             self.rqs[src].bal.avg_idle = v;
             self.rqs[dst].bal.avg_idle = v;
@@ -595,8 +596,9 @@ impl Sim<'_> {
     /// `move_tasks()`. 2.6.36 (`balance_tasks()` under `move_tasks()`):
     /// passes over src's task list, most recently enqueued first, each
     /// examining up to `nr_migrate` + 1 tasks, repeated while a pass moves
-    /// something and imbalance remains. 3.8: one walk of at most
-    /// min(`nr_migrate`, nr_running) tasks, skipped ones rotated to the tail.
+    /// something and imbalance remains. `lb_cfs_tasks` (367456c756a6, 3.4):
+    /// one walk of at most min(`nr_migrate`, nr_running) tasks, skipped ones
+    /// rotated to the tail.
     /// A task moves if half its weight fits the remaining imbalance and
     /// `can_migrate_task()` allows it. Returns the tasks moved.
     #[allow(clippy::too_many_arguments)]
@@ -611,40 +613,36 @@ impl Sim<'_> {
         in_schedule: bool,
     ) -> u64 {
         let nr_migrate = self.kernel.nr_migrate as usize;
-        match self.kernel.lb_rules {
-            LbRules::V2636 => {
-                let mut total = 0;
-                loop {
-                    let moved = self.move_pass(
-                        this_cpu,
-                        src,
-                        lvl,
-                        &mut imbalance,
-                        nr_migrate + 1,
-                        idle,
-                        all_pinned,
-                        in_schedule,
-                        false,
-                    );
-                    total += moved;
-                    if moved == 0 || imbalance == 0 {
-                        break total;
-                    }
-                }
-            }
-            LbRules::V38 => {
-                let loop_max = nr_migrate.min(self.rqs[src].cfs.nr_running as usize);
-                self.move_pass(
-                    this_cpu,
-                    src,
-                    lvl,
-                    &mut imbalance,
-                    loop_max,
-                    idle,
-                    all_pinned,
-                    in_schedule,
-                    true,
-                )
+        if self.kernel.lb_cfs_tasks {
+            let loop_max = nr_migrate.min(self.rqs[src].cfs.nr_running as usize);
+            return self.move_pass(
+                this_cpu,
+                src,
+                lvl,
+                &mut imbalance,
+                loop_max,
+                idle,
+                all_pinned,
+                in_schedule,
+                true,
+            );
+        }
+        let mut total = 0;
+        loop {
+            let moved = self.move_pass(
+                this_cpu,
+                src,
+                lvl,
+                &mut imbalance,
+                nr_migrate + 1,
+                idle,
+                all_pinned,
+                in_schedule,
+                false,
+            );
+            total += moved;
+            if moved == 0 || imbalance == 0 {
+                return total;
             }
         }
     }
@@ -704,7 +702,7 @@ impl Sim<'_> {
 
     /// `need_active_balance()`.
     fn need_active_balance(&self, this_cpu: usize, lvl: usize, idle: IdleType) -> bool {
-        if idle == IdleType::NewlyIdle && self.kernel.lb_rules == LbRules::V2636 {
+        if idle == IdleType::NewlyIdle && !self.kernel.newidle_active_balance {
             return false;
         }
         let d = &self.sd[this_cpu][lvl];
@@ -765,7 +763,7 @@ impl Sim<'_> {
             let d = &mut self.sd[this_cpu][lvl];
             if moved == 0 {
                 self.rqs[this_cpu].bal.stats[lvl].lb_failed[it] += 1;
-                if idle != IdleType::NewlyIdle || self.kernel.lb_rules == LbRules::V2636 {
+                if idle != IdleType::NewlyIdle || !self.kernel.newidle_no_nr_balance_failed {
                     d.nr_balance_failed += 1;
                 }
                 if self.need_active_balance(this_cpu, lvl, idle) {
@@ -917,11 +915,11 @@ impl Sim<'_> {
                 pulled += m;
                 let cost = self.lb_cost_acc;
                 total_cost += cost;
-                if throttle == NewidleThrottle::MaxLbCost {
-                    let d = &mut self.sd[cpu][lvl];
-                    d.max_newidle_lb_cost = d.max_newidle_lb_cost.max(cost);
-                    curr_cost += cost;
-                }
+                // Recorded under every throttle (as 3.13 does); read only by
+                // the max_lb_cost throttle, its decay and the avg_idle cap.
+                let d = &mut self.sd[cpu][lvl];
+                d.max_newidle_lb_cost = d.max_newidle_lb_cost.max(cost);
+                curr_cost += cost;
             }
             let d = &self.sd[cpu][lvl];
             next_balance = next_balance.min(d.last_balance + d.balance_interval * 1_000_000);
@@ -932,11 +930,8 @@ impl Sim<'_> {
                 break;
             }
         }
-        if throttle == NewidleThrottle::MaxLbCost {
-            let b = &mut self.rqs[cpu].bal;
-            b.max_idle_balance_cost = b.max_idle_balance_cost.max(curr_cost);
-        }
         let b = &mut self.rqs[cpu].bal;
+        b.max_idle_balance_cost = b.max_idle_balance_cost.max(curr_cost);
         if pulled > 0 || now >= b.next_balance {
             b.next_balance = next_balance;
         }
@@ -959,7 +954,7 @@ impl Sim<'_> {
         let mut moved_total = 0;
         let max_interval = (self.kernel.hz as u64 * self.rqs.len() as u64 / 10).max(1);
         for lvl in 0..self.sd[cpu].len() {
-            if self.kernel.newidle_throttle == NewidleThrottle::MaxLbCost {
+            if self.kernel.newidle_lb_cost_decay {
                 let d = &mut self.sd[cpu][lvl];
                 if now >= d.next_decay_max_lb_cost {
                     d.max_newidle_lb_cost = d.max_newidle_lb_cost * 253 / 256;
@@ -1025,7 +1020,7 @@ impl Sim<'_> {
             self.charge(cpu, c);
             ran = true;
         }
-        if (!ran || self.kernel.nohz_kick == NohzKick::V38) && self.nohz_kick_needed(cpu) {
+        if (!ran || self.kernel.nohz_kick_after_rebalance) && self.nohz_kick_needed(cpu) {
             self.nohz_balancer_kick(cpu);
         }
     }
@@ -1036,8 +1031,8 @@ impl Sim<'_> {
             return false;
         }
         let nr = self.rqs[cpu].cfs.nr_running;
-        match self.kernel.nohz_kick {
-            NohzKick::V2636 => {
+        match self.kernel.nohz_ilb {
+            NohzIlb::Push => {
                 if self.rqs[cpu].bal.idle_at_tick {
                     return false;
                 }
@@ -1058,7 +1053,7 @@ impl Sim<'_> {
                     false
                 }
             }
-            NohzKick::V38 => {
+            NohzIlb::NrBusy => {
                 if nr >= 2 {
                     return true;
                 }
@@ -1094,9 +1089,9 @@ impl Sim<'_> {
         }
         self.nohz.kick_pending[ilb] = true;
         self.counters.nohz_kicks += 1;
-        match self.kernel.nohz_kick {
-            NohzKick::V2636 => self.counters.function_call_ipis += 1,
-            NohzKick::V38 => self.counters.resched_ipis += 1,
+        match self.kernel.nohz_kick_ipi {
+            NohzKickIpi::FunctionCall => self.counters.function_call_ipis += 1,
+            NohzKickIpi::Resched => self.counters.resched_ipis += 1,
         }
         self.charge(cpu, self.cost.ipi_send_ns);
         self.queue.push(

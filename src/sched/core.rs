@@ -10,7 +10,7 @@ use super::balance::avg_idle_sample;
 use super::fair::{EnqueueFlags, SchedEntity, TaskId};
 use super::weights::nice_weight;
 use crate::engine::{Event, Sim, Task, TaskState, MAX_ZERO_STEPS};
-use crate::kernel::NewidleThrottle;
+use crate::kernel::AvgIdleCap;
 use crate::trace::{TraceKind, PREV_STATE_DEAD, PREV_STATE_RUNNING, PREV_STATE_SLEEPING};
 use crate::workload::{Action, Ctx, TaskSpec, Work};
 
@@ -305,7 +305,7 @@ impl Sim<'_> {
         let b = &mut self.rqs[cpu].bal;
         if let Some(stamp) = b.idle_stamp.take() {
             let delta = self.now - stamp;
-            let v313 = self.kernel.newidle_throttle == NewidleThrottle::MaxLbCost;
+            let v313 = self.kernel.avg_idle_cap == AvgIdleCap::MaxIdleBalanceCost;
             let max = if v313 {
                 2 * b.max_idle_balance_cost
             } else {

@@ -8,7 +8,7 @@
 //! does. Like the kernel, `curr` is *not* in the tree while it runs.
 
 use super::weights::{calc_delta_fair, calc_delta_mine};
-use crate::kernel::{BuddyRules, Kernel, YieldImpl};
+use crate::kernel::{Kernel, YieldImpl};
 use std::collections::BTreeSet;
 
 pub type TaskId = u32;
@@ -55,7 +55,8 @@ pub struct FairParams {
     pub next_buddy: bool,
     pub compat_yield: bool,
     pub yield_impl: YieldImpl,
-    pub buddy_rules: BuddyRules,
+    pub next_buddy_over_last: bool,
+    pub preempt_sets_next_buddy: bool,
 }
 
 impl FairParams {
@@ -77,7 +78,8 @@ impl FairParams {
             next_buddy: k.next_buddy,
             compat_yield: k.compat_yield,
             yield_impl: k.yield_impl,
-            buddy_rules: k.buddy_rules,
+            next_buddy_over_last: k.next_buddy_over_last,
+            preempt_sets_next_buddy: k.preempt_sets_next_buddy,
         }
     }
 }
@@ -289,34 +291,29 @@ impl CfsRq {
     }
 
     /// `pick_next_entity()`: the leftmost entity unless a buddy is within
-    /// the wakeup granularity of it. 2.6.36 checks `next` then `last` (last
-    /// wins); 3.8 avoids the skip buddy, then prefers `last`, then `next`.
+    /// the wakeup granularity of it. The skip buddy (`yield_impl =
+    /// skip_buddy`, ac53db596cc0) is avoided first; then 2.6.36 tests `next`
+    /// then `last` (last wins), and with `next_buddy_over_last`
+    /// (ac53db596cc0, 2.6.39) `last` then `next` (next wins).
     pub fn pick_next_entity(&mut self, p: &FairParams, ses: &[SchedEntity]) -> Option<TaskId> {
         let left = self.leftmost()?;
         let mut se = left;
         let ok =
             |b: TaskId| Self::wakeup_preempt_entity(p, &ses[b as usize], &ses[left as usize]) < 1;
-        match p.buddy_rules {
-            BuddyRules::V2636 => {
-                if let Some(n) = self.next.filter(|&n| ok(n)) {
-                    se = n;
-                }
-                if let Some(l) = self.last.filter(|&l| ok(l)) {
-                    se = l;
-                }
+        // The skip buddy exists only under `yield_impl = skip_buddy`.
+        if self.skip == Some(se) {
+            if let Some(second) = self.second().filter(|&s| ok(s)) {
+                se = second;
             }
-            BuddyRules::V38 => {
-                if self.skip == Some(se) {
-                    if let Some(second) = self.second().filter(|&s| ok(s)) {
-                        se = second;
-                    }
-                }
-                if let Some(l) = self.last.filter(|&l| ok(l)) {
-                    se = l;
-                }
-                if let Some(n) = self.next.filter(|&n| ok(n)) {
-                    se = n;
-                }
+        }
+        let (first, then) = if p.next_buddy_over_last {
+            (self.last, self.next)
+        } else {
+            (self.next, self.last)
+        };
+        for b in [first, then].into_iter().flatten() {
+            if ok(b) {
+                se = b;
             }
         }
         self.clear_buddies(se);
@@ -400,7 +397,7 @@ impl CfsRq {
         if Self::wakeup_preempt_entity(p, &ses[c as usize], &ses[wakee as usize]) != 1 {
             return false;
         }
-        if p.buddy_rules == BuddyRules::V38 && !next_marked {
+        if p.preempt_sets_next_buddy && !next_marked {
             self.next = Some(wakee);
         }
         if p.last_buddy && scale && ses[c as usize].on_rq {

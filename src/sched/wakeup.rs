@@ -6,7 +6,7 @@
 use super::fair::TaskId;
 use crate::domains::{sd, SCALE};
 use crate::engine::Sim;
-use crate::kernel::IdleSibling;
+use crate::kernel::SelectIdleSibling;
 
 impl Sim<'_> {
     /// `wake_affine(sd, p, sync)`: may `p` be pulled to the waker's CPU?
@@ -63,8 +63,8 @@ impl Sim<'_> {
         if target == waker_cpu && self.idle_cpu(waker_cpu) {
             return waker_cpu;
         }
-        match self.kernel.idle_sibling {
-            IdleSibling::V2636 => {
+        match self.kernel.select_idle_sibling {
+            SelectIdleSibling::AnyIdle => {
                 if target == prev_cpu && self.idle_cpu(prev_cpu) {
                     return prev_cpu;
                 }
@@ -88,7 +88,7 @@ impl Sim<'_> {
                 }
                 t
             }
-            IdleSibling::V38 => {
+            SelectIdleSibling::IdleGroup => {
                 if self.idle_cpu(target) {
                     return target;
                 }
