@@ -14,18 +14,27 @@ SMT = {"nhm-ep", "snb-ep-4s", "skl-sp-2s"}
 def test_presets_fix_every_variant():
     ks = {n: sl.Kernel.preset(n) for n in ["v2.6.36", "v2.6.37-rc1", "v2.6.37", "v3.8", "v3.13"]}
     assert ks["v2.6.36"].newidle_throttle == "avg_idle" and not ks["v2.6.36"].newidle_force
-    assert (
-        ks["v2.6.37-rc1"].newidle_throttle == "avg_idle_rearm" and ks["v2.6.37-rc1"].newidle_force
-    )
+    assert ks["v2.6.37-rc1"].newidle_rearm and ks["v2.6.37-rc1"].newidle_force
     assert ks["v2.6.37"].newidle_throttle == "avg_idle" and ks["v2.6.37"].newidle_clear_stamp
-    assert ks["v3.8"].lb_rules == "3.8" and ks["v3.8"].domain_defaults == "3.8"
+    assert not ks["v2.6.37"].newidle_rearm
+    assert ks["v3.8"].lb_cfs_tasks and ks["v3.8"].sd_numa == "numa_levels"
     assert ks["v3.13"].newidle_throttle == "max_lb_cost"
+
     # only the documented fields differ between neighbours
-    assert ks["v2.6.37-rc1"].diff(ks["v2.6.36"]) == {
-        "newidle_throttle": "avg_idle_rearm",
-        "newidle_force": True,
+    def changed(a: str, b: str) -> dict[str, tuple[str, str]]:
+        d = ks[a].diff(ks[b])
+        return {f: (t, o) for f, t, o in d.select("field", "this", "other").iter_rows()}
+
+    assert changed("v2.6.37-rc1", "v2.6.36") == {
+        "newidle_rearm": ("True", "False"),
+        "newidle_force": ("True", "False"),
     }
-    assert ks["v3.13"].diff(ks["v3.8"]) == {"newidle_throttle": "max_lb_cost"}
+    assert changed("v3.13", "v3.8") == {
+        "newidle_throttle": ("max_lb_cost", "avg_idle"),
+        "newidle_lb_cost_decay": ("True", "False"),
+        "avg_idle_cap": ("max_idle_balance_cost", "migration_cost"),
+    }
+    assert ks["v3.8"].diff("v3.8").height == 0
 
 
 @pytest.mark.parametrize("machine", PRESETS)
@@ -83,17 +92,17 @@ def test_rearm_defeats_the_throttle_and_migration_cost_throttles():
     w = spinners([0] * 12, run_us=200, sleep_us=300, dist="exp")
     k = sl.Kernel.preset("v2.6.37")
     calls = {}
-    for thr in ("avg_idle", "avg_idle_rearm"):
+    for rearm in (False, True):
         for mc in (0, 250_000, 500_000, 1_000_000, 2_000_000):
             r = sl.simulate(
-                m, k.replace(newidle_throttle=thr, migration_cost_ns=mc), w, duration_s=0.5, seed=1
+                m, k.replace(newidle_rearm=rearm, migration_cost_ns=mc), w, duration_s=0.5, seed=1
             )
-            calls[thr, mc] = r.metrics["newidle_balance_calls"]
-    assert calls["avg_idle_rearm", 500_000] > 5 * calls["avg_idle", 500_000]
-    for thr in ("avg_idle", "avg_idle_rearm"):
-        seq = [calls[thr, mc] for mc in (0, 250_000, 500_000, 1_000_000, 2_000_000)]
-        assert seq[0] > seq[2] > seq[4], (thr, seq)
-    assert calls["avg_idle", 2_000_000] < 0.01 * calls["avg_idle", 0]
+            calls[rearm, mc] = r.metrics["newidle_balance_calls"]
+    assert calls[True, 500_000] > 5 * calls[False, 500_000]
+    for rearm in (False, True):
+        seq = [calls[rearm, mc] for mc in (0, 250_000, 500_000, 1_000_000, 2_000_000)]
+        assert seq[0] > seq[2] > seq[4], (rearm, seq)
+    assert calls[False, 2_000_000] < 0.01 * calls[False, 0]
 
 
 def test_idle_balance_false_removes_newidle_balancing():
@@ -165,7 +174,7 @@ def test_schedstat_counts_add_up():
     w = spinners([0] * 24, run_us=300, sleep_us=300, dist="exp")
     r = sl.simulate("nhm-ep", "v3.8", w, duration_s=0.3)
     ss = r.schedstat
-    assert set(ss["level"].unique()) == {"SMT", "MC", "NUMA"}
+    assert set(ss["level"].unique()) == {"SIBLING", "MC", "NUMA"}
     assert ss.height == 16 * 3
     for it in ("idle", "busy", "newidle"):
         counted = ss[f"lb_count_{it}"].sum()

@@ -34,7 +34,7 @@ BAD = [
     (
         lambda: sl.Kernel.preset("v3.8").replace(newidle_throttle="sometimes"),
         ValueError,
-        r"newidle_throttle=.*sometimes.*avg_idle_rearm",
+        r"newidle_throttle=.*sometimes.*max_lb_cost",
     ),
     (lambda: sl.Kernel.preset("v3.8").replace(idle_balance=1), TypeError, r"idle_balance.*bool"),
     (lambda: sl.Kernel.preset("v3.8").replace(hz=123), ValueError, r"hz=123.*1000"),
@@ -43,7 +43,16 @@ BAD = [
         ValueError,
         r"min_granularity_ns.*latency_ns",
     ),
-    (lambda: sl.Kernel.preset("v3.8").replace(pick="eevdf"), ValueError, r"pick"),
+    (
+        lambda: sl.Kernel.preset("v3.8").replace(pick="eevdf"),
+        ValueError,
+        r"pick.*not modelled yet.*EEVDF",
+    ),
+    (
+        lambda: sl.Kernel.preset("v3.8").replace(lb_rules="3.8"),
+        ValueError,
+        r"lb_rules.*split into idle_cpu_nr_running",
+    ),
     (lambda: sl.Kernel.preset("v3.8").replace(compat_yield=None), TypeError, r"compat_yield"),
     (lambda: sl.CostModel(context_switch_ns=-5), ValueError, r"context_switch_ns=-5"),
     (lambda: sl.CostModel(nope=1), ValueError, r"unknown CostModel field.*nope"),

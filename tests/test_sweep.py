@@ -17,7 +17,7 @@ import schedlab as sl
 W = sl.workloads.hackbench(groups=2, loops=15)
 GRID = {
     "migration_cost_ns": [0, 500_000],
-    "newidle_throttle": ["avg_idle", "avg_idle_rearm"],
+    "newidle_rearm": [False, True],
     "workload.ipc": ["socket", "pipe"],
 }
 

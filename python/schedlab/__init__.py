@@ -10,6 +10,7 @@ load balancing, for sweeping scheduler tunables from Python.
 from __future__ import annotations
 
 from . import exceptions, plot, workloads
+from .bisect import bisect
 from ._core import __version__, build_profile
 from .config import CostModel, Kernel, Machine
 from .exceptions import ConfigError, ConfigTypeError, SchedlabError, SimulationError
@@ -23,6 +24,7 @@ from .workloads import Workload
 
 __all__ = [
     "__version__",
+    "bisect",
     "build_profile",
     "ConfigError",
     "ConfigTypeError",

@@ -144,22 +144,26 @@ def _spec(
     }
 
 
+def _grid_points(grid: dict[str, list[Any]]) -> Iterable[dict[str, Any]]:
+    keys = list(grid)
+    for values in itertools.product(*(grid[k] for k in keys)):
+        yield dict(zip(keys, values, strict=True))
+
+
 def _runs(
     machine: Machine,
     kernel: Kernel,
     costs: CostModel | None,
     workload: Workload,
-    grid: dict[str, list[Any]],
+    points: Iterable[Mapping[str, Any]],
     replicates: int,
     seed: int,
     duration_s: float | None,
     duration_ns: int | None,
     interval_ns: int,
 ) -> list[_Run]:
-    keys = list(grid)
     runs = []
-    for p, values in enumerate(itertools.product(*(grid[k] for k in keys))):
-        point = dict(zip(keys, values, strict=True))
+    for p, point in enumerate(points):
         try:
             m, k, c, w = _resolve(machine, kernel, costs, workload, point)
             err = None
@@ -340,10 +344,24 @@ def sweep(
     duration_ns = None if duration_s is None else seconds_to_ns("duration_s", duration_s)
     interval_ns = interval_to_ns("interval_s", interval_s)
     g = _normalise_grid(grid, workload)
-    runs = _runs(m, k, costs, workload, g, reps, seed, duration_s, duration_ns, interval_ns)
+    runs = _runs(
+        m, k, costs, workload, _grid_points(g), reps, seed, duration_s, duration_ns, interval_ns
+    )
     if len(runs) > 10_000_000:
         raise ConfigError(f"invalid grid: {len(runs)} runs; expected at most 10000000")
+    return _execute(runs, nthreads, progress, executor, checkpoint, chunk_size)
 
+
+def _execute(
+    runs: list[_Run],
+    nthreads: int,
+    progress: ProgressArg,
+    executor: Executor | None = None,
+    checkpoint: str | os.PathLike[str] | None = None,
+    chunk_size: int | None = None,
+) -> pl.DataFrame:
+    """Run ``runs`` (locally or on ``executor``), checkpointing as they
+    finish; Ctrl-C raises ``SweepInterrupted`` with the finished rows."""
     path = Path(checkpoint) if checkpoint is not None else None
     fp = _fingerprint(runs) if path else ""
     rows: list[dict[str, Any]] = _load_checkpoint(path, fp) if path else []

@@ -1,0 +1,215 @@
+"""``bisect``: which of the kernel changes between two profiles carry the
+change in a metric.
+
+Every ``Kernel`` field is one kernel behaviour, so the difference between a
+good and a bad kernel is a list of switches. ``bisect`` flips each one alone
+onto ``good`` and each one alone back off ``bad`` (the two differ when the
+changes interact), in one parallel sweep, and reports the share of the
+good→bad change each carries. It then names the culprits: the smallest set
+of fields, taken in order of their share, that together reproduce at least
+``threshold`` of the change — checked by running ``good`` with that set
+flipped, not by adding shares up.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from ._check import need_bool, need_int, need_number, need_str, seconds_to_ns
+from .config import CostModel, Kernel, Machine
+from .exceptions import ConfigError
+from .run import _costs, _kernel, _machine, _workload, simulate
+from .sweep import ProgressArg, _execute, _runs
+from .workloads import Workload
+
+#: Two-sided 95 % Student t quantiles by degrees of freedom (1..30; beyond: normal).
+_T95 = [
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+]  # fmt: skip
+
+
+def _t95(df: int) -> float:
+    return _T95[df - 1] if 1 <= df <= len(_T95) else 1.96
+
+
+def _mean_se(values: np.ndarray) -> tuple[float, float, int]:
+    """Mean, standard error and count of the finite values."""
+    v = values[np.isfinite(values)]
+    if v.size == 0:
+        return math.nan, math.nan, 0
+    se = float(v.std(ddof=1) / math.sqrt(v.size)) if v.size > 1 else 0.0
+    return float(v.mean()), se, int(v.size)
+
+
+def _metric_names(m: Machine, k: Kernel, w: Workload, costs: CostModel | None) -> list[str]:
+    """The metrics this workload reports (from a 1 µs run)."""
+    r = simulate(m, k, w, costs=costs, duration_s=1e-6, seed=0)
+    return sorted(r.metrics)
+
+
+def bisect(
+    machine: Machine | str,
+    good: Kernel | str,
+    bad: Kernel | str,
+    workload: Workload,
+    metric: str,
+    *,
+    replicates: int = 3,
+    seed: int = 0,
+    threads: int | None = None,
+    progress: ProgressArg = True,
+    costs: CostModel | None = None,
+    duration_s: float | None = None,
+    threshold: float = 0.8,
+) -> pl.DataFrame:
+    """Which of the fields that differ between ``good`` and ``bad`` account
+    for the change in ``metric`` (a metric name of ``workload``'s results).
+
+    Runs ``good``, ``bad``, each differing field flipped alone onto ``good``
+    and each flipped alone back off ``bad``, ``replicates`` times each with
+    the same seeds (common random numbers), as one parallel sweep. Returns a
+    frame, a row per differing field, largest share first:
+
+    - ``field``, ``good``, ``bad`` — the field and its two values (as text);
+    - ``metric_good``, ``metric_bad`` — the metric's mean under each kernel;
+    - ``metric_flipped_on_good`` — mean of ``good`` with this field set as in ``bad``;
+    - ``metric_flipped_off_bad`` — mean of ``bad`` with this field set as in ``good``;
+    - ``on_pct``, ``off_pct`` — the share of the good→bad change the flip
+      carries on each side (they differ when changes interact);
+    - ``change_pct`` — their mean, with a 95 % interval ``change_pct_lo`` /
+      ``change_pct_hi`` (Student t over the replicates, each replicate's
+      effect paired with its own good and bad runs; the change is taken as
+      its mean);
+    - ``culprit`` — in the smallest set of fields, taken by ``change_pct``,
+      that reproduces at least ``threshold`` of the change when flipped
+      together onto ``good`` (checked by a run of that set);
+      ``culprit_set_pct`` — what that run reproduced, on every row;
+    - ``kind``, ``commit``, ``release`` — from ``Kernel.info()``.
+
+    When the change is within the replicates' noise (its 95 % interval
+    contains 0) no field is a culprit and ``culprit_set_pct`` is null.
+    Ctrl-C raises ``SweepInterrupted`` with the finished runs.
+    """
+    m = _machine(machine)
+    g = _kernel(good)
+    b = _kernel(bad)
+    w = _workload(workload)
+    costs = _costs(costs)
+    need_str("metric", metric)
+    reps = need_int("replicates", replicates, lo=2, hi=10_000)
+    seed = need_int("seed", seed, lo=0, hi=2**64 - 1)
+    nthreads = 0 if threads is None else need_int("threads", threads, lo=1, hi=4096)
+    if not callable(progress):
+        need_bool("progress", progress)
+    thr = need_number("threshold", threshold)
+    if not 0 < thr <= 1:
+        raise ConfigError(f"invalid threshold={threshold!r}: expected a number in (0, 1]")
+    duration_ns = None if duration_s is None else seconds_to_ns("duration_s", duration_s)
+    fields = [f for f in Kernel.fields() if getattr(g, f) != getattr(b, f)]
+    if not fields:
+        raise ConfigError(
+            f"invalid bad={b!r}: it equals good={g!r} in every field; nothing to bisect"
+        )
+    available = _metric_names(m, g, w, costs)
+    if metric not in available:
+        raise ConfigError(
+            f"invalid metric={metric!r}: expected one of the workload's metrics: "
+            + ", ".join(available)
+        )
+
+    def point(base: Kernel, flip: list[str]) -> dict[str, Any]:
+        other = b if base is g else g
+        return {f: getattr(other if f in flip else base, f) for f in fields}
+
+    points = [point(g, []), point(b, [])]
+    points += [point(g, [f]) for f in fields]
+    points += [point(b, [f]) for f in fields]
+
+    def run(pts: list[dict[str, Any]]) -> np.ndarray:
+        """The metric per (point, replicate); NaN where a run was not ok.
+        Every point uses the seeds of point 0 (common random numbers), so
+        differences between points are paired by replicate."""
+        runs = _runs(m, g, costs, w, pts, reps, seed, duration_s, duration_ns, 100_000_000)
+        for r in runs:
+            s = runs[r.replicate].row["seed"]
+            r.row["seed"] = s
+            if r.spec is not None:
+                r.spec = {**r.spec, "seed": s}
+        df = _execute(runs, nthreads, progress)
+        out = np.full((len(pts), reps), np.nan)
+        if metric in df.columns:
+            ok = df.filter(pl.col("status") == "ok")
+            for p, rep, v in ok.select("point", "replicate", metric).iter_rows():
+                if v is not None:
+                    out[p, rep] = v
+        return out
+
+    vals = run(points)
+    n = len(fields)
+    vg, vb = vals[0], vals[1]
+    change_r = vb - vg
+    change, change_se, change_n = _mean_se(change_r)
+    on, off = vals[2 : 2 + n], vals[2 + n :]
+    rows = []
+    for i, f in enumerate(fields):
+        # Paired by replicate: the flip's share of that replicate's change.
+        d_on = on[i] - vg
+        d_off = vb - off[i]
+        d, d_se, d_n = _mean_se((d_on + d_off) / 2)
+        scale = 100 / change if change else math.nan
+        pct = d * scale
+        half = _t95(max(1, d_n - 1)) * d_se * abs(scale)
+        rows.append(
+            {
+                "field": f,
+                "good": str(getattr(g, f)),
+                "bad": str(getattr(b, f)),
+                "metric_good": _mean_se(vg)[0],
+                "metric_bad": _mean_se(vb)[0],
+                "metric_flipped_on_good": _mean_se(on[i])[0],
+                "metric_flipped_off_bad": _mean_se(off[i])[0],
+                "on_pct": _mean_se(d_on)[0] * scale,
+                "off_pct": _mean_se(d_off)[0] * scale,
+                "change_pct": pct,
+                "change_pct_lo": pct - half,
+                "change_pct_hi": pct + half,
+            }
+        )
+    rows.sort(key=lambda r: -r["change_pct"] if math.isfinite(r["change_pct"]) else math.inf)
+
+    # Is the change itself beyond the replicates' noise (paired)?
+    significant = (
+        change_n > 1 and math.isfinite(change) and abs(change) > _t95(change_n - 1) * change_se
+    )
+    culprits: list[str] = []
+    set_pct: float | None = None
+    if significant:
+        for r in rows:
+            culprits.append(r["field"])
+            if len(culprits) == n:
+                set_pct = 100.0  # every field flipped is `bad` itself
+            elif len(culprits) == 1:
+                set_pct = r["on_pct"]  # that run was made: good with this flip
+            else:
+                (vs,) = run([point(g, culprits)])
+                set_pct = 100 * _mean_se(vs - vg)[0] / change
+            if set_pct >= 100 * thr:
+                break
+    info = Kernel.info().select("field", "kind", "commit", "release")
+    return (
+        pl.DataFrame(rows)
+        .with_columns(
+            pl.col("field").is_in(culprits).alias("culprit"),
+            pl.lit(set_pct, dtype=pl.Float64).alias("culprit_set_pct"),
+        )
+        .join(info, on="field", how="left", maintain_order="left")
+    )
+
+
+__all__ = ["bisect"]
