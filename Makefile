@@ -32,7 +32,7 @@ install-test: wheel
 	$(PIP) install --quiet --force-reinstall --no-deps $(WHEEL_DIR)/schedlab-*.whl
 
 stubtest:
-	$(PY) -m mypy.stubtest schedlab._core
+	$(PY) -m mypy.stubtest schedlab._core --allowlist scripts/stubtest-allowlist.txt
 	$(PY) -m mypy
 
 # Notebooks run at CI size (NB_SMOKE=1); unset it for the full-size story.

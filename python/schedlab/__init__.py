@@ -10,8 +10,8 @@ load balancing, for sweeping scheduler tunables from Python.
 from __future__ import annotations
 
 from . import exceptions, plot, workloads
-from .bisect import bisect
 from ._core import __version__, build_profile
+from .bisect import bisect
 from .config import CostModel, Kernel, Machine
 from .exceptions import ConfigError, ConfigTypeError, SchedlabError, SimulationError
 from .frames import compare, format_lkp, format_perf_stat, summarize

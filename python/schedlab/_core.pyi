@@ -1,7 +1,11 @@
 """Type stubs for the native module ``schedlab._core`` (kept by hand, checked
-with ``python -m mypy.stubtest schedlab._core``)."""
+with ``python -m mypy.stubtest schedlab._core``; tests/test_typing.py checks
+that the TypedDicts' keys follow the core's field lists)."""
 
-from typing import Any
+from typing import Any, Literal, TypedDict
+
+import numpy as np
+from numpy.typing import NDArray
 
 __all__ = [
     "__version__",
@@ -9,6 +13,8 @@ __all__ = [
     "TRACE_EVENTS",
     "PREV_STATES",
     "KERNEL_FIELDS",
+    "KERNEL_FIELD_INFO",
+    "KERNEL_RETIRED_FIELDS",
     "COST_FIELDS",
     "IDLE_TYPES",
     "machine_presets",
@@ -25,25 +31,150 @@ __all__ = [
     "run_batch",
 ]
 
+class MachineFields(TypedDict):
+    name: str
+    sockets: int
+    cores_per_socket: int
+    threads_per_core: int
+    llc_cores: int
+    numa_nodes: int
+    nr_cpus: int
+
+class KernelFields(TypedDict):
+    name: str
+    migration_cost_ns: int
+    nr_migrate: int
+    latency_ns: int
+    min_granularity_ns: int
+    wakeup_granularity_ns: int
+    tunable_scaling: Literal["none", "log", "linear"]
+    hz: Literal[100, 250, 300, 1000]
+    idle_balance: bool
+    newidle_throttle: Literal["off", "avg_idle", "max_lb_cost"]
+    newidle_rearm: bool
+    newidle_force: bool
+    newidle_clear_stamp: bool
+    newidle_lb_cost_decay: bool
+    avg_idle_cap: Literal["migration_cost", "max_idle_balance_cost"]
+    idle_cpu_nr_running: bool
+    group_imb_nr_running: bool
+    prefer_sibling_local_capacity: bool
+    force_balance_group_imb: bool
+    idle_cpus_balanced: bool
+    lb_cfs_tasks: bool
+    newidle_no_nr_balance_failed: bool
+    newidle_active_balance: bool
+    nohz_ilb: Literal["push", "nr_busy"]
+    nohz_kick_ipi: Literal["function_call", "resched"]
+    nohz_kick_after_rebalance: bool
+    select_idle_sibling: Literal["any_idle", "idle_group"]
+    mc_busy_factor: int
+    mc_prefer_sibling: bool
+    sd_numa: Literal["node", "numa_levels"]
+    compat_yield: bool
+    yield_impl: Literal["update_curr", "skip_buddy"]
+    next_buddy_over_last: bool
+    preempt_sets_next_buddy: bool
+    gentle_fair_sleepers: bool
+    start_debit: bool
+    wakeup_preemption: bool
+    last_buddy: bool
+    next_buddy: bool
+
+class CostFields(TypedDict):
+    context_switch_ns: int
+    syscall_ns: int
+    wakeup_ns: int
+    tick_ns: int
+    ipi_latency_ns: int
+    ipi_send_ns: int
+    ipi_handle_ns: int
+    lb_base_ns: int
+    lb_per_group_ns: int
+    lb_per_cpu_ns: int
+    lb_per_task_ns: int
+    migrate_task_ns: int
+    refill_smt_ns: int
+    refill_llc_ns: int
+    refill_socket_ns: int
+    refill_node_ns: int
+    refill_remote_ns: int
+    cache_decay_ns: int
+    mm_switch_ns: int
+    fork_ns: int
+    clone_ns: int
+    exit_ns: int
+    exit_thread_ns: int
+    reap_ns: int
+    child_start_ns: int
+    child_start_thread_ns: int
+    child_start_spread_pct: int
+    pipe_write_ns: int
+    pipe_read_ns: int
+    sock_write_ns: int
+    sock_read_ns: int
+    copy_kib_ns: int
+    tcp_write_ns: int
+    tcp_read_ns: int
+    futex_ns: int
+    sys_jitter_pct: int
+
+class FieldInfo(TypedDict):
+    name: str
+    kind: Literal["tunable", "feature", "change", "experiment"]
+    kernel: str
+    commit: str
+    release: str
+    verified: bool
+    doc: str
+
+class TraceColumns(TypedDict):
+    time_ns: NDArray[np.uint64]
+    cpu: NDArray[np.int32]
+    kind: NDArray[np.uint8]
+    pid: NDArray[np.int32]
+    a: NDArray[np.int32]
+    b: NDArray[np.int32]
+    dropped: int
+
+class SimOutcome(TypedDict):
+    status: str
+    status_detail: str | None
+    elapsed_ns: int
+    metrics: dict[str, float]
+    tasks: dict[str, Any]
+    cpus: dict[str, Any]
+    vmstat: dict[str, Any]
+    timeline: NDArray[np.float64]
+    runqueue: NDArray[np.int64]
+    schedstat: dict[str, Any]
+    trace: TraceColumns | None
+
+class BatchOutcome(TypedDict):
+    status: str
+    status_detail: str | None
+    metrics: dict[str, float]
+    wall_s: float
+
 __version__: str
 build_profile: str
 TRACE_EVENTS: list[str]
 PREV_STATES: list[str]
 KERNEL_FIELDS: list[str]
+KERNEL_FIELD_INFO: list[FieldInfo]
+KERNEL_RETIRED_FIELDS: list[tuple[str, str]]
 COST_FIELDS: list[str]
 IDLE_TYPES: list[str]
 
 def machine_presets() -> list[str]: ...
-def machine_preset(name: str) -> dict[str, Any]: ...
-def machine_check(fields: dict[str, Any]) -> dict[str, Any]: ...
+def machine_preset(name: str) -> MachineFields: ...
+def machine_check(fields: dict[str, Any]) -> MachineFields: ...
 def kernel_presets() -> list[str]: ...
-def kernel_preset(name: str) -> dict[str, Any]: ...
-def kernel_replace(
-    base: str, fields: dict[str, Any], changes: dict[str, Any]
-) -> dict[str, Any]: ...
-def cost_defaults() -> dict[str, Any]: ...
-def cost_replace(fields: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]: ...
-def cost_for_machine(machine: dict[str, Any]) -> dict[str, Any]: ...
+def kernel_preset(name: str) -> KernelFields: ...
+def kernel_replace(base: str, fields: dict[str, Any], changes: dict[str, Any]) -> KernelFields: ...
+def cost_defaults() -> CostFields: ...
+def cost_replace(fields: dict[str, Any], changes: dict[str, Any]) -> CostFields: ...
+def cost_for_machine(machine: dict[str, Any]) -> CostFields: ...
 def workload_check(kind: str, params: dict[str, Any]) -> None: ...
 def simulate(
     machine: dict[str, Any],
@@ -57,5 +188,5 @@ def simulate(
     duration_ns: int | None,
     trace_limit: int | None,
     interval_ns: int,
-) -> dict[str, Any]: ...
-def run_batch(specs: list[dict[str, Any]], threads: int) -> list[dict[str, Any]]: ...
+) -> SimOutcome: ...
+def run_batch(specs: list[dict[str, Any]], threads: int) -> list[BatchOutcome]: ...

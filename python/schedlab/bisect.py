@@ -156,7 +156,7 @@ def bisect(
     change_r = vb - vg
     change, change_se, change_n = _mean_se(change_r)
     on, off = vals[2 : 2 + n], vals[2 + n :]
-    rows = []
+    rows: list[dict[str, Any]] = []
     for i, f in enumerate(fields):
         # Paired by replicate: the flip's share of that replicate's change.
         d_on = on[i] - vg

@@ -8,6 +8,7 @@ hash by value, so they travel to process pools and cluster workers.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 import polars as pl
@@ -34,9 +35,7 @@ class _Frozen:
             try:
                 return self._f[name]
             except KeyError:
-                raise AttributeError(
-                    f"{type(self).__name__} has no field {name!r}"
-                ) from None
+                raise AttributeError(f"{type(self).__name__} has no field {name!r}") from None
 
     def to_dict(self) -> dict[str, Any]:
         """The fields as a plain dict."""
@@ -49,7 +48,7 @@ class _Frozen:
         return hash((type(self).__name__, tuple(sorted(self._f.items()))))
 
     @classmethod
-    def _from(cls, fields: dict[str, Any]) -> Any:
+    def _from(cls, fields: Mapping[str, Any]) -> Any:
         obj = object.__new__(cls)
         object.__setattr__(obj, "_f", dict(fields))
         return obj
@@ -199,7 +198,7 @@ class Kernel(_Frozen):
         experiment), ``kernel`` (the kernel's name for it), ``commit``,
         ``release``, ``verified`` (commit and release seen in a public source,
         not recalled) and ``doc``."""
-        rows = _core.KERNEL_FIELD_INFO
+        rows: list[dict[str, Any]] = [dict(r) for r in _core.KERNEL_FIELD_INFO]
         return pl.DataFrame(
             {
                 "field": [r["name"] for r in rows],
@@ -296,6 +295,24 @@ class CostModel(_Frozen):
     refill_node_ns: int
     refill_remote_ns: int
     cache_decay_ns: int
+    mm_switch_ns: int
+    fork_ns: int
+    clone_ns: int
+    exit_ns: int
+    exit_thread_ns: int
+    reap_ns: int
+    child_start_ns: int
+    child_start_thread_ns: int
+    child_start_spread_pct: int
+    pipe_write_ns: int
+    pipe_read_ns: int
+    sock_write_ns: int
+    sock_read_ns: int
+    copy_kib_ns: int
+    tcp_write_ns: int
+    tcp_read_ns: int
+    futex_ns: int
+    sys_jitter_pct: int
 
     def __init__(self, **changes: Any) -> None:
         object.__setattr__(self, "_f", _core.cost_replace({}, changes))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+from collections.abc import Mapping
 from functools import cached_property
 from typing import Any
 
@@ -53,7 +54,7 @@ class Result:
       lengths at each interval's end.
     """
 
-    def __init__(self, raw: dict[str, Any], config: dict[str, Any]) -> None:
+    def __init__(self, raw: Mapping[str, Any], config: dict[str, Any]) -> None:
         self._raw = raw
         self.config: dict[str, Any] = config
         self.status: str = raw["status"]

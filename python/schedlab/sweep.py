@@ -192,10 +192,9 @@ def _plain(v: Any) -> Any:
     return v if isinstance(v, bool | int | float | str) or v is None else str(v)
 
 
-def _run_chunk(specs: list[dict[str, Any]], threads: int) -> list[dict[str, Any]]:
+def _run_chunk(specs: list[dict[str, Any]], threads: int) -> list[_core.BatchOutcome]:
     """Run sweep specs on this worker (what executors call)."""
-    out: list[dict[str, Any]] = _core.run_batch(specs, threads)
-    return out
+    return _core.run_batch(specs, threads)
 
 
 def _finish(run: _Run, outcome: Mapping[str, Any]) -> dict[str, Any]:
@@ -381,7 +380,7 @@ def _execute(
     size = need_int("chunk_size", size, lo=1, hi=10_000_000)
     chunks = [todo[i : i + size] for i in range(0, len(todo), size)]
 
-    def done(chunk: list[_Run], outcomes: list[dict[str, Any]]) -> None:
+    def done(chunk: list[_Run], outcomes: Sequence[Mapping[str, Any]]) -> None:
         rows.extend(_finish(r, o) for r, o in zip(chunk, outcomes, strict=True))
         if path:
             _save_checkpoint(path, rows, fp)
@@ -392,7 +391,7 @@ def _execute(
             for chunk in chunks:
                 done(chunk, _core.run_batch([r.runnable for r in chunk], nthreads))
         else:
-            futures: dict[Future[list[dict[str, Any]]], list[_Run]] = {
+            futures: dict[Future[list[_core.BatchOutcome]], list[_Run]] = {
                 executor.submit(_run_chunk, [r.runnable for r in c], nthreads or 1): c
                 for c in chunks
             }

@@ -1,0 +1,407 @@
+"""Every `sl.Kernel` field is live: for each field a small scenario in which
+toggling that field alone (base kernel vs. ``base.replace(field=other)``)
+changes at least one of a few metrics tied to the field's mechanism.
+
+A field added to `Kernel` without an entry in `FIELD_SCENARIOS` (or, if no
+scenario can be found, in `NO_SCENARIO_YET`) fails
+`test_every_kernel_field_has_a_scenario`. Runs are deterministic (fixed
+seed), so "differs" is an exact comparison; no direction is asserted.
+
+Metric names are keys of `Result.metrics`, or ``schedstat.<column>`` for a
+schedstat counter summed over CPUs and domains.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+import schedlab as sl
+from schedlab.workloads import hackbench, spinners
+
+# (machine, base kernel (preset name or Kernel), other value (None: the
+#  negated bool), workload factory, duration_s, metrics that may change)
+Scenario = tuple[
+    "str | sl.Machine",
+    "str | sl.Kernel",
+    object,
+    Callable[[], sl.workloads.Workload],
+    "float | None",
+    tuple[str, ...],
+]
+
+UP = sl.Machine(1, 1, 1, name="1-cpu")
+# migration_cost_ns = 0 disables the avg_idle < migration_cost early return of
+# idle_balance(), so the 3.13 per-domain cost throttle becomes the only one.
+V313_NO_MIGRATION_COST = sl.Kernel.preset("v3.13").replace(migration_cost_ns=0)
+
+NEWIDLE = ("newidle_balance_calls", "newidle_balance_pulled", "tasks_pulled")
+PULLS = ("cpu_migrations", "tasks_pulled", "newidle_balance_pulled")
+SWITCHES = ("context_switches", "resched_ipis")
+
+
+def short_sleepers(n: int, run_us: float = 200, sleep_us: float = 300) -> Callable:
+    """n nice-0 tasks running/sleeping for exponential times: CPUs go
+    newly idle every few hundred microseconds."""
+    return lambda: spinners([0] * n, run_us=run_us, sleep_us=sleep_us, dist="exp")
+
+
+def small_hackbench(ipc: str = "socket") -> Callable:
+    """hackbench -g 2 -f 4 -l 50: wake-up preemption and newidle pulls."""
+    return lambda: hackbench(groups=2, fds=4, loops=50, ipc=ipc)
+
+
+FIELD_SCENARIOS: dict[str, Scenario] = {
+    # -- tunables ------------------------------------------------------------
+    # 10x the cache-hot threshold: the avg_idle throttle skips most newidle passes.
+    "migration_cost_ns": (
+        "quad-4c",
+        "v3.8",
+        5_000_000,
+        short_sleepers(6),
+        0.2,
+        (*NEWIDLE, "avg_idle_mean_us"),
+    ),
+    # 2 movable hogs among 10 pinned to CPU 0: a move_tasks() walk of a single
+    # task finds a pinned one and pulls nothing.
+    "nr_migrate": (
+        "vm-2",
+        "v3.8",
+        1,
+        lambda: spinners([0] * 12, cpus=[None] * 2 + [[0]] * 10),
+        0.2,
+        ("tasks_pulled", "cpu_migrations"),
+    ),
+    # 3 hogs per CPU: the slice is latency / nr_running, so 4x latency, 1/4 the switches.
+    "latency_ns": (
+        "vm-2",
+        "v3.8",
+        24_000_000,
+        lambda: spinners([0] * 6),
+        0.2,
+        ("context_switches",),
+    ),
+    # 6 hogs per CPU: sched_nr_latency = latency / min_granularity drops to 1.
+    "min_granularity_ns": (
+        "vm-2",
+        "v3.8",
+        4_000_000,
+        lambda: spinners([0] * 12),
+        0.2,
+        ("context_switches",),
+    ),
+    # hackbench wake-ups preempt the sender far less often with a 10 ms granularity.
+    "wakeup_granularity_ns": (
+        "vm-2",
+        "v3.8",
+        10_000_000,
+        small_hackbench(),
+        None,
+        SWITCHES,
+    ),
+    # 4 CPUs: log scaling multiplies the CFS times by 3; none keeps the base slice.
+    "tunable_scaling": (
+        "quad-4c",
+        "v3.8",
+        "none",
+        lambda: spinners([0] * 8),
+        0.2,
+        ("context_switches",),
+    ),
+    # Tick-driven slice expiry and periodic balancing of 6 hogs on 4 CPUs.
+    "hz": (
+        "quad-4c",
+        "v3.8",
+        100,
+        lambda: spinners([0] * 6),
+        0.2,
+        ("context_switches", "cpu_migrations"),
+    ),
+    # The RFC: no idle_balance() in schedule() at all.
+    "idle_balance": ("quad-4c", "v3.8", False, short_sleepers(6), 0.2, NEWIDLE),
+    # -- newidle balancing ---------------------------------------------------
+    # With no migration-cost early return, 3.13 stops the domain walk once
+    # avg_idle < cost so far + max_newidle_lb_cost; 3.8's throttle never does.
+    "newidle_throttle": (
+        "nhm-ep",
+        V313_NO_MIGRATION_COST,
+        "avg_idle",
+        short_sleepers(32, sleep_us=100),
+        0.1,
+        (*NEWIDLE, "avg_idle_mean_us"),
+    ),
+    # 2.6.37-rc1's re-arming of avg_idle after a pull defeats the avg_idle throttle.
+    "newidle_rearm": (
+        "quad-4c",
+        "v2.6.37-rc1",
+        False,
+        short_sleepers(8),
+        0.2,
+        (*NEWIDLE, "avg_idle_mean_us"),
+    ),
+    # MC pairs of core2-2s: a newly idle pair with capacity forces a pull from a
+    # full pair that 2.6.36's imbalance_pct test calls balanced.
+    "newidle_force": (
+        "core2-2s",
+        "v2.6.36",
+        None,
+        short_sleepers(16),
+        0.2,
+        (*PULLS, "active_balances"),
+    ),
+    # A newidle pull no longer feeds the (short) pull time into avg_idle.
+    "newidle_clear_stamp": (
+        "quad-4c",
+        "v2.6.36",
+        None,
+        small_hackbench(),
+        None,
+        ("avg_idle_mean_us", "newidle_balance_calls", "newidle_balance_pulled"),
+    ),
+    # Past the first second, the decay refreshes rq->max_idle_balance_cost,
+    # which (3.13's avg_idle_cap) caps avg_idle; migration_cost 0 keeps the cap
+    # at the balancing cost instead of the constant 2 * migration_cost.
+    "newidle_lb_cost_decay": (
+        "core2-2s",
+        V313_NO_MIGRATION_COST,
+        None,
+        short_sleepers(12),
+        1.2,
+        ("avg_idle_mean_us", *NEWIDLE),
+    ),
+    # 2.6.36's reset of avg_idle to 2 * migration_cost after a long idle vs
+    # 3.13's EWMA clamped to 2 * max_idle_balance_cost.
+    "avg_idle_cap": (
+        "core2-2s",
+        "v3.13",
+        "migration_cost",
+        short_sleepers(16),
+        0.2,
+        ("avg_idle_mean_us", *NEWIDLE),
+    ),
+    # -- find_busiest_group() / load_balance() rules -------------------------
+    # hackbench wakes tasks on idle CPUs whose IPI is still in flight: counted
+    # as busy (3.2) or idle (2.6.36) by the balancer and wake-up placement.
+    "idle_cpu_nr_running": ("vm-2", "v3.8", None, small_hackbench(), None, PULLS),
+    # 2 short sleepers per CPU: uneven runqueues within MC pairs, so the
+    # group_imb test (load spread vs nr_running spread) is evaluated often.
+    "group_imb_nr_running": ("core2-2s", "v3.8", None, short_sleepers(16), 0.2, PULLS),
+    # 2.6.36 MC carries SD_PREFER_SIBLING, so the CPU level caps remote pairs
+    # at capacity 1: the pair {0, 1} with two pinned nice -5 hogs looks
+    # overloaded to a full pair of nice-0 hogs, and busy balancing fails on the
+    # pinned tasks; with the fix a full local pair leaves the capacity alone.
+    "prefer_sibling_local_capacity": (
+        "core2-2s",
+        "v2.6.36",
+        None,
+        lambda: spinners([-5] * 2 + [0] * 6, cpus=[[0, 1]] * 2 + [None] * 6),
+        0.3,
+        ("load_balance_calls_busy", "schedstat.lb_failed_busy", "schedstat.lb_imbalance_busy"),
+    ),
+    # Short sleepers on 4 MC pairs: an imbalanced pair forces a balance.
+    "force_balance_group_imb": ("core2-2s", "v3.8", None, short_sleepers(16), 0.2, PULLS),
+    # CPU_IDLE balancing of 32 short sleepers over SMT pairs, sockets and nodes.
+    "idle_cpus_balanced": (
+        "nhm-ep",
+        "v3.8",
+        None,
+        short_sleepers(32),
+        0.2,
+        ("load_balance_calls_idle", "tasks_pulled", "active_balances"),
+    ),
+    # hackbench's many short-running tasks per runqueue: one cfs_tasks walk of
+    # min(nr_migrate, nr_running) tasks vs 2.6.36's repeated balance_tasks().
+    "lb_cfs_tasks": ("quad-4c", "v2.6.36", None, small_hackbench(), None, PULLS),
+    # Failed newidle passes stop counting towards cache_nice_tries, so cache-hot
+    # tasks stay put longer.
+    "newidle_no_nr_balance_failed": ("quad-4c", "v2.6.36", None, small_hackbench(), None, PULLS),
+    # Nice -10 bursts next to pinned tasks: queued tasks too heavy for the newidle
+    # imbalance make newidle passes fail, which (2.6.36 counts them) pass
+    # cache_nice_tries + 2 and may then start active balancing. Toggled on
+    # 2.6.36 because on 3.8 newidle failures do not count and load_balance()
+    # resets the count whenever a periodic pass reaches the threshold.
+    "newidle_active_balance": (
+        "quad-4c",
+        "v2.6.36",
+        None,
+        lambda: spinners(
+            [0, 0, 5, 0, -10, 5, 0, 10, 0, -10, 0],
+            run_us=[None, 100, 3000, None, 3000, 1000, 300, None, 1000, 100, None],
+            sleep_us=[None, 100, 3000, None, 100, 300, 1000, None, 1000, 100, None],
+            cpus=[None, [0], None, None, None, None, [2], None, None, None, [3]],
+        ),
+        0.3,
+        ("active_balances",),
+    ),
+    # -- NOHZ idle load balancing --------------------------------------------
+    # Idle CPUs next to CPUs with 2 runnable short sleepers: who gets kicked, and when.
+    "nohz_ilb": (
+        "quad-4c",
+        "v3.8",
+        "push",
+        short_sleepers(8),
+        0.2,
+        ("nohz_kicks", "load_balance_calls_idle"),
+    ),
+    # The same kicks, counted as function-call instead of reschedule IPIs.
+    "nohz_kick_ipi": (
+        "quad-4c",
+        "v3.8",
+        "function_call",
+        short_sleepers(8),
+        0.2,
+        ("function_call_ipis", "resched_ipis"),
+    ),
+    # Kicks also on ticks that raise SCHED_SOFTIRQ.
+    "nohz_kick_after_rebalance": (
+        "quad-4c",
+        "v2.6.36",
+        None,
+        short_sleepers(8),
+        0.2,
+        ("nohz_kicks", "function_call_ipis"),
+    ),
+    # -- wake-up placement and sched domains ---------------------------------
+    # hackbench wakees on nhm-ep's 4-core LLCs with SMT siblings.
+    "select_idle_sibling": (
+        "nhm-ep",
+        "v3.8",
+        "any_idle",
+        small_hackbench(),
+        None,
+        ("cpu_migrations", "context_switches"),
+    ),
+    # 9 hogs on core2-2s: busy MC balancing every 1-4 ms instead of 64x that.
+    "mc_busy_factor": (
+        "core2-2s",
+        "v3.8",
+        1,
+        lambda: spinners([0] * 9),
+        0.3,
+        ("load_balance_calls_busy", "cpu_migrations"),
+    ),
+    # SD_PREFER_SIBLING on MC: the CPU level caps each pair at capacity 1.
+    "mc_prefer_sibling": ("core2-2s", "v3.8", True, short_sleepers(16), 0.2, PULLS),
+    # NUMA machine: one NODE level (8-32 ms) vs per-distance levels.
+    "sd_numa": (
+        "nhm-ep",
+        "v3.8",
+        "node",
+        lambda: spinners([0] * 17),
+        0.3,
+        ("load_balance_calls_busy", "load_balance_calls_idle"),
+    ),
+    # -- CFS pick / yield / buddies ------------------------------------------
+    # Yielding short sleepers: yield moves the yielder to the far right.
+    "compat_yield": (
+        "vm-2",
+        "v2.6.36",
+        None,
+        lambda: spinners([0] * 4, run_us=100, sleep_us=100, yields=True),
+        0.1,
+        ("context_switches", "yields"),
+    ),
+    # The same yielders: skip buddy vs yield accounting only the runtime.
+    "yield_impl": (
+        "vm-2",
+        "v3.8",
+        "update_curr",
+        lambda: spinners([0] * 4, run_us=100, sleep_us=100, yields=True),
+        0.1,
+        ("context_switches", "yields"),
+    ),
+    # One CPU, >= sched_nr_latency tasks so a preempted task becomes the last
+    # buddy while the preempting wakee is the next buddy; nice-5 hogs are the
+    # leftmost, and their wider granularity lets both buddies be picked.
+    "next_buddy_over_last": (
+        UP,
+        "v3.8",
+        None,
+        lambda: spinners(
+            [5] * 8 + [0] * 4, run_us=[None] * 8 + [200] * 4, sleep_us=[None] * 8 + [500] * 4
+        ),
+        0.2,
+        ("context_switches",),
+    ),
+    # Pipe hackbench wakees preempting their waker become the next buddy.
+    "preempt_sets_next_buddy": (
+        "quad-4c",
+        "v3.8",
+        None,
+        small_hackbench("pipe"),
+        None,
+        SWITCHES,
+    ),
+    # Sleeper credit of latency/2 vs latency: how often hackbench wakees preempt.
+    "gentle_fair_sleepers": ("vm-2", "v3.8", None, small_hackbench(), None, SWITCHES),
+    # hackbench forks its tasks: START_DEBIT places them a slice to the right.
+    "start_debit": ("vm-2", "v3.8", None, small_hackbench(), None, SWITCHES),
+    "wakeup_preemption": ("vm-2", "v3.8", None, small_hackbench(), None, SWITCHES),
+    # LAST_BUDDY is only set with >= sched_nr_latency (8) runnable tasks: 12
+    # short sleepers on one CPU.
+    "last_buddy": (UP, "v3.8", None, short_sleepers(12, run_us=300, sleep_us=300), 0.2, SWITCHES),
+    # NEXT_BUDDY (off in every preset) marks each hackbench wakee.
+    "next_buddy": ("vm-2", "v3.8", None, small_hackbench(), None, SWITCHES),
+}
+
+# Fields for which no scenario has been found yet: field -> reason. Each
+# needs its best-effort scenario in BEST_EFFORT_SCENARIOS, which an
+# xfail(strict=True) test runs, so it turns red once the model changes.
+NO_SCENARIO_YET: dict[str, str] = {}
+BEST_EFFORT_SCENARIOS: dict[str, Scenario] = {}
+
+
+def _metrics(r: sl.Result) -> dict[str, float]:
+    """`r.metrics` plus every schedstat counter summed as ``schedstat.<column>``."""
+    out = dict(r.metrics)
+    ss = r.schedstat
+    for col in ss.columns:
+        if col not in ("cpu", "domain", "level", "span_weight"):
+            out[f"schedstat.{col}"] = float(ss[col].sum())
+    return out
+
+
+def _toggle(field: str, scenario: Scenario) -> dict[str, tuple[float, float]]:
+    """Run the scenario with the base kernel and with `field` toggled; return
+    the listed metrics that differ, as (base, toggled)."""
+    machine, base, other, workload, duration_s, metrics = scenario
+    k = sl.Kernel.preset(base) if isinstance(base, str) else base
+    if other is None:
+        assert isinstance(getattr(k, field), bool), f"{field}: give the other value"
+        other = not getattr(k, field)
+    assert getattr(k, field) != other, f"{field}: the toggle does not change the field"
+    toggled = k.replace(**{field: other})
+    a = _metrics(sl.simulate(machine, k, workload(), seed=1, duration_s=duration_s))
+    b = _metrics(sl.simulate(machine, toggled, workload(), seed=1, duration_s=duration_s))
+    unknown = [m for m in metrics if m not in a]
+    assert not unknown, f"unknown metrics {unknown}"
+    return {m: (a[m], b[m]) for m in metrics if a[m] != b[m]}
+
+
+def test_every_kernel_field_has_a_scenario():
+    fields = set(sl.Kernel.fields())
+    assert not set(FIELD_SCENARIOS) & set(NO_SCENARIO_YET)
+    assert set(FIELD_SCENARIOS) | set(NO_SCENARIO_YET) == fields, (
+        f"without a scenario: {sorted(fields - set(FIELD_SCENARIOS) - set(NO_SCENARIO_YET))}; "
+        f"not a field: {sorted((set(FIELD_SCENARIOS) | set(NO_SCENARIO_YET)) - fields)}"
+    )
+    assert set(BEST_EFFORT_SCENARIOS) == set(NO_SCENARIO_YET)
+
+
+@pytest.mark.parametrize("field", list(FIELD_SCENARIOS))
+def test_toggling_the_field_changes_a_metric(field):
+    scenario = FIELD_SCENARIOS[field]
+    changed = _toggle(field, scenario)
+    assert changed, f"toggling {field} alone changed none of {scenario[-1]}"
+
+
+@pytest.mark.parametrize(
+    "field",
+    [
+        pytest.param(f, marks=pytest.mark.xfail(strict=True, reason=reason))
+        for f, reason in NO_SCENARIO_YET.items()
+    ],
+)
+def test_field_without_scenario_yet(field):
+    scenario = BEST_EFFORT_SCENARIOS[field]
+    assert _toggle(field, scenario), f"toggling {field} alone changed none of {scenario[-1]}"
