@@ -1,14 +1,18 @@
 # schedlab — build, test and benchmark entry points.
 #   make test   install what the tests need, then run every check and test
+#               (pytest also on CPython 3.10 and 3.13 from pyenv, in .venv-py310/.venv-py313)
 #   make demo   install the package and run the built-in demo
 #   make bench  engine benchmarks and python -m schedlab.bench (not part of the tests)
 PY ?= python3
 PIP ?= $(PY) -m pip
 WHEEL_DIR := dist
+# Further CPythons (pyenv versions) that `make test` runs the tests on, with the same abi3 wheel.
+EXTRA_PYS ?= 3.10 3.13
+PYTEST_EXTRA := $(addprefix pytest-py,$(EXTRA_PYS))
 
-.PHONY: test lint rust-test wheel install-test pytest stubtest demo bench clean
+.PHONY: test lint rust-test wheel install-test pytest pytest-extra $(PYTEST_EXTRA) stubtest demo bench clean
 
-test: lint rust-test install-test stubtest pytest
+test: lint rust-test install-test stubtest pytest pytest-extra
 
 lint:
 	cargo fmt --check
@@ -38,6 +42,27 @@ stubtest:
 # Notebooks run at CI size (NB_SMOKE=1); unset it for the full-size story.
 pytest:
 	NB_SMOKE=1 $(PY) -m pytest -q tests notebooks --nbmake --nbmake-timeout=600
+
+# The tests (not the notebooks) on each of EXTRA_PYS, from the wheel already in $(WHEEL_DIR)
+# (`make wheel` or `make install-test` builds it), each in its own venv .venv-py3NN.
+# A missing interpreter is an error, not a skip.
+pytest-extra: $(PYTEST_EXTRA)
+
+$(PYTEST_EXTRA): pytest-py%:
+	@set -e; \
+	prefix=$$(pyenv prefix $* 2>/dev/null) || { \
+	  echo "error: Python $* not found: 'pyenv prefix $*' failed (is pyenv on PATH and $* installed? 'pyenv install $*')" >&2; exit 1; }; \
+	interp=$$prefix/bin/python; \
+	[ -x "$$interp" ] || { echo "error: Python $*: $$interp is not executable" >&2; exit 1; }; \
+	whl=$$(ls $(WHEEL_DIR)/schedlab-*-abi3-*.whl 2>/dev/null) || { \
+	  echo "error: no abi3 wheel in $(WHEEL_DIR)/: run 'make wheel' first" >&2; exit 1; }; \
+	venv=.venv-py$(subst .,,$*); \
+	[ $$venv/bin/python -ef "$$interp" ] || { \
+	  echo "creating $$venv from $$interp"; "$$interp" -m venv --clear $$venv; }; \
+	$$venv/bin/python -m pip install --quiet "$$whl[test]"; \
+	$$venv/bin/python -m pip install --quiet --force-reinstall --no-deps "$$whl"; \
+	echo "pytest on $$($$venv/bin/python -V)"; \
+	$$venv/bin/python -m pytest -q -p no:cacheprovider tests
 
 demo:
 	$(PIP) install .

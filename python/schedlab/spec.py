@@ -20,16 +20,21 @@ migration_cost_ns = [0, 500000]
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
 import polars as pl
-import tomllib
 
 from . import workloads
 from .config import CostModel, Kernel, Machine
 from .exceptions import ConfigError, ConfigTypeError
 from .sweep import ProgressArg, sweep
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10: tomllib is the stdlib's copy of tomli
+    import tomli as tomllib
 
 _TOP = {
     "machine",
