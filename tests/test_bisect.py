@@ -100,3 +100,22 @@ def test_info_documents_every_field():
     assert changes["release"].str.len_chars().min() > 0
     ids = changes.filter(pl.col("commit") != "")["commit"]
     assert ids.str.contains(r"^[0-9a-f]{12}$").all()
+
+
+def test_flips_that_cannot_run_are_counted_not_hidden():
+    # min_granularity_ns=400 us is valid only with bad's 500 us latency:
+    # flipping latency alone onto good (6 ms min gran.) or min_granularity
+    # alone off bad makes an invalid kernel whose runs fail.
+    good = sl.Kernel.preset("v2.6.36").replace(min_granularity_ns=4_000_000)
+    bad = good.replace(latency_ns=500_000, min_granularity_ns=400_000)
+    df = sl.bisect(
+        "vm-2", good, bad, sl.workloads.hackbench(groups=1, loops=10), "context_switches",
+        replicates=2, progress=False,
+    )  # fmt: skip
+    rows = {r["field"]: r for r in df.iter_rows(named=True)}
+    assert rows["latency_ns"]["runs_failed"] == 2 and rows["min_granularity_ns"]["runs_failed"] == 2
+    # the side that ran still measures; the failed side is NaN, not 0
+    for r in rows.values():
+        assert (r["on_pct"] != r["on_pct"]) != (r["off_pct"] != r["off_pct"])
+    # only the two together run, so together they are the culprit set
+    assert df["culprit"].all() and df["culprit_set_pct"][0] == 100.0

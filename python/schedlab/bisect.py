@@ -6,9 +6,9 @@ good and a bad kernel is a list of switches. ``bisect`` flips each one alone
 onto ``good`` and each one alone back off ``bad`` (the two differ when the
 changes interact), in one parallel sweep, and reports the share of the
 good→bad change each carries. It then names the culprits: the smallest set
-of fields, taken in order of their share, that together reproduce at least
-``threshold`` of the change — checked by running ``good`` with that set
-flipped, not by adding shares up.
+of fields taken in order of their share (a greedy choice) that together
+reproduce at least ``threshold`` of the change — checked by running ``good``
+with that set flipped, not by adding shares up.
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from ._check import need_bool, need_int, need_number, need_str, seconds_to_ns
+from ._check import need_bool, need_instance, need_int, need_number, need_str, seconds_to_ns
 from .config import CostModel, Kernel, Machine
-from .exceptions import ConfigError
-from .run import _costs, _kernel, _machine, _workload, simulate
-from .sweep import ProgressArg, _execute, _runs
+from .exceptions import ConfigError, SimulationError
+from .run import _costs, _machine, _workload, simulate
+from .sweep import ProgressArg, SweepInterrupted, _execute, _runs
 from .workloads import Workload
 
 #: Two-sided 95 % Student t quantiles by degrees of freedom (1..30; beyond: normal).
@@ -45,6 +45,18 @@ def _mean_se(values: np.ndarray) -> tuple[float, float, int]:
         return math.nan, math.nan, 0
     se = float(v.std(ddof=1) / math.sqrt(v.size)) if v.size > 1 else 0.0
     return float(v.mean()), se, int(v.size)
+
+
+def _kernel_arg(param: str, k: Any) -> Kernel:
+    """``_kernel`` with errors that name ``param`` (good, bad)."""
+    if isinstance(k, str):
+        if k not in Kernel.presets():
+            raise ConfigError(
+                f"invalid {param}={k!r}: expected a schedlab.Kernel or one of the presets "
+                + ", ".join(Kernel.presets())
+            )
+        return Kernel.preset(k)
+    return need_instance(param, k, Kernel, "a schedlab.Kernel or a preset name")
 
 
 def _metric_names(m: Machine, k: Kernel, w: Workload, costs: CostModel | None) -> list[str]:
@@ -84,21 +96,30 @@ def bisect(
       carries on each side (they differ when changes interact);
     - ``change_pct`` — their mean, with a 95 % interval ``change_pct_lo`` /
       ``change_pct_hi`` (Student t over the replicates, each replicate's
-      effect paired with its own good and bad runs; the change is taken as
-      its mean);
-    - ``culprit`` — in the smallest set of fields, taken by ``change_pct``,
-      that reproduces at least ``threshold`` of the change when flipped
-      together onto ``good`` (checked by a run of that set);
-      ``culprit_set_pct`` — what that run reproduced, on every row;
+      effect paired with its own good and bad runs; the change in the
+      denominator is taken as exact, so the interval is too narrow when the
+      change itself is barely beyond the noise);
+    - ``runs_failed`` — runs of this field's flips that did not finish
+      ``ok`` (e.g. a flip that makes the kernel invalid); a side whose runs
+      all failed leaves ``on_pct`` or ``off_pct`` NaN and the share is the
+      other side's;
+    - ``culprit`` — in the set built greedily from the largest
+      ``change_pct`` down until, flipped together onto ``good``, it
+      reproduces at least ``threshold`` of the change (checked by a run of
+      that set, not by adding shares); ``culprit_set_pct`` — what that run
+      reproduced, on every row;
     - ``kind``, ``commit``, ``release`` — from ``Kernel.info()``.
 
     When the change is within the replicates' noise (its 95 % interval
-    contains 0) no field is a culprit and ``culprit_set_pct`` is null.
-    Ctrl-C raises ``SweepInterrupted`` with the finished runs.
+    contains 0), or no set reaches ``threshold``, no field is a culprit and
+    ``culprit_set_pct`` is null. When no run of ``good`` or ``bad`` finishes
+    it raises ``SimulationError``. Ctrl-C raises ``SweepInterrupted``: with
+    the finished runs during the main sweep, with the field table (no
+    culprits) during the checks of the culprit set.
     """
     m = _machine(machine)
-    g = _kernel(good)
-    b = _kernel(bad)
+    g = _kernel_arg("good", good)
+    b = _kernel_arg("bad", bad)
     w = _workload(workload)
     costs = _costs(costs)
     need_str("metric", metric)
@@ -153,18 +174,30 @@ def bisect(
     vals = run(points)
     n = len(fields)
     vg, vb = vals[0], vals[1]
-    change_r = vb - vg
-    change, change_se, change_n = _mean_se(change_r)
+    for name, v in (("good", vg), ("bad", vb)):
+        if not np.isfinite(v).any():
+            raise SimulationError(
+                f"bisect: no run of {name} finished ('ok') in {reps} replicates; give "
+                "duration_s for an endless workload, or check the kernel and costs"
+            )
+    change, change_se, change_n = _mean_se(vb - vg)
     on, off = vals[2 : 2 + n], vals[2 + n :]
+    scale = 100 / change if change and math.isfinite(change) else math.nan
     rows: list[dict[str, Any]] = []
     for i, f in enumerate(fields):
-        # Paired by replicate: the flip's share of that replicate's change.
+        # Paired by replicate: the flip's share of that replicate's change,
+        # from both sides where both finished, else from the side that did.
         d_on = on[i] - vg
         d_off = vb - off[i]
-        d, d_se, d_n = _mean_se((d_on + d_off) / 2)
-        scale = 100 / change if change else math.nan
-        pct = d * scale
-        half = _t95(max(1, d_n - 1)) * d_se * abs(scale)
+        with np.errstate(invalid="ignore"):
+            d = np.where(
+                np.isfinite(d_on) & np.isfinite(d_off),
+                (d_on + d_off) / 2,
+                np.where(np.isfinite(d_on), d_on, d_off),
+            )
+        m, se, k = _mean_se(d)
+        half = _t95(max(1, k - 1)) * se * abs(scale) if k > 1 else math.nan
+        failed = int((~np.isfinite(on[i])).sum() + (~np.isfinite(off[i])).sum())
         rows.append(
             {
                 "field": f,
@@ -174,42 +207,63 @@ def bisect(
                 "metric_bad": _mean_se(vb)[0],
                 "metric_flipped_on_good": _mean_se(on[i])[0],
                 "metric_flipped_off_bad": _mean_se(off[i])[0],
-                "on_pct": _mean_se(d_on)[0] * scale,
-                "off_pct": _mean_se(d_off)[0] * scale,
-                "change_pct": pct,
-                "change_pct_lo": pct - half,
-                "change_pct_hi": pct + half,
+                "on_pct": _share(_mean_se(d_on)[0], scale),
+                "off_pct": _share(_mean_se(d_off)[0], scale),
+                "change_pct": _share(m, scale),
+                "change_pct_lo": _share(m, scale) - half,
+                "change_pct_hi": _share(m, scale) + half,
+                "runs_failed": failed,
             }
         )
     rows.sort(key=lambda r: -r["change_pct"] if math.isfinite(r["change_pct"]) else math.inf)
 
     # Is the change itself beyond the replicates' noise (paired)?
     significant = (
-        change_n > 1 and math.isfinite(change) and abs(change) > _t95(change_n - 1) * change_se
+        change_n > 1 and math.isfinite(scale) and abs(change) > _t95(change_n - 1) * change_se
     )
     culprits: list[str] = []
     set_pct: float | None = None
-    if significant:
-        for r in rows:
-            culprits.append(r["field"])
-            if len(culprits) == n:
-                set_pct = 100.0  # every field flipped is `bad` itself
-            elif len(culprits) == 1:
-                set_pct = r["on_pct"]  # that run was made: good with this flip
-            else:
-                (vs,) = run([point(g, culprits)])
-                set_pct = 100 * _mean_se(vs - vg)[0] / change
-            if set_pct >= 100 * thr:
-                break
-    info = Kernel.info().select("field", "kind", "commit", "release")
-    return (
-        pl.DataFrame(rows)
-        .with_columns(
-            pl.col("field").is_in(culprits).alias("culprit"),
-            pl.lit(set_pct, dtype=pl.Float64).alias("culprit_set_pct"),
+
+    def frame() -> pl.DataFrame:
+        info = Kernel.info().select("field", "kind", "commit", "release")
+        return (
+            pl.DataFrame(rows)
+            .with_columns(
+                pl.col("field").is_in(culprits).alias("culprit"),
+                pl.lit(set_pct, dtype=pl.Float64).alias("culprit_set_pct"),
+            )
+            .join(info, on="field", how="left", maintain_order="left")
         )
-        .join(info, on="field", how="left", maintain_order="left")
-    )
+
+    if significant:
+        try:
+            for r in rows:
+                if not math.isfinite(r["change_pct"]):
+                    break  # a field whose flips all failed cannot be ranked
+                culprits.append(r["field"])
+                if len(culprits) == n:
+                    set_pct = 100.0  # every field flipped is `bad` itself
+                elif len(culprits) == 1 and r["runs_failed"] == 0:
+                    set_pct = r["on_pct"]  # that run was made: good with this flip
+                else:
+                    (vs,) = run([point(g, culprits)])
+                    set_pct = _share(_mean_se(vs - vg)[0], scale)
+                if math.isfinite(set_pct) and set_pct >= 100 * thr:
+                    break
+            else:
+                culprits, set_pct = [], None
+            if set_pct is None or not math.isfinite(set_pct) or set_pct < 100 * thr:
+                culprits, set_pct = [], None
+        except SweepInterrupted:
+            culprits, set_pct = [], None
+            raise SweepInterrupted(frame()) from None
+    return frame()
+
+
+def _share(x: float, scale: float) -> float:
+    """``x`` as a percentage of the change (``scale`` = 100 / change); +0.0
+    instead of -0.0."""
+    return x * scale + 0.0
 
 
 __all__ = ["bisect"]

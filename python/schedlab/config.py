@@ -241,8 +241,8 @@ class Kernel(_Frozen):
         values = pl.DataFrame(
             {
                 "field": names,
-                "this": [_text(self._f[f]) for f in names],
-                "other": [_text(o._f[f]) for f in names],
+                "this": [str(self._f[f]) for f in names],
+                "other": [str(o._f[f]) for f in names],
             },
             schema={"field": pl.String, "this": pl.String, "other": pl.String},
         )
@@ -262,11 +262,6 @@ _INFO_SCHEMA: dict[str, Any] = {
     "verified": pl.Boolean,
     "doc": pl.String,
 }
-
-
-def _text(v: Any) -> str:
-    """A field value as the text a diff shows (``True``, ``500000``, ``avg_idle``)."""
-    return str(v)
 
 
 class CostModel(_Frozen):
