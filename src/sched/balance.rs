@@ -16,8 +16,10 @@
 
 use super::fair::{EnqueueFlags, TaskId};
 use crate::domains::{sd, SCALE};
-use crate::engine::{Event, Sim, TaskState};
+use crate::engine::{Event, Sim};
 use crate::kernel::{NewidleThrottle, NohzIlb, NohzKickIpi};
+use crate::sched::rq::CPU_LOAD_IDX_MAX;
+use crate::sched::task::TaskState;
 
 /// `enum cpu_idle_type`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,62 +33,6 @@ pub const IDLE_TYPE_NAMES: [&str; 3] = ["idle", "busy", "newidle"];
 
 /// `MAX_PINNED_INTERVAL` (ms).
 const MAX_PINNED_INTERVAL: u64 = 512;
-/// `CPU_LOAD_IDX_MAX`.
-pub const CPU_LOAD_IDX_MAX: usize = 5;
-
-/// `/proc/schedstat` domain counters (per CPU, per domain).
-#[derive(Clone, Debug, Default)]
-pub struct DomainStats {
-    pub lb_count: [u64; 3],
-    pub lb_balanced: [u64; 3],
-    pub lb_failed: [u64; 3],
-    pub lb_imbalance: [u64; 3],
-    pub lb_gained: [u64; 3],
-    pub lb_hot_gained: [u64; 3],
-    pub lb_nobusyq: [u64; 3],
-    pub lb_nobusyg: [u64; 3],
-    pub alb_count: u64,
-    pub alb_failed: u64,
-    pub alb_pushed: u64,
-    pub ttwu_wake_remote: u64,
-    pub ttwu_move_affine: u64,
-    pub ttwu_move_balance: u64,
-}
-
-/// The balancer's per-runqueue state.
-#[derive(Clone, Debug)]
-pub struct BalanceRq {
-    pub cpu_load: [u64; CPU_LOAD_IDX_MAX],
-    pub last_load_update_tick: u64,
-    pub avg_idle: u64,
-    /// `rq->idle_stamp`; `None` is the kernel's 0.
-    pub idle_stamp: Option<u64>,
-    pub next_balance: u64,
-    pub active_balance: bool,
-    pub max_idle_balance_cost: u64,
-    pub idle_at_tick: bool,
-    /// `rq->cfs_tasks` order: most recently enqueued last.
-    pub cfs_tasks: Vec<TaskId>,
-    pub stats: Vec<DomainStats>,
-}
-
-impl BalanceRq {
-    pub fn new(migration_cost: u64, ndomains: usize) -> Self {
-        BalanceRq {
-            cpu_load: [0; CPU_LOAD_IDX_MAX],
-            last_load_update_tick: 0,
-            avg_idle: 2 * migration_cost,
-            idle_stamp: None,
-            next_balance: 0,
-            active_balance: false,
-            max_idle_balance_cost: migration_cost,
-            idle_at_tick: false,
-            cfs_tasks: Vec::new(),
-            stats: vec![DomainStats::default(); ndomains],
-        }
-    }
-}
-
 /// `update_avg(&avg, sample)`: `avg += (sample − avg) / 8`.
 pub fn update_avg(avg: u64, sample: u64) -> u64 {
     let diff = sample as i64 - avg as i64;
