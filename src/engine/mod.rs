@@ -156,8 +156,6 @@ pub struct Sim<'a> {
     /// Each CPU's sched domains, lowest level first.
     pub(crate) sd: Vec<Vec<Domain>>,
     pub(crate) cpu_power: Vec<u64>,
-    /// CPU time of the balance pass in progress.
-    pub(crate) lb_cost_acc: u64,
     pub(crate) nohz: Nohz,
     /// CPUs with an empty runqueue / with ≥ 2 runnable tasks (Lozi).
     pub(crate) n_empty: usize,
@@ -242,7 +240,6 @@ impl<'a> Sim<'a> {
             stepping: None,
             cpu_power: crate::domains::cpu_power(machine),
             sd,
-            lb_cost_acc: 0,
             nohz: Nohz::new(n),
             n_empty: n,
             n_overloaded: 0,
