@@ -1210,4 +1210,334 @@ mod tests {
         assert_eq!(decay_load_missed(1024, 3, 2), 432);
         assert_eq!(decay_load_missed(1024, 100, 1), 0);
     }
+
+    // ---- find_busiest_group / calculate_imbalance / fix_small_imbalance ----
+    //
+    // Hand-built `sd_lb_stats` of a domain with a local and a busiest group,
+    // checked against the arithmetic of kernel/sched/fair.c (3.8) and
+    // kernel/sched_fair.c (2.6.36); the project's reference is
+    // kernel-facts.md §2.2. SCALE = SCHED_POWER_SCALE = 1024; a nice-0 task
+    // weighs 1024. Integer division throughout, as in the kernel.
+
+    /// A group as `update_sg_lb_stats()` would sum it.
+    #[derive(Clone, Copy)]
+    struct G {
+        power: u64,
+        load: u64,
+        nr: u64,
+        capacity: u64,
+        weight: u64,
+        idle_cpus: u64,
+    }
+
+    fn g(power: u64, load: u64, nr: u64, capacity: u64) -> G {
+        G {
+            power,
+            load,
+            nr,
+            capacity,
+            weight: power / SCALE,
+            idle_cpus: 0,
+        }
+    }
+
+    /// The `sd_lb_stats` of a domain of two groups, `this` and `busiest`.
+    fn stats(this: G, busiest: G) -> SdStats {
+        SdStats {
+            busiest: Some(1),
+            this: Some(0),
+            total_load: this.load + busiest.load,
+            total_pwr: this.power + busiest.power,
+            avg_load: 0,
+            this_load: this.load * SCALE / this.power,
+            this_load_per_task: this.load,
+            this_nr_running: this.nr,
+            this_has_capacity: this.capacity > this.nr,
+            this_idle_cpus: this.idle_cpus,
+            this_power: this.power,
+            max_load: busiest.load * SCALE / busiest.power,
+            busiest_load_per_task: busiest.load,
+            busiest_nr_running: busiest.nr,
+            busiest_group_capacity: busiest.capacity,
+            busiest_has_capacity: busiest.capacity > busiest.nr,
+            busiest_group_weight: busiest.weight,
+            busiest_idle_cpus: busiest.idle_cpus,
+            busiest_power: busiest.power,
+            group_imb: false,
+        }
+    }
+
+    /// With the domain average `find_busiest_group()` sets before
+    /// `calculate_imbalance()`.
+    fn with_avg(mut s: SdStats) -> SdStats {
+        s.avg_load = SCALE * s.total_load / s.total_pwr;
+        s
+    }
+
+    /// 3.8's three find_busiest_group switches, each on or off.
+    fn kernel(newidle_force: bool, group_imb: bool, idle_cpus: bool) -> Kernel {
+        let mut k = Kernel::v3_8();
+        k.newidle_force = newidle_force;
+        k.force_balance_group_imb = group_imb;
+        k.idle_cpus_balanced = idle_cpus;
+        k
+    }
+
+    #[test]
+    fn plain_imbalance_pulls_down_to_the_domain_average() {
+        // Two single-CPU groups of power 1024: busiest runs 4 nice-0 tasks
+        // (load 4096), local 1 (1024).
+        // avg_load = 1024·5120/2048 = 2560; max_load = 4096; this_load = 1024
+        // busiest_load_per_task = 4096/4 = 1024
+        // load_above_capacity = (4−1)·1024·1024/1024 = 3072
+        // max_pull = min(4096−2560, 3072) = 1536
+        // imbalance = min(1536·1024, (2560−1024)·1024)/1024 = 1536 ≥ 1024.
+        let s = stats(g(1024, 1024, 1, 1), g(1024, 4096, 4, 1));
+        assert_eq!(calculate_imbalance(&with_avg(s), 0), 1536);
+        // find_busiest_group, CPU_NOT_IDLE, imbalance_pct 125:
+        // 100·4096 = 409600 > 125·1024 = 128000, so not balanced.
+        let k = kernel(true, true, true);
+        assert_eq!(
+            fbg_decision(&s, IdleType::NotIdle, 125, &k, 1024),
+            Some(1536)
+        );
+    }
+
+    #[test]
+    fn load_above_capacity_limits_max_pull() {
+        // Two 2-CPU groups (power 2048, capacity 2): busiest runs 3 nice-0
+        // tasks (3072), local nothing.
+        // avg_load = 1024·3072/4096 = 768; max_load = 3072·1024/2048 = 1536
+        // load_above_capacity = (3−2)·1024·1024/2048 = 512
+        // max_pull = min(1536−768 = 768, 512) = 512
+        // imbalance = min(512·2048, (768−0)·2048)/1024 = 1024
+        // (= busiest_load_per_task 3072/3, so no fix_small_imbalance).
+        let s = stats(g(2048, 0, 0, 2), g(2048, 3072, 3, 2));
+        assert_eq!(calculate_imbalance(&with_avg(s), 0), 1024);
+        // Had the busiest group capacity for all three (capacity 3), no
+        // limit: max_pull = 768, imbalance = 768·2048/1024 = 1536.
+        let s = stats(g(2048, 0, 0, 2), g(2048, 3072, 3, 3));
+        assert_eq!(calculate_imbalance(&with_avg(s), 0), 1536);
+    }
+
+    #[test]
+    fn group_imb_caps_the_busiest_load_per_task_at_the_domain_average() {
+        // Two 2-CPU groups (power 2048). Busiest: two nice −10 tasks
+        // (9548 each) pinned to one of its CPUs (group_imb), load 19096;
+        // local: two nice-0 tasks, 2048.
+        // max_load = 19096·1024/2048 = 9548; this_load = 2048·1024/2048 = 1024
+        // avg_load = 1024·21144/4096 = 5286
+        // busiest_load_per_task = 19096/2 = 9548, capped: min(9548, 5286) = 5286
+        // load_above_capacity: not computed for group_imb (ULONG_MAX)
+        // max_pull = 9548 − 5286 = 4262
+        // imbalance = min(4262·2048, (5286−1024)·2048)/1024 = 8524 ≥ 5286.
+        let mut s = stats(g(2048, 2048, 2, 2), g(2048, 19096, 2, 2));
+        s.group_imb = true;
+        assert_eq!(calculate_imbalance(&with_avg(s), 0), 8524);
+        // Without group_imb the per-task load stays 9548 > 8524, so
+        // fix_small_imbalance runs: this_load_per_task = 2048/2 = 1024 <
+        // 9548 → imbn = 1; scaled_busy_load_per_task = 9548·1024/2048 =
+        // 4774; 9548 − 1024 + 4774 ≥ 4774 → imbalance = 9548 (one task).
+        s.group_imb = false;
+        assert_eq!(calculate_imbalance(&with_avg(s), 0), 9548);
+    }
+
+    #[test]
+    fn fix_small_imbalance_moves_one_task_when_the_gap_is_two_tasks_worth() {
+        // Two single-CPU groups: busiest runs 2 nice-0 tasks (2048), local 1.
+        // avg_load = 1024·3072/2048 = 1536; busiest_load_per_task = 1024
+        // load_above_capacity = (2−1)·1024 = 1024; max_pull = min(512, 1024)
+        // imbalance = min(512·1024, (1536−1024)·1024)/1024 = 512 < 1024
+        // → fix_small_imbalance: this_load_per_task = 1024, not lighter than
+        // the busiest's → imbn = 2; scaled_busy_load_per_task = 1024;
+        // 2048 − 1024 + 1024 = 2048 ≥ 1024·2 → imbalance = 1024.
+        let s = stats(g(1024, 1024, 1, 1), g(1024, 2048, 2, 1));
+        assert_eq!(calculate_imbalance(&with_avg(s), 0), 1024);
+        // Called directly with per-task loads, as calculate_imbalance does.
+        let mut s = with_avg(s);
+        s.busiest_load_per_task = 1024;
+        assert_eq!(fix_small_imbalance(&s, 0), 1024);
+    }
+
+    #[test]
+    fn fix_small_imbalance_moves_one_task_when_throughput_rises() {
+        // Two 2-CPU groups (power 2048, capacity 2): busiest runs 3 nice-0
+        // tasks (3072), local one nice −4 task (2501), one CPU idle.
+        // max_load = 3072·1024/2048 = 1536; this_load = 2501·1024/2048 = 1250
+        // avg_load = 1024·5573/4096 = 1393; busiest_load_per_task = 1024
+        // load_above_capacity = (3−2)·1024·1024/2048 = 512
+        // max_pull = min(1536−1393 = 143, 512) = 143
+        // imbalance = min(143·2048, (1393−1250)·2048)/1024 = 286 < 1024
+        // → fix_small_imbalance: this_load_per_task = 2501 → imbn = 2;
+        // scaled_busy_load_per_task = 1024·1024/2048 = 512;
+        // 1536 − 1250 + 512 = 798 < 1024: the gap alone does not pay.
+        // pwr_now  = (2048·min(1024, 1536) + 2048·min(2501, 1250))/1024 = 4548
+        // pwr_move = (2048·min(1024, 1536−512) + 2048·min(2501, 1250+512))/1024
+        //          = (2097152 + 3608576)/1024 = 5572 > 4548 → imbalance = 1024.
+        let s = stats(g(2048, 2501, 1, 2), g(2048, 3072, 3, 2));
+        assert_eq!(calculate_imbalance(&with_avg(s), 0), 1024);
+    }
+
+    #[test]
+    fn fix_small_imbalance_does_not_move_a_task_that_gains_nothing() {
+        // Two single-CPU groups: busiest runs 2 nice-0 tasks (2048), local
+        // one nice −3 task (1991).
+        // avg_load = 1024·4039/2048 = 2019; busiest_load_per_task = 1024
+        // max_pull = min(2048−2019 = 29, 1024) = 29
+        // imbalance = min(29·1024, (2019−1991)·1024)/1024 = 28 < 1024
+        // → fix_small_imbalance: this_load_per_task 1991 → imbn = 2;
+        // 2048 − 1991 + 1024 = 1081 < 2048;
+        // pwr_now  = (1024·min(1024, 2048) + 1024·min(1991, 1991))/1024 = 3015
+        // pwr_move = (1024·min(1024, 2048−1024) + 1024·min(1991, 1991+1024))/1024
+        //          = 3015, not more → imbalance = 0.
+        let s = stats(g(1024, 1991, 1, 1), g(1024, 2048, 2, 1));
+        assert_eq!(calculate_imbalance(&with_avg(s), 0), 0);
+        // find_busiest_group never gets there: 100·2048 = 204800 ≤
+        // 125·1991 = 248875 is balanced.
+        let k = kernel(true, true, true);
+        assert_eq!(fbg_decision(&s, IdleType::NotIdle, 125, &k, 1991), None);
+    }
+
+    #[test]
+    fn imbalance_pct_is_a_non_strict_bound() {
+        // Two single-CPU groups. Local: 2 tasks of 512 (this_load 1024);
+        // busiest: 2 tasks, load 1280 = 1.25 × 1024.
+        // 100·1280 = 128000 ≤ 125·1024 = 128000 → balanced (2.6.36 and 3.8).
+        let k38 = kernel(true, true, true);
+        let k36 = kernel(false, false, false);
+        let s = stats(g(1024, 1024, 2, 1), g(1024, 1280, 2, 1));
+        assert_eq!(fbg_decision(&s, IdleType::NotIdle, 125, &k38, 512), None);
+        assert_eq!(fbg_decision(&s, IdleType::NotIdle, 125, &k36, 512), None);
+        // One more unit of load: 128100 > 128000.
+        // avg_load = 1024·2305/2048 = 1152; busiest_load_per_task = 1281/2 = 640
+        // max_pull = min(1281−1152 = 129, (2−1)·1024) = 129
+        // imbalance = min(129·1024, (1152−1024)·1024)/1024 = 128 < 640
+        // → fix_small_imbalance: 640 > this_load_per_task 1024/2 = 512 →
+        // imbn = 1; 1281 − 1024 + 640 ≥ 640 → imbalance = 640.
+        let s = stats(g(1024, 1024, 2, 1), g(1024, 1281, 2, 1));
+        assert_eq!(
+            fbg_decision(&s, IdleType::NotIdle, 125, &k38, 512),
+            Some(640)
+        );
+        assert_eq!(
+            fbg_decision(&s, IdleType::NotIdle, 125, &k36, 512),
+            Some(640)
+        );
+        // 2.6.36 applies the same test to CPU_IDLE.
+        assert_eq!(fbg_decision(&s, IdleType::Idle, 125, &k36, 512), Some(640));
+    }
+
+    #[test]
+    fn newidle_force_pulls_next_to_a_heavy_local_task() {
+        // fab476228's case: two 2-CPU groups (power 2048, capacity 2). Local
+        // runs one nice −15 task (29154), one CPU idle: has capacity. Busiest
+        // runs 3 nice-0 tasks (3072): no capacity.
+        // this_load = 29154·1024/2048 = 14577 ≥ max_load = 1536 → balanced,
+        // unless forced (NEWLY_IDLE, newidle_force).
+        // Forced: avg_load = 1024·32226/4096 = 8056; max_load < avg_load →
+        // fix_small_imbalance: busiest_load_per_task = 1024, this 29154 →
+        // imbn = 2; scaled_busy_load_per_task = 512; 0 + 512 < 1024;
+        // pwr_now  = (2048·min(1024, 1536) + 2048·min(29154, 14577))/1024 = 31202
+        // pwr_move = (2048·min(1024, 1536−512) + 2048·min(29154, 14577+512))/1024
+        //          = 32226 > 31202 → imbalance = 1024.
+        let s = stats(g(2048, 29154, 1, 2), g(2048, 3072, 3, 2));
+        let forced = kernel(true, false, false);
+        let not = kernel(false, false, false);
+        assert_eq!(
+            fbg_decision(&s, IdleType::NewlyIdle, 125, &forced, 29154),
+            Some(1024)
+        );
+        assert_eq!(
+            fbg_decision(&s, IdleType::NewlyIdle, 125, &not, 29154),
+            None
+        );
+        assert_eq!(
+            fbg_decision(&s, IdleType::NotIdle, 125, &forced, 29154),
+            None
+        );
+        // No force when the busiest group still has capacity (capacity 4).
+        let s = stats(g(2048, 29154, 1, 2), g(2048, 3072, 3, 4));
+        assert_eq!(
+            fbg_decision(&s, IdleType::NewlyIdle, 125, &forced, 29154),
+            None
+        );
+    }
+
+    #[test]
+    fn idle_cpus_balanced_judges_cpu_idle_by_idle_cpus() {
+        // Two 2-CPU groups (power 2048). Local: one nice-0 task, 1 idle CPU.
+        // Busiest: two nice-0 tasks, capacity capped at 1 (prefer_sibling),
+        // no idle CPU. this_load = 512, max_load = 1024, avg_load = 768.
+        // CPU_IDLE under idle_cpus_balanced: this_idle_cpus 1 ≤ 0 + 1 and
+        // busiest_nr_running 2 ≤ group_weight 2 → balanced.
+        let mut this = g(2048, 1024, 1, 2);
+        this.idle_cpus = 1;
+        let s = stats(this, g(2048, 2048, 2, 1));
+        let k38 = kernel(true, true, true);
+        let k36 = kernel(false, false, false);
+        assert_eq!(fbg_decision(&s, IdleType::Idle, 125, &k38, 1024), None);
+        // Else the imbalance_pct test (100·1024 > 125·512) lets it through:
+        // load_above_capacity = (2−1)·1024·1024/2048 = 512;
+        // max_pull = min(1024−768, 512) = 256;
+        // imbalance = min(256·2048, (768−512)·2048)/1024 = 512 < 1024 →
+        // fix_small_imbalance: imbn = 2, scaled = 512, 512 + 512 ≥ 1024 → 1024.
+        assert_eq!(
+            fbg_decision(&s, IdleType::NotIdle, 125, &k38, 1024),
+            Some(1024)
+        );
+        assert_eq!(
+            fbg_decision(&s, IdleType::Idle, 125, &k36, 1024),
+            Some(1024)
+        );
+        // The throughput case above (3 tasks on 2 CPUs vs one nice −4 task):
+        // 3 > group_weight 2, so 3.8's CPU_IDLE pulls; 2.6.36 finds
+        // 100·1536 = 153600 ≤ 125·1250 = 156250 and calls it balanced.
+        let mut this = g(2048, 2501, 1, 2);
+        this.idle_cpus = 1;
+        let s = stats(this, g(2048, 3072, 3, 2));
+        assert_eq!(
+            fbg_decision(&s, IdleType::Idle, 125, &k38, 2501),
+            Some(1024)
+        );
+        assert_eq!(fbg_decision(&s, IdleType::Idle, 125, &k36, 2501), None);
+        assert_eq!(fbg_decision(&s, IdleType::NotIdle, 125, &k38, 2501), None);
+    }
+
+    #[test]
+    fn force_balance_group_imb_skips_the_load_tests() {
+        // A local group above the domain average next to a pinned
+        // (group_imb) busiest group. Local (power 2048) runs 4
+        // nice-0 tasks (4096): this_load 2048. Busiest (power 2048) runs
+        // 3 nice-0 tasks on one CPU (3072, group_imb): max_load 1536.
+        // avg_load = 1024·7168/4096 = 1792 ≤ this_load → balanced, unless
+        // 3.8 forces on group_imb. Forced: max_load < avg_load →
+        // fix_small_imbalance with busiest_load_per_task =
+        // min(3072/3, 1792) = 1024; this_load_per_task = 4096/4 = 1024 →
+        // imbn = 2; scaled = 512; 0 + 512 < 1024;
+        // pwr_now  = (2048·min(1024, 1536) + 2048·min(1024, 2048))/1024 = 4096
+        // pwr_move = (2048·min(1024, 1536−512) + 2048·min(1024, 2048+512))/1024
+        //          = 4096, not more → imbalance = 0.
+        let mut s = stats(g(2048, 4096, 4, 2), g(2048, 3072, 3, 2));
+        s.group_imb = true;
+        let k38 = kernel(true, true, true);
+        let k36 = kernel(false, false, false);
+        assert_eq!(
+            fbg_decision(&s, IdleType::NotIdle, 125, &k38, 1024),
+            Some(0)
+        );
+        assert_eq!(fbg_decision(&s, IdleType::NotIdle, 125, &k36, 1024), None);
+    }
+
+    #[test]
+    fn find_busiest_group_without_a_busy_group_is_balanced() {
+        let k = kernel(true, true, true);
+        // No group over capacity: no busiest.
+        let mut s = stats(g(1024, 0, 0, 1), g(1024, 4096, 4, 1));
+        s.busiest = None;
+        assert_eq!(fbg_decision(&s, IdleType::NewlyIdle, 125, &k, 0), None);
+        // A busiest group running nothing (group_imb on stale cpu_load).
+        let mut s = stats(g(1024, 0, 0, 1), g(1024, 4096, 0, 1));
+        s.group_imb = true;
+        assert_eq!(fbg_decision(&s, IdleType::NewlyIdle, 125, &k, 0), None);
+    }
 }
