@@ -1,6 +1,11 @@
-//! The discrete-event engine: simulation state, the event loop and CPU-time
-//! accounting. The scheduler entry points it calls (`schedule`,
-//! `try_to_wake_up`, `scheduler_tick`, …) live in `sched::core`.
+//! The discrete-event engine: the simulation driver (`Sim`), the event loop,
+//! the clock and CPU-time accounting, the event queue (`queue`), the vmstat
+//! sampler (`sampler`), the system-call layer that carries out a workload's
+//! actions (`syscall`) and the building of the result (`report`). The
+//! scheduler state `Sim` holds is `sched`'s (`sched::rq::Rq`,
+//! `sched::task::Task`, `sched::rq::Nohz`, the domains); the scheduler entry
+//! points it calls (`schedule`, `try_to_wake_up`, `scheduler_tick`, …) live
+//! in `sched::core`.
 //!
 //! Time is `u64` nanoseconds. A running task consumes its current CPU burst
 //! at rate one; scheduler overhead (context switch, tick, wake-up costs) is
@@ -10,7 +15,9 @@
 //! old one stale) whenever the end moves.
 
 pub mod queue;
+mod report;
 pub(crate) mod sampler;
+mod syscall;
 #[cfg(test)]
 mod tests;
 
@@ -20,11 +27,12 @@ use crate::error::{CoreError, CoreResult};
 use crate::kernel::Kernel;
 use crate::result::{SimResult, Status};
 use crate::rng::Rng;
-use crate::sched::balance::BalanceRq;
-use crate::sched::fair::{CfsRq, FairParams, SchedEntity, TaskId};
+use crate::sched::fair::{FairParams, SchedEntity, TaskId};
+use crate::sched::rq::{Nohz, Rq};
+use crate::sched::task::{Task, Work};
 use crate::topology::Machine;
 use crate::trace::Trace;
-use crate::workload::{Ctx, TaskSpec, Work, Workload};
+use crate::workload::{Ctx, TaskSpec, Workload};
 use queue::EventQueue;
 use sampler::Sampler;
 
@@ -46,74 +54,6 @@ pub(crate) enum Event {
     ActiveBalance { src: u32, dst: u32, lvl: u32 },
     /// The NOHZ idle-balancer kick reaches `cpu`.
     NohzKick { cpu: u32 },
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum TaskState {
-    Runnable,
-    Running,
-    Sleeping,
-    Exited,
-}
-
-pub(crate) struct Task {
-    pub name: String,
-    /// Address-space id (threads of one process share it).
-    pub mm: u32,
-    pub nice: i32,
-    pub state: TaskState,
-    pub cpu: u32,
-    /// Sorted allowed CPUs; `None` = all.
-    pub allowed: Option<Vec<u32>>,
-    pub work_left: u64,
-    pub work_kind: Work,
-    pub timer_gen: u32,
-    pub timer_pending: bool,
-    pub wait_start: u64,
-    pub user_ns: u64,
-    pub sys_ns: u64,
-    pub wait_ns: u64,
-    pub nvcsw: u64,
-    pub nivcsw: u64,
-    pub migrations: u64,
-    pub wakeups: u64,
-}
-
-pub(crate) struct Rq {
-    pub cfs: CfsRq,
-    pub need_resched: bool,
-    /// A reschedule IPI is already in flight to this CPU.
-    pub resched_pending: bool,
-    /// Time up to which this CPU's time has been accounted.
-    pub seg_start: u64,
-    /// Scheduler overhead queued on this CPU (system time).
-    pub overhead_left: u64,
-    pub gen: u32,
-    pub armed_end: Option<u64>,
-    pub tick_armed: bool,
-    /// The address space loaded on this CPU (kept across idle: lazy TLB).
-    pub last_mm: Option<u32>,
-    pub user_ns: u64,
-    pub sys_ns: u64,
-    pub idle_ns: u64,
-    pub nr_switches: u64,
-    pub ticks: u64,
-    /// Interrupts taken: ticks, timer interrupts, IPIs.
-    pub irqs: u64,
-    pub bal: BalanceRq,
-}
-
-/// The NOHZ idle-balancer's global state (`struct nohz`).
-#[derive(Clone, Debug)]
-pub(crate) struct Nohz {
-    /// `idle_cpus_mask`: CPUs idle with their tick stopped.
-    pub idle: Vec<bool>,
-    pub nr_idle: usize,
-    pub next_balance: u64,
-    /// 2.6.36 `first_pick_cpu` / `second_pick_cpu`.
-    pub first_pick: Option<usize>,
-    pub second_pick: Option<usize>,
-    pub kick_pending: Vec<bool>,
 }
 
 /// Engine-wide counters that are not per CPU or per task.
@@ -216,8 +156,6 @@ pub struct Sim<'a> {
     /// Each CPU's sched domains, lowest level first.
     pub(crate) sd: Vec<Vec<Domain>>,
     pub(crate) cpu_power: Vec<u64>,
-    /// CPU time of the balance pass in progress.
-    pub(crate) lb_cost_acc: u64,
     pub(crate) nohz: Nohz,
     /// CPUs with an empty runqueue / with ≥ 2 runnable tasks (Lozi).
     pub(crate) n_empty: usize,
@@ -275,24 +213,7 @@ impl<'a> Sim<'a> {
         let n = machine.nr_cpus();
         let sd = crate::domains::build(machine, kernel);
         let rqs = (0..n)
-            .map(|cpu| Rq {
-                cfs: CfsRq::default(),
-                need_resched: false,
-                resched_pending: false,
-                seg_start: 0,
-                overhead_left: 0,
-                gen: 0,
-                armed_end: None,
-                tick_armed: false,
-                last_mm: None,
-                user_ns: 0,
-                sys_ns: 0,
-                idle_ns: 0,
-                nr_switches: 0,
-                ticks: 0,
-                irqs: 0,
-                bal: BalanceRq::new(kernel.migration_cost_ns, sd[cpu].len()),
-            })
+            .map(|cpu| Rq::new(kernel.migration_cost_ns, sd[cpu].len()))
             .collect();
         Ok(Sim {
             now: 0,
@@ -319,15 +240,7 @@ impl<'a> Sim<'a> {
             stepping: None,
             cpu_power: crate::domains::cpu_power(machine),
             sd,
-            lb_cost_acc: 0,
-            nohz: Nohz {
-                idle: vec![true; n],
-                nr_idle: n,
-                next_balance: 0,
-                first_pick: None,
-                second_pick: None,
-                kick_pending: vec![false; n],
-            },
+            nohz: Nohz::new(n),
             n_empty: n,
             n_overloaded: 0,
             lozi_last: 0,
@@ -542,7 +455,7 @@ impl<'a> Sim<'a> {
         self.lozi_account();
         self.sampler
             .finish(self.now, &self.rqs, self.nr_running_total);
-        crate::result::build(
+        report::build(
             status,
             self.now,
             self.events,

@@ -4,7 +4,7 @@
 //! instantaneous run-queue length (`cfs.nr_running`, the running task
 //! included, as `r` counts it).
 
-use super::Rq;
+use crate::sched::rq::Rq;
 
 #[derive(Clone, Debug, Default)]
 pub struct Sampler {

@@ -7,6 +7,12 @@
 //! `trigger_load_balance()` and the NOHZ idle load balancer; `cpu_load[]`
 //! decay (`update_cpu_load`).
 //!
+//! A pass carries its state and its cost in one [`LbEnv`] (3.8's `struct
+//! lb_env`). The arithmetic of `find_busiest_group()` is split from the
+//! statistics gathering: [`fbg_decision`], [`calculate_imbalance`] and
+//! [`fix_small_imbalance`] are pure functions of an [`SdStats`] (`struct
+//! sd_lb_stats`), unit-tested on hand-built loads below.
+//!
 //! Simplifications, each where it is made: a balance pass is instantaneous
 //! and its CPU time is charged afterwards as system time on the balancing
 //! CPU (and the source CPU for the lock a migration holds); no task groups
@@ -16,8 +22,10 @@
 
 use super::fair::{EnqueueFlags, TaskId};
 use crate::domains::{sd, SCALE};
-use crate::engine::{Event, Sim, TaskState};
-use crate::kernel::{NewidleThrottle, NohzIlb, NohzKickIpi};
+use crate::engine::{Event, Sim};
+use crate::kernel::{Kernel, NewidleThrottle, NohzIlb, NohzKickIpi};
+use crate::sched::rq::CPU_LOAD_IDX_MAX;
+use crate::sched::task::TaskState;
 
 /// `enum cpu_idle_type`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,61 +39,6 @@ pub const IDLE_TYPE_NAMES: [&str; 3] = ["idle", "busy", "newidle"];
 
 /// `MAX_PINNED_INTERVAL` (ms).
 const MAX_PINNED_INTERVAL: u64 = 512;
-/// `CPU_LOAD_IDX_MAX`.
-pub const CPU_LOAD_IDX_MAX: usize = 5;
-
-/// `/proc/schedstat` domain counters (per CPU, per domain).
-#[derive(Clone, Debug, Default)]
-pub struct DomainStats {
-    pub lb_count: [u64; 3],
-    pub lb_balanced: [u64; 3],
-    pub lb_failed: [u64; 3],
-    pub lb_imbalance: [u64; 3],
-    pub lb_gained: [u64; 3],
-    pub lb_hot_gained: [u64; 3],
-    pub lb_nobusyq: [u64; 3],
-    pub lb_nobusyg: [u64; 3],
-    pub alb_count: u64,
-    pub alb_failed: u64,
-    pub alb_pushed: u64,
-    pub ttwu_wake_remote: u64,
-    pub ttwu_move_affine: u64,
-    pub ttwu_move_balance: u64,
-}
-
-/// The balancer's per-runqueue state.
-#[derive(Clone, Debug)]
-pub struct BalanceRq {
-    pub cpu_load: [u64; CPU_LOAD_IDX_MAX],
-    pub last_load_update_tick: u64,
-    pub avg_idle: u64,
-    /// `rq->idle_stamp`; `None` is the kernel's 0.
-    pub idle_stamp: Option<u64>,
-    pub next_balance: u64,
-    pub active_balance: bool,
-    pub max_idle_balance_cost: u64,
-    pub idle_at_tick: bool,
-    /// `rq->cfs_tasks` order: most recently enqueued last.
-    pub cfs_tasks: Vec<TaskId>,
-    pub stats: Vec<DomainStats>,
-}
-
-impl BalanceRq {
-    pub fn new(migration_cost: u64, ndomains: usize) -> Self {
-        BalanceRq {
-            cpu_load: [0; CPU_LOAD_IDX_MAX],
-            last_load_update_tick: 0,
-            avg_idle: 2 * migration_cost,
-            idle_stamp: None,
-            next_balance: 0,
-            active_balance: false,
-            max_idle_balance_cost: migration_cost,
-            idle_at_tick: false,
-            cfs_tasks: Vec::new(),
-            stats: vec![DomainStats::default(); ndomains],
-        }
-    }
-}
 
 /// `update_avg(&avg, sample)`: `avg += (sample − avg) / 8`.
 pub fn update_avg(avg: u64, sample: u64) -> u64 {
@@ -121,6 +74,81 @@ fn decay_load_missed(mut load: u64, missed: u64, idx: usize) -> u64 {
     load
 }
 
+/// `LBF_ALL_PINNED` (`lb_env::flags`, 3.8; 2.6.36's `*all_pinned`): every
+/// task examined so far may not run on the destination CPU.
+pub(crate) const LBF_ALL_PINNED: u32 = 0x01;
+
+/// `struct lb_env` (kernel/sched/fair.c, 3.8): one balance pass's state —
+/// the domain, the destination and source runqueues, the idle type, the
+/// imbalance left to move, the flags and the task-walk counters — plus, as
+/// a model addition, the pass's CPU time. 2.6.36 threads the same values
+/// through `load_balance()` → `move_tasks()` → `balance_tasks()` →
+/// `can_migrate_task()` as arguments.
+///
+/// Simplifications: runqueues are named by CPU (`dst_rq` is
+/// `rqs[dst_cpu]`, `src_rq` is `rqs[src_cpu]`) and the domain by its level
+/// in `dst_cpu`'s hierarchy (`sd[dst_cpu][sd]`); `cpus` is kept as the CPUs
+/// removed from the kernel's mask; no `loop_break`/LBF_NEED_BREAK (a pass is
+/// instantaneous, no lock is dropped), no LBF_SOME_PINNED/`new_dst_cpu`
+/// (the 3.8 retry is not modelled), no `dst_grpmask`.
+#[derive(Clone, Debug)]
+pub(crate) struct LbEnv {
+    /// `env->sd`: the level of `dst_cpu`'s domain being balanced.
+    pub sd: usize,
+    /// `env->dst_cpu` (`env->dst_rq`): the CPU pulling (`this_cpu`).
+    pub dst_cpu: usize,
+    /// `env->src_cpu` (`env->src_rq`): the busiest CPU, once found.
+    pub src_cpu: usize,
+    pub idle: IdleType,
+    /// `env->imbalance`: weighted load still to move.
+    pub imbalance: u64,
+    /// `env->flags` (`LBF_ALL_PINNED`).
+    pub flags: u32,
+    /// `env->loop`: tasks examined in this walk.
+    pub loop_: usize,
+    /// `env->loop_max`: tasks a walk may examine.
+    pub loop_max: usize,
+    /// CPUs removed from `env->cpus` because all their tasks were pinned.
+    pub excluded: Vec<usize>,
+    /// Not in the kernel: the pass runs inside `schedule()` on `dst_cpu`
+    /// (newidle), which picks next itself, so a pulled task does not go
+    /// through `check_preempt_curr()`.
+    pub in_schedule: bool,
+    /// Not in the kernel: the CPU time of the pass so far (ns), charged by
+    /// the caller once the pass is done.
+    pub cost: u64,
+}
+
+impl LbEnv {
+    pub(crate) fn new(dst_cpu: usize, sd: usize, idle: IdleType, in_schedule: bool) -> Self {
+        LbEnv {
+            sd,
+            dst_cpu,
+            src_cpu: dst_cpu,
+            idle,
+            imbalance: 0,
+            flags: 0,
+            loop_: 0,
+            loop_max: 0,
+            excluded: Vec::new(),
+            in_schedule,
+            cost: 0,
+        }
+    }
+}
+
+/// What one `load_balance()` pass did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct LbResult {
+    /// Tasks moved.
+    pub moved: u64,
+    /// The kernel's `*balance`: false when this CPU is not the group's
+    /// balance CPU here, which stops `rebalance_domains()` going higher.
+    pub balance: bool,
+    /// The pass's CPU time (`LbEnv::cost`).
+    pub cost: u64,
+}
+
 /// Per-group statistics (`struct sg_lb_stats`).
 #[derive(Clone, Copy, Debug, Default)]
 struct SgStats {
@@ -135,31 +163,163 @@ struct SgStats {
     group_has_capacity: bool,
 }
 
-/// Domain statistics (`struct sd_lb_stats`).
+/// Domain statistics (`struct sd_lb_stats`, 2.6.36 and 3.8). As in the
+/// kernel, `this_load_per_task` and `busiest_load_per_task` hold the
+/// groups' summed weighted load until `calculate_imbalance()` /
+/// `fix_small_imbalance()` divide them by the task count. `this_power` and
+/// `busiest_power` are the kernel's `sds->this->sgp->power` and
+/// `sds->busiest->sgp->power`.
 #[derive(Clone, Copy, Debug, Default)]
-struct SdStats {
-    busiest: Option<usize>,
-    this: Option<usize>,
-    total_load: u64,
-    total_pwr: u64,
-    avg_load: u64,
-    this_load: u64,
-    this_load_per_task: u64,
-    this_nr_running: u64,
-    this_has_capacity: bool,
-    this_idle_cpus: u64,
-    max_load: u64,
-    busiest_load_per_task: u64,
-    busiest_nr_running: u64,
-    busiest_group_capacity: u64,
-    busiest_has_capacity: bool,
-    busiest_group_weight: u64,
-    busiest_idle_cpus: u64,
-    group_imb: bool,
+pub(crate) struct SdStats {
+    pub busiest: Option<usize>,
+    pub this: Option<usize>,
+    pub total_load: u64,
+    pub total_pwr: u64,
+    pub avg_load: u64,
+    pub this_load: u64,
+    pub this_load_per_task: u64,
+    pub this_nr_running: u64,
+    pub this_has_capacity: bool,
+    pub this_idle_cpus: u64,
+    pub this_power: u64,
+    pub max_load: u64,
+    pub busiest_load_per_task: u64,
+    pub busiest_nr_running: u64,
+    pub busiest_group_capacity: u64,
+    pub busiest_has_capacity: bool,
+    pub busiest_group_weight: u64,
+    pub busiest_idle_cpus: u64,
+    pub busiest_power: u64,
+    pub group_imb: bool,
 }
 
 fn div_round_closest(a: u64, b: u64) -> u64 {
     (a + b / 2) / b
+}
+
+/// The decision of `find_busiest_group()` (kernel/sched/fair.c 3.8; with
+/// `force_balance_group_imb`, `newidle_force` and `idle_cpus_balanced` off,
+/// 2.6.36's kernel/sched_fair.c) on the domain's statistics: `None` when
+/// the domain is balanced, else the imbalance from `calculate_imbalance()`.
+/// `imbalance_pct` is the domain's; `dst_load_per_task` is
+/// `cpu_avg_load_per_task(dst_cpu)` (read by `fix_small_imbalance()` when
+/// the local group runs nothing).
+///
+/// Simplifications: no ASYM_PACKING and no power-savings group (2.6.36
+/// `check_power_save_busiest_group`); 2.6.37 computed the domain average
+/// after the forced-balance jump (leaving it 0 on that path), it is computed
+/// first here, as 3.8 does.
+pub(crate) fn fbg_decision(
+    sds: &SdStats,
+    idle: IdleType,
+    imbalance_pct: u64,
+    k: &Kernel,
+    dst_load_per_task: u64,
+) -> Option<u64> {
+    let mut sds = *sds;
+    sds.busiest?;
+    if sds.busiest_nr_running == 0 {
+        return None;
+    }
+    sds.avg_load = SCALE * sds.total_load / sds.total_pwr.max(1);
+    let force = (k.force_balance_group_imb && sds.group_imb)
+        || (k.newidle_force
+            && idle == IdleType::NewlyIdle
+            && sds.this_has_capacity
+            && !sds.busiest_has_capacity);
+    if !force {
+        if sds.this_load >= sds.max_load || sds.this_load >= sds.avg_load {
+            return None;
+        }
+        if k.idle_cpus_balanced && idle == IdleType::Idle {
+            if sds.this_idle_cpus <= sds.busiest_idle_cpus + 1
+                && sds.busiest_nr_running <= sds.busiest_group_weight
+            {
+                return None;
+            }
+        } else if 100 * sds.max_load <= imbalance_pct * sds.this_load {
+            return None;
+        }
+    }
+    Some(calculate_imbalance(&sds, dst_load_per_task))
+}
+
+/// `calculate_imbalance()` (kernel/sched/fair.c 3.8, same arithmetic as
+/// 2.6.36 kernel/sched_fair.c): the weighted load to move, given the domain
+/// average `sds.avg_load` (set by `find_busiest_group()`). The busiest
+/// group's load per task is capped at the domain average for `group_imb`;
+/// the pull is limited to the load above the busiest group's capacity
+/// (unless `group_imb`) and to what brings the local group up to the
+/// average. Below one task's worth, `fix_small_imbalance()` decides.
+pub(crate) fn calculate_imbalance(sds: &SdStats, dst_load_per_task: u64) -> u64 {
+    let mut sds = *sds;
+    let (this_power, busiest_power) = (sds.this_power, sds.busiest_power);
+    sds.busiest_load_per_task /= sds.busiest_nr_running.max(1);
+    if sds.group_imb {
+        sds.busiest_load_per_task = sds.busiest_load_per_task.min(sds.avg_load);
+    }
+    if sds.max_load < sds.avg_load {
+        return fix_small_imbalance(&sds, dst_load_per_task);
+    }
+    let load_above_capacity =
+        if !sds.group_imb && sds.busiest_nr_running > sds.busiest_group_capacity {
+            (sds.busiest_nr_running - sds.busiest_group_capacity) * SCALE * SCALE / busiest_power
+        } else {
+            u64::MAX
+        };
+    let max_pull = (sds.max_load - sds.avg_load).min(load_above_capacity);
+    let imbalance = (max_pull.saturating_mul(busiest_power))
+        .min(sds.avg_load.saturating_sub(sds.this_load) * this_power)
+        / SCALE;
+    if imbalance < sds.busiest_load_per_task {
+        return fix_small_imbalance(&sds, dst_load_per_task);
+    }
+    imbalance
+}
+
+/// `fix_small_imbalance()` (kernel/sched/fair.c 3.8, 2.6.36 alike), with
+/// `sds.busiest_load_per_task` already per task: move one task (return
+/// its load) when the gap is at least one task's worth (two when the local
+/// group's tasks are no lighter, or it runs none), or when moving it raises
+/// the estimated throughput Σ power·min(load per task, load); else 0.
+pub(crate) fn fix_small_imbalance(sds: &SdStats, dst_load_per_task: u64) -> u64 {
+    let (this_power, busiest_power) = (sds.this_power, sds.busiest_power);
+    let this_lpt = sds
+        .this_load_per_task
+        .checked_div(sds.this_nr_running)
+        .unwrap_or(dst_load_per_task);
+    let blpt = sds.busiest_load_per_task;
+    // imbn drops to 1 only when the local group runs tasks lighter than
+    // the busiest's; an empty local group needs a whole task's worth.
+    let imbn = if sds.this_nr_running > 0 && blpt > this_lpt {
+        1
+    } else {
+        2
+    };
+    let scaled_busy_lpt = blpt * SCALE / busiest_power;
+    if sds.max_load.saturating_sub(sds.this_load) + scaled_busy_lpt >= scaled_busy_lpt * imbn {
+        return blpt;
+    }
+    let mut pwr_now = busiest_power * blpt.min(sds.max_load);
+    pwr_now += this_power * this_lpt.min(sds.this_load);
+    pwr_now /= SCALE;
+    let mut pwr_move = 0;
+    let tmp = blpt * SCALE / busiest_power;
+    if sds.max_load > tmp {
+        pwr_move += busiest_power * blpt.min(sds.max_load - tmp);
+    }
+    let tmp = if sds.max_load * busiest_power < blpt * SCALE {
+        sds.max_load * busiest_power / this_power
+    } else {
+        blpt * SCALE / this_power
+    };
+    pwr_move += this_power * this_lpt.min(sds.this_load + tmp);
+    pwr_move /= SCALE;
+    if pwr_move > pwr_now {
+        blpt
+    } else {
+        0
+    }
 }
 
 impl Sim<'_> {
@@ -236,18 +396,20 @@ impl Sim<'_> {
         }
     }
 
-    /// `update_sg_lb_stats()`. Returns `None` when this CPU is not the
-    /// group's balance CPU for a periodic/idle pass (`*balance = 0`).
+    /// `update_sg_lb_stats()` (kernel/sched/fair.c 3.8; 2.6.36 the same
+    /// but for `group_imb_nr_running`). Returns `None` when `dst_cpu` is
+    /// not the local group's balance CPU for a periodic/idle pass
+    /// (`*balance = 0`). Simplification: no `update_group_power()` (group
+    /// power is fixed).
     fn update_sg_lb_stats(
-        &mut self,
-        this_cpu: usize,
-        lvl: usize,
+        &self,
+        env: &mut LbEnv,
         g: usize,
-        idle: IdleType,
         local: bool,
         load_idx: usize,
     ) -> Option<SgStats> {
-        let d = &self.sd[this_cpu][lvl];
+        let this_cpu = env.dst_cpu;
+        let d = &self.sd[this_cpu][env.sd];
         let group = &d.groups[g];
         let mut s = SgStats::default();
         let (mut max_load, mut min_load) = (0u64, u64::MAX);
@@ -281,8 +443,8 @@ impl Sim<'_> {
         let ncpus = group.cpus.len() as u64;
         let power = group.power;
         let share_cpupower = d.has(sd::SHARE_CPUPOWER);
-        self.lb_cost_acc += self.cost.lb_per_group_ns + self.cost.lb_per_cpu_ns * ncpus;
-        if local && idle != IdleType::NewlyIdle && balance_cpu != this_cpu {
+        env.cost += self.cost.lb_per_group_ns + self.cost.lb_per_cpu_ns * ncpus;
+        if local && env.idle != IdleType::NewlyIdle && balance_cpu != this_cpu {
             return None;
         }
         s.avg_load = s.group_load * SCALE / power;
@@ -308,14 +470,13 @@ impl Sim<'_> {
         Some(s)
     }
 
-    /// `update_sd_lb_stats()`; `None` when this CPU must not balance here.
-    fn update_sd_lb_stats(
-        &mut self,
-        this_cpu: usize,
-        lvl: usize,
-        idle: IdleType,
-    ) -> Option<SdStats> {
-        let load_idx = self.load_idx(this_cpu, lvl, idle);
+    /// `update_sd_lb_stats()` (kernel/sched/fair.c 3.8, with
+    /// `update_sd_pick_busiest()`; 2.6.36 alike): walk the domain's groups
+    /// from the local one. `None` when this CPU must not balance here.
+    /// Simplification: no ASYM_PACKING, no power-savings statistics.
+    fn update_sd_lb_stats(&self, env: &mut LbEnv) -> Option<SdStats> {
+        let (this_cpu, lvl) = (env.dst_cpu, env.sd);
+        let load_idx = self.load_idx(this_cpu, lvl, env.idle);
         let prefer_sibling = lvl > 0 && self.sd[this_cpu][lvl - 1].has(sd::PREFER_SIBLING);
         let ngroups = self.sd[this_cpu][lvl].groups.len();
         let local_g = self.sd[this_cpu][lvl].local_group;
@@ -324,9 +485,10 @@ impl Sim<'_> {
         for k in 0..ngroups {
             let g = (local_g + k) % ngroups;
             let local = g == local_g;
-            let mut s = self.update_sg_lb_stats(this_cpu, lvl, g, idle, local, load_idx)?;
+            let mut s = self.update_sg_lb_stats(env, g, local, load_idx)?;
+            let power = self.sd[this_cpu][lvl].groups[g].power;
             sds.total_load += s.group_load;
-            sds.total_pwr += self.sd[this_cpu][lvl].groups[g].power;
+            sds.total_pwr += power;
             // `prefer_sibling_local_capacity` (75dd321d79d4, 2.6.38): only
             // while the local group still has capacity.
             let cap_one = prefer_sibling
@@ -342,6 +504,7 @@ impl Sim<'_> {
                 sds.this_load_per_task = s.sum_weighted_load;
                 sds.this_has_capacity = s.group_has_capacity;
                 sds.this_idle_cpus = s.idle_cpus;
+                sds.this_power = power;
             } else if s.avg_load > sds.max_load
                 && (s.sum_nr_running > s.group_capacity || s.group_imb)
             {
@@ -354,156 +517,50 @@ impl Sim<'_> {
                 sds.busiest_load_per_task = s.sum_weighted_load;
                 sds.busiest_has_capacity = s.group_has_capacity;
                 sds.busiest_group_weight = s.group_weight;
+                sds.busiest_power = power;
                 sds.group_imb = s.group_imb;
             }
         }
         Some(sds)
     }
 
-    /// `fix_small_imbalance()`: move one task when the gap is at least one
-    /// task's worth, or when doing so raises the estimated throughput.
-    fn fix_small_imbalance(
-        &self,
-        sds: &SdStats,
-        this_power: u64,
-        busiest_power: u64,
-        this_cpu: usize,
-    ) -> u64 {
-        let this_lpt = sds
-            .this_load_per_task
-            .checked_div(sds.this_nr_running)
-            .unwrap_or_else(|| self.cpu_avg_load_per_task(this_cpu));
-        let blpt = sds.busiest_load_per_task;
-        // imbn drops to 1 only when the local group runs tasks lighter than
-        // the busiest's; an empty local group needs a whole task's worth.
-        let imbn = if sds.this_nr_running > 0 && blpt > this_lpt {
-            1
-        } else {
-            2
-        };
-        let scaled_busy_lpt = blpt * SCALE / busiest_power;
-        if sds.max_load.saturating_sub(sds.this_load) + scaled_busy_lpt >= scaled_busy_lpt * imbn {
-            return blpt;
-        }
-        let mut pwr_now = busiest_power * blpt.min(sds.max_load);
-        pwr_now += this_power * this_lpt.min(sds.this_load);
-        pwr_now /= SCALE;
-        let mut pwr_move = 0;
-        let tmp = blpt * SCALE / busiest_power;
-        if sds.max_load > tmp {
-            pwr_move += busiest_power * blpt.min(sds.max_load - tmp);
-        }
-        let tmp = if sds.max_load * busiest_power < blpt * SCALE {
-            sds.max_load * busiest_power / this_power
-        } else {
-            blpt * SCALE / this_power
-        };
-        pwr_move += this_power * this_lpt.min(sds.this_load + tmp);
-        pwr_move /= SCALE;
-        if pwr_move > pwr_now {
-            blpt
-        } else {
-            0
-        }
-    }
-
-    /// `calculate_imbalance()`.
-    fn calculate_imbalance(&self, sds: &mut SdStats, this_cpu: usize, lvl: usize) -> u64 {
-        let d = &self.sd[this_cpu][lvl];
-        let this_power = d.groups[sds.this.expect("local group")].power;
-        let busiest_power = d.groups[sds.busiest.expect("busiest")].power;
-        sds.busiest_load_per_task /= sds.busiest_nr_running.max(1);
-        if sds.group_imb {
-            sds.busiest_load_per_task = sds.busiest_load_per_task.min(sds.avg_load);
-        }
-        if sds.max_load < sds.avg_load {
-            return self.fix_small_imbalance(sds, this_power, busiest_power, this_cpu);
-        }
-        let load_above_capacity = if !sds.group_imb
-            && sds.busiest_nr_running > sds.busiest_group_capacity
-        {
-            (sds.busiest_nr_running - sds.busiest_group_capacity) * SCALE * SCALE / busiest_power
-        } else {
-            u64::MAX
-        };
-        let max_pull = (sds.max_load - sds.avg_load).min(load_above_capacity);
-        let imbalance = (max_pull.saturating_mul(busiest_power))
-            .min(sds.avg_load.saturating_sub(sds.this_load) * this_power)
-            / SCALE;
-        if imbalance < sds.busiest_load_per_task {
-            return self.fix_small_imbalance(sds, this_power, busiest_power, this_cpu);
-        }
-        imbalance
-    }
-
-    /// `find_busiest_group()`: `Err(())` when this CPU may not balance this
-    /// level; `Ok(None)` when balanced; else the busiest group and the
-    /// imbalance (weighted load to move).
+    /// `find_busiest_group()` (kernel/sched/fair.c 3.8; 2.6.36
+    /// kernel/sched_fair.c with the 3.x switches off): the statistics from
+    /// `update_sd_lb_stats()`, the decision and imbalance from
+    /// [`fbg_decision`]. `Err(())` when this CPU may not balance this level
+    /// (`*balance = 0`); `Ok(None)` when balanced; else the busiest group,
+    /// with `env.imbalance` set.
     #[allow(clippy::result_unit_err)]
-    fn find_busiest_group(
-        &mut self,
-        this_cpu: usize,
-        lvl: usize,
-        idle: IdleType,
-    ) -> Result<Option<(usize, u64)>, ()> {
-        let Some(mut sds) = self.update_sd_lb_stats(this_cpu, lvl, idle) else {
+    fn find_busiest_group(&self, env: &mut LbEnv) -> Result<Option<usize>, ()> {
+        let Some(sds) = self.update_sd_lb_stats(env) else {
             return Err(());
         };
-        let Some(busiest) = sds.busiest else {
-            return Ok(None);
-        };
-        if sds.busiest_nr_running == 0 {
-            return Ok(None);
-        }
-        // Simplification: 2.6.37 computed avg_load after the forced-balance
-        // jump (leaving it 0 on that path); it is computed first here, as 3.8 does.
-        sds.avg_load = SCALE * sds.total_load / sds.total_pwr.max(1);
-        let k = &self.kernel;
-        let force = (k.force_balance_group_imb && sds.group_imb)
-            || (self.kernel.newidle_force
-                && idle == IdleType::NewlyIdle
-                && sds.this_has_capacity
-                && !sds.busiest_has_capacity);
-        if !force {
-            if sds.this_load >= sds.max_load || sds.this_load >= sds.avg_load {
-                return Ok(None);
-            }
-            let imb_pct = self.sd[this_cpu][lvl].imbalance_pct;
-            if self.kernel.idle_cpus_balanced && idle == IdleType::Idle {
-                if sds.this_idle_cpus <= sds.busiest_idle_cpus + 1
-                    && sds.busiest_nr_running <= sds.busiest_group_weight
-                {
-                    return Ok(None);
-                }
-            } else if 100 * sds.max_load <= imb_pct * sds.this_load {
-                return Ok(None);
+        let imb_pct = self.sd[env.dst_cpu][env.sd].imbalance_pct;
+        let dst_lpt = self.cpu_avg_load_per_task(env.dst_cpu);
+        match fbg_decision(&sds, env.idle, imb_pct, self.kernel, dst_lpt) {
+            None => Ok(None),
+            Some(imbalance) => {
+                env.imbalance = imbalance;
+                Ok(sds.busiest)
             }
         }
-        let imbalance = self.calculate_imbalance(&mut sds, this_cpu, lvl);
-        Ok(Some((busiest, imbalance)))
     }
 
-    /// `find_busiest_queue()`: the CPU of `group` with the highest
-    /// power-scaled load, skipping a lone task heavier than the imbalance.
-    fn find_busiest_queue(
-        &self,
-        this_cpu: usize,
-        lvl: usize,
-        g: usize,
-        imbalance: u64,
-        exclude: &[usize],
-    ) -> Option<usize> {
+    /// `find_busiest_queue()` (kernel/sched/fair.c 3.8, 2.6.36 alike): the
+    /// CPU of group `g` with the highest power-scaled load, skipping a lone
+    /// task heavier than the imbalance and the CPUs out of `env->cpus`.
+    fn find_busiest_queue(&self, env: &LbEnv, g: usize) -> Option<usize> {
         let mut max_load = 0;
         let mut busiest = None;
-        for &c in &self.sd[this_cpu][lvl].groups[g].cpus {
+        for &c in &self.sd[env.dst_cpu][env.sd].groups[g].cpus {
             let c = c as usize;
-            if exclude.contains(&c) {
+            if env.excluded.contains(&c) {
                 continue;
             }
             let power = self.cpu_power[c];
             let capacity = div_round_closest(power, SCALE).max(1);
             let wl = self.weighted_cpuload(c);
-            if capacity > 0 && self.rqs[c].cfs.nr_running == 1 && wl > imbalance {
+            if capacity > 0 && self.rqs[c].cfs.nr_running == 1 && wl > env.imbalance {
                 continue;
             }
             let wl = wl * SCALE / power;
@@ -515,11 +572,13 @@ impl Sim<'_> {
         busiest
     }
 
-    /// `task_hot()`: cache-hot if it is a buddy of a non-empty balancing
-    /// runqueue (CACHE_HOT_BUDDY) or ran less than `migration_cost` ago.
-    fn task_hot(&self, p: TaskId, src: usize, dst: usize) -> bool {
-        let cfs = &self.rqs[src].cfs;
-        if self.rqs[dst].cfs.nr_running > 0 && (cfs.next == Some(p) || cfs.last == Some(p)) {
+    /// `task_hot()` (kernel/sched/fair.c 3.8, 2.6.36 alike): cache-hot if it
+    /// is a buddy of `src_cpu`'s runqueue while `dst_cpu` runs something
+    /// (CACHE_HOT_BUDDY) or ran less than `migration_cost` ago.
+    fn task_hot(&self, p: TaskId, env: &LbEnv) -> bool {
+        let cfs = &self.rqs[env.src_cpu].cfs;
+        if self.rqs[env.dst_cpu].cfs.nr_running > 0 && (cfs.next == Some(p) || cfs.last == Some(p))
+        {
             return true;
         }
         let mc = self.kernel.migration_cost_ns;
@@ -529,27 +588,22 @@ impl Sim<'_> {
         self.now.saturating_sub(self.ses[p as usize].exec_start) < mc
     }
 
-    /// `can_migrate_task()`: allowed on dst, not running, and not cache hot
-    /// unless this level has failed more than `cache_nice_tries` times.
-    /// Returns (movable, was_hot); clears `all_pinned` as the kernel does.
-    fn can_migrate_task(
-        &self,
-        p: TaskId,
-        src: usize,
-        dst: usize,
-        this_cpu: usize,
-        lvl: usize,
-        all_pinned: &mut bool,
-    ) -> (bool, bool) {
-        if !self.allowed(p, dst) {
+    /// `can_migrate_task(p, env)` (kernel/sched/fair.c 3.8, 2.6.36 alike):
+    /// allowed on `dst_cpu` (else LBF_ALL_PINNED stays set), not running,
+    /// and not cache hot unless the domain has failed more than
+    /// `cache_nice_tries` times. Returns (movable, was_hot). Simplification:
+    /// the `lb_hot_gained` schedstat is counted by the caller
+    /// (`balance_tasks`), so the stopper's move does not count it.
+    fn can_migrate_task(&self, p: TaskId, env: &mut LbEnv) -> (bool, bool) {
+        if !self.allowed(p, env.dst_cpu) {
             return (false, false);
         }
-        *all_pinned = false;
-        if self.rqs[src].cfs.curr == Some(p) {
+        env.flags &= !LBF_ALL_PINNED;
+        if self.rqs[env.src_cpu].cfs.curr == Some(p) {
             return (false, false);
         }
-        let hot = self.task_hot(p, src, dst);
-        let d = &self.sd[this_cpu][lvl];
+        let hot = self.task_hot(p, env);
+        let d = &self.sd[env.dst_cpu][env.sd];
         if !hot || d.nr_balance_failed > d.cache_nice_tries {
             (true, hot)
         } else {
@@ -557,21 +611,18 @@ impl Sim<'_> {
         }
     }
 
-    /// `move_task()` / `pull_task()`: dequeue from src, `set_task_cpu`,
-    /// enqueue on dst, `check_preempt_curr`. Under the 2.6.37-rc1 re-arm
-    /// (fab476228) both runqueues' `avg_idle` go to 2·migration_cost and
-    /// dst's `idle_stamp` is cleared. `preempt_from`: the CPU running this
-    /// code, for `check_preempt_curr` (`None`: no check — the caller is in
-    /// `schedule()` on dst and picks next anyway). When it is not dst, as
-    /// for the stopper on src pushing to an idle dst, dst gets a
-    /// reschedule IPI, as `resched_task()` sends one to a remote CPU.
-    pub(crate) fn move_task(
-        &mut self,
-        p: TaskId,
-        src: usize,
-        dst: usize,
-        preempt_from: Option<usize>,
-    ) {
+    /// `move_task(p, env)` (3.8) / `pull_task()` (2.6.36): dequeue from
+    /// `src_cpu`, `set_task_cpu`, enqueue on `dst_cpu`, `check_preempt_curr`.
+    /// Under the 2.6.37-rc1 re-arm (fab476228) both runqueues' `avg_idle` go
+    /// to 2·migration_cost and dst's `idle_stamp` is cleared. `preempt_from`:
+    /// the CPU running this code, for `check_preempt_curr` (`None`: no check
+    /// — the caller is in `schedule()` on dst and picks next anyway). When
+    /// it is not dst, as for the stopper on src pushing to an idle dst, dst
+    /// gets a reschedule IPI, as `resched_task()` sends one to a remote CPU.
+    /// The migration's CPU time is charged to src at once and added to the
+    /// pass's cost.
+    fn move_task(&mut self, p: TaskId, env: &mut LbEnv, preempt_from: Option<usize>) {
+        let (src, dst) = (env.src_cpu, env.dst_cpu);
         self.rq_sync(src);
         self.rq_sync(dst);
         self.deactivate_task(src, p, false);
@@ -580,7 +631,7 @@ impl Sim<'_> {
         self.activate_task(dst, p, EnqueueFlags::default());
         self.counters.tasks_pulled += 1;
         self.charge(src, self.cost.migrate_task_ns);
-        self.lb_cost_acc += self.cost.migrate_task_ns;
+        env.cost += self.cost.migrate_task_ns;
         if self.kernel.newidle_rearm {
             let v = 2 * self.kernel.migration_cost_ns;
             self.rqs[src].bal.avg_idle = v;
@@ -593,99 +644,64 @@ impl Sim<'_> {
         self.rearm(src);
     }
 
-    /// `move_tasks()`. 2.6.36 (`balance_tasks()` under `move_tasks()`):
-    /// passes over src's task list, most recently enqueued first, each
-    /// examining up to `nr_migrate` + 1 tasks, repeated while a pass moves
-    /// something and imbalance remains. `lb_cfs_tasks` (367456c756a6, 3.4):
-    /// one walk of at most min(`nr_migrate`, nr_running) tasks, skipped ones
-    /// rotated to the tail.
-    /// A task moves if half its weight fits the remaining imbalance and
-    /// `can_migrate_task()` allows it. Returns the tasks moved.
-    #[allow(clippy::too_many_arguments)]
-    fn move_tasks(
-        &mut self,
-        this_cpu: usize,
-        src: usize,
-        lvl: usize,
-        mut imbalance: u64,
-        idle: IdleType,
-        all_pinned: &mut bool,
-        in_schedule: bool,
-    ) -> u64 {
+    /// `move_tasks(env)`. 2.6.36 (`move_tasks()` over `balance_tasks()`):
+    /// walks of src's task list, most recently enqueued first, each
+    /// examining up to `nr_migrate` + 1 tasks, repeated while a walk moves
+    /// something and imbalance remains. `lb_cfs_tasks` (367456c756a6, 3.4;
+    /// the 3.8 `move_tasks()`): one walk of at most min(`nr_migrate`,
+    /// nr_running) tasks, skipped ones rotated to the tail. Returns the
+    /// tasks moved; `env.imbalance` is what is left.
+    fn move_tasks(&mut self, env: &mut LbEnv) -> u64 {
         let nr_migrate = self.kernel.nr_migrate as usize;
         if self.kernel.lb_cfs_tasks {
-            let loop_max = nr_migrate.min(self.rqs[src].cfs.nr_running as usize);
-            return self.move_pass(
-                this_cpu,
-                src,
-                lvl,
-                &mut imbalance,
-                loop_max,
-                idle,
-                all_pinned,
-                in_schedule,
-                true,
-            );
+            env.loop_max = nr_migrate.min(self.rqs[env.src_cpu].cfs.nr_running as usize);
+            return self.balance_tasks(env, true);
         }
         let mut total = 0;
         loop {
-            let moved = self.move_pass(
-                this_cpu,
-                src,
-                lvl,
-                &mut imbalance,
-                nr_migrate + 1,
-                idle,
-                all_pinned,
-                in_schedule,
-                false,
-            );
+            env.loop_max = nr_migrate + 1;
+            let moved = self.balance_tasks(env, false);
             total += moved;
-            if moved == 0 || imbalance == 0 {
+            if moved == 0 || env.imbalance == 0 {
                 return total;
             }
         }
     }
 
-    /// One walk of `move_tasks()` over at most `loop_max` tasks.
-    #[allow(clippy::too_many_arguments)]
-    fn move_pass(
-        &mut self,
-        this_cpu: usize,
-        src: usize,
-        lvl: usize,
-        imbalance: &mut u64,
-        loop_max: usize,
-        idle: IdleType,
-        all_pinned: &mut bool,
-        in_schedule: bool,
-        rotate_skipped: bool,
-    ) -> u64 {
+    /// One walk over src's tasks: 2.6.36's `balance_tasks()`, the loop of
+    /// 3.8's `move_tasks()`. A task moves if half its weight fits the
+    /// remaining imbalance and `can_migrate_task()` allows it.
+    /// `rotate_skipped`: 3.8's `list_move_tail()` of skipped tasks.
+    fn balance_tasks(&mut self, env: &mut LbEnv, rotate_skipped: bool) -> u64 {
         // `cfs_tasks` keeps the most recently enqueued task last.
+        let src = env.src_cpu;
         let candidates: Vec<TaskId> = self.rqs[src].bal.cfs_tasks.iter().rev().copied().collect();
         let mut skipped: Vec<TaskId> = Vec::new();
         let mut moved = 0;
-        for (loops, p) in candidates.into_iter().enumerate() {
-            if loops >= loop_max || *imbalance == 0 {
+        env.loop_ = 0;
+        for p in candidates {
+            if env.loop_ >= env.loop_max || env.imbalance == 0 {
                 break;
             }
-            self.lb_cost_acc += self.cost.lb_per_task_ns;
+            env.loop_ += 1;
+            env.cost += self.cost.lb_per_task_ns;
             let w = self.ses[p as usize].weight;
-            let (ok, hot) = if w / 2 > *imbalance {
+            let (ok, hot) = if w / 2 > env.imbalance {
                 (false, false)
             } else {
-                self.can_migrate_task(p, src, this_cpu, this_cpu, lvl, all_pinned)
+                self.can_migrate_task(p, env)
             };
             if !ok {
                 skipped.push(p);
                 continue;
             }
             if hot {
-                self.rqs[this_cpu].bal.stats[lvl].lb_hot_gained[idle as usize] += 1;
+                self.rqs[env.dst_cpu].bal.stats[env.sd].lb_hot_gained[env.idle as usize] += 1;
             }
-            self.move_task(p, src, this_cpu, (!in_schedule).then_some(this_cpu));
+            let from = (!env.in_schedule).then_some(env.dst_cpu);
+            self.move_task(p, env, from);
             moved += 1;
-            *imbalance = imbalance.saturating_sub(w);
+            env.imbalance = env.imbalance.saturating_sub(w);
         }
         if rotate_skipped && !skipped.is_empty() {
             // list_move_tail(): each skipped task becomes the new tail.
@@ -700,61 +716,71 @@ impl Sim<'_> {
         moved
     }
 
-    /// `need_active_balance()`.
-    fn need_active_balance(&self, this_cpu: usize, lvl: usize, idle: IdleType) -> bool {
-        if idle == IdleType::NewlyIdle && !self.kernel.newidle_active_balance {
+    /// `need_active_balance(env)` (kernel/sched/fair.c 3.8): after more
+    /// than `cache_nice_tries` + 2 failures; never for NEWLY_IDLE unless
+    /// `newidle_active_balance`. Simplification: no ASYM_PACKING case, no
+    /// 2.6.36 power-savings case.
+    fn need_active_balance(&self, env: &LbEnv) -> bool {
+        if env.idle == IdleType::NewlyIdle && !self.kernel.newidle_active_balance {
             return false;
         }
-        let d = &self.sd[this_cpu][lvl];
+        let d = &self.sd[env.dst_cpu][env.sd];
         d.nr_balance_failed > d.cache_nice_tries + 2
     }
 
-    /// `load_balance(this_cpu, sd, idle)`. Returns (tasks moved, whether this
-    /// CPU may continue to higher levels).
+    /// `load_balance(this_cpu, this_rq, sd, idle, &balance)`
+    /// (kernel/sched/fair.c 3.8; 2.6.36 kernel/sched_fair.c): find the
+    /// busiest group and queue, move tasks (retrying without an all-pinned
+    /// queue), count failures and start an active balance after repeated
+    /// ones, and adapt the domain's `balance_interval`. `in_schedule`: called
+    /// from `idle_balance()` inside `schedule()`. Simplifications: no 2.6.36
+    /// `sd_idle` (SMT power-savings) return, no `update_shares()`, no
+    /// LBF_NEED_BREAK/LBF_SOME_PINNED retries (see [`LbEnv`]).
     pub(crate) fn load_balance(
         &mut self,
         this_cpu: usize,
         lvl: usize,
         idle: IdleType,
         in_schedule: bool,
-    ) -> (u64, bool) {
+    ) -> LbResult {
+        let mut env = LbEnv::new(this_cpu, lvl, idle, in_schedule);
+        let (moved, balance) = self.load_balance_env(&mut env);
+        LbResult {
+            moved,
+            balance,
+            cost: env.cost,
+        }
+    }
+
+    fn load_balance_env(&mut self, env: &mut LbEnv) -> (u64, bool) {
+        let (this_cpu, lvl, idle) = (env.dst_cpu, env.sd, env.idle);
         let it = idle as usize;
         self.counters.lb_calls[it] += 1;
-        self.lb_cost_acc += self.cost.lb_base_ns;
+        env.cost += self.cost.lb_base_ns;
         self.rqs[this_cpu].bal.stats[lvl].lb_count[it] += 1;
-        let mut excluded: Vec<usize> = Vec::new();
-        let mut all_pinned = false;
         let mut moved = 0;
         let mut active = false;
         let balanced = 'redo: loop {
-            let (g, imbalance) = match self.find_busiest_group(this_cpu, lvl, idle) {
+            let g = match self.find_busiest_group(env) {
                 Err(()) => return (0, false),
                 Ok(None) => {
                     self.rqs[this_cpu].bal.stats[lvl].lb_nobusyg[it] += 1;
                     break 'redo true;
                 }
-                Ok(Some(x)) => x,
+                Ok(Some(g)) => g,
             };
-            let Some(busiest) = self.find_busiest_queue(this_cpu, lvl, g, imbalance, &excluded)
-            else {
+            let Some(busiest) = self.find_busiest_queue(env, g) else {
                 self.rqs[this_cpu].bal.stats[lvl].lb_nobusyq[it] += 1;
                 break 'redo true;
             };
-            self.rqs[this_cpu].bal.stats[lvl].lb_imbalance[it] += imbalance;
+            self.rqs[this_cpu].bal.stats[lvl].lb_imbalance[it] += env.imbalance;
+            env.src_cpu = busiest;
             if self.rqs[busiest].cfs.nr_running > 1 {
-                all_pinned = true;
-                moved = self.move_tasks(
-                    this_cpu,
-                    busiest,
-                    lvl,
-                    imbalance,
-                    idle,
-                    &mut all_pinned,
-                    in_schedule,
-                );
-                if all_pinned {
-                    excluded.push(busiest);
-                    if excluded.len() < self.sd[this_cpu][lvl].span.len() {
+                env.flags |= LBF_ALL_PINNED;
+                moved = self.move_tasks(env);
+                if env.flags & LBF_ALL_PINNED != 0 {
+                    env.excluded.push(busiest);
+                    if env.excluded.len() < self.sd[this_cpu][lvl].span.len() {
                         continue 'redo;
                     }
                     break 'redo true;
@@ -766,7 +792,7 @@ impl Sim<'_> {
                 if idle != IdleType::NewlyIdle || !self.kernel.newidle_no_nr_balance_failed {
                     d.nr_balance_failed += 1;
                 }
-                if self.need_active_balance(this_cpu, lvl, idle) {
+                if self.need_active_balance(env) {
                     let curr_ok = self.rqs[busiest]
                         .cfs
                         .curr
@@ -803,6 +829,7 @@ impl Sim<'_> {
         };
         if balanced {
             self.rqs[this_cpu].bal.stats[lvl].lb_balanced[it] += 1;
+            let all_pinned = env.flags & LBF_ALL_PINNED != 0;
             let d = &mut self.sd[this_cpu][lvl];
             d.nr_balance_failed = 0;
             if (all_pinned && d.balance_interval < MAX_PINNED_INTERVAL)
@@ -815,9 +842,11 @@ impl Sim<'_> {
         (moved, true)
     }
 
-    /// The stopper thread on `src` runs `active_load_balance_cpu_stop()`: it
-    /// preempts src's current task and moves one movable task to `dst`
-    /// (`move_one_task(..., CPU_IDLE)`).
+    /// `active_load_balance_cpu_stop()` (kernel/sched/fair.c 3.8; 2.6.36
+    /// kernel/sched_fair.c): the stopper thread on `src` preempts src's
+    /// current task and moves one movable task to `dst` (`move_one_task()`
+    /// with an `lb_env` of dst's domain at `lvl`, CPU_IDLE). Its CPU time is
+    /// charged to src.
     pub(crate) fn active_balance(&mut self, src: usize, dst: usize, lvl: usize) {
         self.rq_sync(src);
         self.rqs[src].bal.active_balance = false;
@@ -838,22 +867,22 @@ impl Sim<'_> {
         }
         let mut moved = false;
         if self.rqs[src].cfs.nr_running > 0 && dst != src {
-            self.lb_cost_acc = 0;
+            let mut env = LbEnv::new(dst, lvl, IdleType::Idle, false);
+            env.src_cpu = src;
             let candidates: Vec<TaskId> =
                 self.rqs[src].bal.cfs_tasks.iter().rev().copied().collect();
-            let mut dummy = false;
+            // move_one_task()
             for p in candidates {
-                self.lb_cost_acc += self.cost.lb_per_task_ns;
-                let (ok, _) = self.can_migrate_task_idle(p, src, dst, lvl, &mut dummy);
+                env.cost += self.cost.lb_per_task_ns;
+                let (ok, _) = self.can_migrate_task(p, &mut env);
                 if ok {
                     // The stopper runs on src: an idle dst needs the IPI.
-                    self.move_task(p, src, dst, Some(src));
+                    self.move_task(p, &mut env, Some(src));
                     moved = true;
                     break;
                 }
             }
-            let c = self.lb_cost_acc;
-            self.charge(src, c);
+            self.charge(src, env.cost);
         }
         let st = &mut self.rqs[dst].bal.stats[lvl];
         if moved {
@@ -870,21 +899,12 @@ impl Sim<'_> {
         }
     }
 
-    /// `can_migrate_task()` as `move_one_task(.., CPU_IDLE)` asks it from the
-    /// stopper (the domain is dst's at `lvl`).
-    fn can_migrate_task_idle(
-        &self,
-        p: TaskId,
-        src: usize,
-        dst: usize,
-        lvl: usize,
-        all_pinned: &mut bool,
-    ) -> (bool, bool) {
-        self.can_migrate_task(p, src, dst, dst, lvl, all_pinned)
-    }
-
-    /// `idle_balance(this_cpu)` with the configured throttle; called from
-    /// `schedule()` when the runqueue is empty. Returns tasks pulled.
+    /// `idle_balance(this_cpu, this_rq)` (2.6.36 kernel/sched_fair.c, 3.8
+    /// kernel/sched/fair.c; 3.13's per-domain cost budget under
+    /// `NewidleThrottle::MaxLbCost`) with the configured throttle; called
+    /// from `schedule()` when the runqueue is empty. Returns tasks pulled;
+    /// the passes' CPU time is charged to `cpu`. Simplification: a pass's
+    /// cost is the model's `LbEnv::cost`, not a `sched_clock()` difference.
     pub(crate) fn idle_balance(&mut self, cpu: usize) -> u64 {
         if !self.kernel.idle_balance || self.sd[cpu].is_empty() {
             return 0;
@@ -910,10 +930,9 @@ impl Sim<'_> {
                 break;
             }
             if self.sd[cpu][lvl].has(sd::BALANCE_NEWIDLE) {
-                self.lb_cost_acc = 0;
-                let (m, _) = self.load_balance(cpu, lvl, IdleType::NewlyIdle, true);
-                pulled += m;
-                let cost = self.lb_cost_acc;
+                let r = self.load_balance(cpu, lvl, IdleType::NewlyIdle, true);
+                pulled += r.moved;
+                let cost = r.cost;
                 total_cost += cost;
                 // Recorded under every throttle (as 3.13 does); read only by
                 // the max_lb_cost throttle, its decay and the avg_idle cap.
@@ -941,11 +960,13 @@ impl Sim<'_> {
         pulled
     }
 
-    /// `rebalance_domains(cpu, idle)`: each level whose interval (× busy
-    /// factor when busy) has passed balances; stop above a level where this
-    /// CPU is not the group's balance CPU. 3.13 also decays
-    /// `max_newidle_lb_cost` here.
-    pub(crate) fn rebalance_domains(&mut self, cpu: usize, mut idle: IdleType) -> u64 {
+    /// `rebalance_domains(cpu, idle)` (kernel/sched/fair.c 3.8; 2.6.36
+    /// kernel/sched_fair.c; 3.13 also decays `max_newidle_lb_cost` here):
+    /// each level whose interval (× busy factor when busy) has passed
+    /// balances; stop above a level where this CPU is not the group's
+    /// balance CPU. Returns (tasks moved, the passes' CPU time), which the
+    /// caller charges. Simplification: no SD_SERIALIZE lock.
+    pub(crate) fn rebalance_domains(&mut self, cpu: usize, mut idle: IdleType) -> (u64, u64) {
         let now = self.now;
         let j = self.jiffies();
         let mut next_balance = now + 60 * 1_000_000_000;
@@ -976,12 +997,11 @@ impl Sim<'_> {
                 (interval_ms * self.kernel.hz as u64 / 1000).clamp(1, max_interval) * self.tick_ns;
             let mut cont = true;
             if j * self.tick_ns >= d.last_balance + interval {
-                self.lb_cost_acc = 0;
-                let (m, c) = self.load_balance(cpu, lvl, idle, false);
-                cost += self.lb_cost_acc;
-                cont = c;
-                if m > 0 {
-                    moved_total += m;
+                let r = self.load_balance(cpu, lvl, idle, false);
+                cost += r.cost;
+                cont = r.balance;
+                if r.moved > 0 {
+                    moved_total += r.moved;
                     idle = IdleType::NotIdle;
                 }
                 self.sd[cpu][lvl].last_balance = j * self.tick_ns;
@@ -996,13 +1016,13 @@ impl Sim<'_> {
         if update {
             self.rqs[cpu].bal.next_balance = next_balance;
         }
-        self.lb_cost_acc = cost;
-        moved_total
+        (moved_total, cost)
     }
 
-    /// `trigger_load_balance()` + the SCHED_SOFTIRQ it raises, from the tick
-    /// of a busy CPU: periodic balancing when `next_balance` has come, and
-    /// the NOHZ idle-balancer kick.
+    /// `trigger_load_balance()` + the SCHED_SOFTIRQ it raises
+    /// (`run_rebalance_domains()`; 2.6.36 and 3.8), from the tick of a busy
+    /// CPU: periodic balancing when `next_balance` has come, and the NOHZ
+    /// idle-balancer kick.
     pub(crate) fn trigger_load_balance(&mut self, cpu: usize) {
         if self.sd[cpu].is_empty() {
             return;
@@ -1015,9 +1035,8 @@ impl Sim<'_> {
             } else {
                 IdleType::NotIdle
             };
-            self.rebalance_domains(cpu, idle);
-            let c = self.lb_cost_acc;
-            self.charge(cpu, c);
+            let (_, cost) = self.rebalance_domains(cpu, idle);
+            self.charge(cpu, cost);
             ran = true;
         }
         if (!ran || self.kernel.nohz_kick_after_rebalance) && self.nohz_kick_needed(cpu) {
@@ -1025,7 +1044,8 @@ impl Sim<'_> {
         }
     }
 
-    /// `nohz_kick_needed()` at a busy CPU's tick.
+    /// `nohz_kick_needed()` at a busy CPU's tick: 2.6.36's first/second
+    /// pick push model, or 3.3+'s (3.8) `nr_busy_cpus` test (`nohz_ilb`).
     fn nohz_kick_needed(&mut self, cpu: usize) -> bool {
         if self.now < self.nohz.next_balance || self.nohz.nr_idle == 0 {
             return false;
@@ -1118,8 +1138,8 @@ impl Sim<'_> {
         }
         let mut cost = 0;
         self.update_cpu_load(ilb);
-        self.rebalance_domains(ilb, IdleType::Idle);
-        cost += self.lb_cost_acc;
+        let (_, c) = self.rebalance_domains(ilb, IdleType::Idle);
+        cost += c;
         let mut next = self.rqs[ilb].bal.next_balance;
         for c in 0..self.rqs.len() {
             if c == ilb || !self.nohz.idle[c] {
@@ -1130,8 +1150,8 @@ impl Sim<'_> {
             }
             self.update_cpu_load(c);
             // Balancing on c's behalf: pulls land on c, which is woken.
-            let moved = self.rebalance_domains(c, IdleType::Idle);
-            cost += self.lb_cost_acc;
+            let (moved, lb_cost) = self.rebalance_domains(c, IdleType::Idle);
+            cost += lb_cost;
             if moved > 0 {
                 self.resched_cpu(c, Some(ilb));
             }
@@ -1189,5 +1209,335 @@ mod tests {
         assert_eq!(decay_load_missed(1024, 1, 1), 512);
         assert_eq!(decay_load_missed(1024, 3, 2), 432);
         assert_eq!(decay_load_missed(1024, 100, 1), 0);
+    }
+
+    // ---- find_busiest_group / calculate_imbalance / fix_small_imbalance ----
+    //
+    // Hand-built `sd_lb_stats` of a domain with a local and a busiest group,
+    // checked against the arithmetic of kernel/sched/fair.c (3.8) and
+    // kernel/sched_fair.c (2.6.36); the project's reference is
+    // kernel-facts.md §2.2. SCALE = SCHED_POWER_SCALE = 1024; a nice-0 task
+    // weighs 1024. Integer division throughout, as in the kernel.
+
+    /// A group as `update_sg_lb_stats()` would sum it.
+    #[derive(Clone, Copy)]
+    struct G {
+        power: u64,
+        load: u64,
+        nr: u64,
+        capacity: u64,
+        weight: u64,
+        idle_cpus: u64,
+    }
+
+    fn g(power: u64, load: u64, nr: u64, capacity: u64) -> G {
+        G {
+            power,
+            load,
+            nr,
+            capacity,
+            weight: power / SCALE,
+            idle_cpus: 0,
+        }
+    }
+
+    /// The `sd_lb_stats` of a domain of two groups, `this` and `busiest`.
+    fn stats(this: G, busiest: G) -> SdStats {
+        SdStats {
+            busiest: Some(1),
+            this: Some(0),
+            total_load: this.load + busiest.load,
+            total_pwr: this.power + busiest.power,
+            avg_load: 0,
+            this_load: this.load * SCALE / this.power,
+            this_load_per_task: this.load,
+            this_nr_running: this.nr,
+            this_has_capacity: this.capacity > this.nr,
+            this_idle_cpus: this.idle_cpus,
+            this_power: this.power,
+            max_load: busiest.load * SCALE / busiest.power,
+            busiest_load_per_task: busiest.load,
+            busiest_nr_running: busiest.nr,
+            busiest_group_capacity: busiest.capacity,
+            busiest_has_capacity: busiest.capacity > busiest.nr,
+            busiest_group_weight: busiest.weight,
+            busiest_idle_cpus: busiest.idle_cpus,
+            busiest_power: busiest.power,
+            group_imb: false,
+        }
+    }
+
+    /// With the domain average `find_busiest_group()` sets before
+    /// `calculate_imbalance()`.
+    fn with_avg(mut s: SdStats) -> SdStats {
+        s.avg_load = SCALE * s.total_load / s.total_pwr;
+        s
+    }
+
+    /// 3.8's three find_busiest_group switches, each on or off.
+    fn kernel(newidle_force: bool, group_imb: bool, idle_cpus: bool) -> Kernel {
+        let mut k = Kernel::v3_8();
+        k.newidle_force = newidle_force;
+        k.force_balance_group_imb = group_imb;
+        k.idle_cpus_balanced = idle_cpus;
+        k
+    }
+
+    #[test]
+    fn plain_imbalance_pulls_down_to_the_domain_average() {
+        // Two single-CPU groups of power 1024: busiest runs 4 nice-0 tasks
+        // (load 4096), local 1 (1024).
+        // avg_load = 1024·5120/2048 = 2560; max_load = 4096; this_load = 1024
+        // busiest_load_per_task = 4096/4 = 1024
+        // load_above_capacity = (4−1)·1024·1024/1024 = 3072
+        // max_pull = min(4096−2560, 3072) = 1536
+        // imbalance = min(1536·1024, (2560−1024)·1024)/1024 = 1536 ≥ 1024.
+        let s = stats(g(1024, 1024, 1, 1), g(1024, 4096, 4, 1));
+        assert_eq!(calculate_imbalance(&with_avg(s), 0), 1536);
+        // find_busiest_group, CPU_NOT_IDLE, imbalance_pct 125:
+        // 100·4096 = 409600 > 125·1024 = 128000, so not balanced.
+        let k = kernel(true, true, true);
+        assert_eq!(
+            fbg_decision(&s, IdleType::NotIdle, 125, &k, 1024),
+            Some(1536)
+        );
+    }
+
+    #[test]
+    fn load_above_capacity_limits_max_pull() {
+        // Two 2-CPU groups (power 2048, capacity 2): busiest runs 3 nice-0
+        // tasks (3072), local nothing.
+        // avg_load = 1024·3072/4096 = 768; max_load = 3072·1024/2048 = 1536
+        // load_above_capacity = (3−2)·1024·1024/2048 = 512
+        // max_pull = min(1536−768 = 768, 512) = 512
+        // imbalance = min(512·2048, (768−0)·2048)/1024 = 1024
+        // (= busiest_load_per_task 3072/3, so no fix_small_imbalance).
+        let s = stats(g(2048, 0, 0, 2), g(2048, 3072, 3, 2));
+        assert_eq!(calculate_imbalance(&with_avg(s), 0), 1024);
+        // Had the busiest group capacity for all three (capacity 3), no
+        // limit: max_pull = 768, imbalance = 768·2048/1024 = 1536.
+        let s = stats(g(2048, 0, 0, 2), g(2048, 3072, 3, 3));
+        assert_eq!(calculate_imbalance(&with_avg(s), 0), 1536);
+    }
+
+    #[test]
+    fn group_imb_caps_the_busiest_load_per_task_at_the_domain_average() {
+        // Two 2-CPU groups (power 2048). Busiest: two nice −10 tasks
+        // (9548 each) pinned to one of its CPUs (group_imb), load 19096;
+        // local: two nice-0 tasks, 2048.
+        // max_load = 19096·1024/2048 = 9548; this_load = 2048·1024/2048 = 1024
+        // avg_load = 1024·21144/4096 = 5286
+        // busiest_load_per_task = 19096/2 = 9548, capped: min(9548, 5286) = 5286
+        // load_above_capacity: not computed for group_imb (ULONG_MAX)
+        // max_pull = 9548 − 5286 = 4262
+        // imbalance = min(4262·2048, (5286−1024)·2048)/1024 = 8524 ≥ 5286.
+        let mut s = stats(g(2048, 2048, 2, 2), g(2048, 19096, 2, 2));
+        s.group_imb = true;
+        assert_eq!(calculate_imbalance(&with_avg(s), 0), 8524);
+        // Without group_imb the per-task load stays 9548 > 8524, so
+        // fix_small_imbalance runs: this_load_per_task = 2048/2 = 1024 <
+        // 9548 → imbn = 1; scaled_busy_load_per_task = 9548·1024/2048 =
+        // 4774; 9548 − 1024 + 4774 ≥ 4774 → imbalance = 9548 (one task).
+        s.group_imb = false;
+        assert_eq!(calculate_imbalance(&with_avg(s), 0), 9548);
+    }
+
+    #[test]
+    fn fix_small_imbalance_moves_one_task_when_the_gap_is_two_tasks_worth() {
+        // Two single-CPU groups: busiest runs 2 nice-0 tasks (2048), local 1.
+        // avg_load = 1024·3072/2048 = 1536; busiest_load_per_task = 1024
+        // load_above_capacity = (2−1)·1024 = 1024; max_pull = min(512, 1024)
+        // imbalance = min(512·1024, (1536−1024)·1024)/1024 = 512 < 1024
+        // → fix_small_imbalance: this_load_per_task = 1024, not lighter than
+        // the busiest's → imbn = 2; scaled_busy_load_per_task = 1024;
+        // 2048 − 1024 + 1024 = 2048 ≥ 1024·2 → imbalance = 1024.
+        let s = stats(g(1024, 1024, 1, 1), g(1024, 2048, 2, 1));
+        assert_eq!(calculate_imbalance(&with_avg(s), 0), 1024);
+        // Called directly with per-task loads, as calculate_imbalance does.
+        let mut s = with_avg(s);
+        s.busiest_load_per_task = 1024;
+        assert_eq!(fix_small_imbalance(&s, 0), 1024);
+    }
+
+    #[test]
+    fn fix_small_imbalance_moves_one_task_when_throughput_rises() {
+        // Two 2-CPU groups (power 2048, capacity 2): busiest runs 3 nice-0
+        // tasks (3072), local one nice −4 task (2501), one CPU idle.
+        // max_load = 3072·1024/2048 = 1536; this_load = 2501·1024/2048 = 1250
+        // avg_load = 1024·5573/4096 = 1393; busiest_load_per_task = 1024
+        // load_above_capacity = (3−2)·1024·1024/2048 = 512
+        // max_pull = min(1536−1393 = 143, 512) = 143
+        // imbalance = min(143·2048, (1393−1250)·2048)/1024 = 286 < 1024
+        // → fix_small_imbalance: this_load_per_task = 2501 → imbn = 2;
+        // scaled_busy_load_per_task = 1024·1024/2048 = 512;
+        // 1536 − 1250 + 512 = 798 < 1024: the gap alone does not pay.
+        // pwr_now  = (2048·min(1024, 1536) + 2048·min(2501, 1250))/1024 = 4548
+        // pwr_move = (2048·min(1024, 1536−512) + 2048·min(2501, 1250+512))/1024
+        //          = (2097152 + 3608576)/1024 = 5572 > 4548 → imbalance = 1024.
+        let s = stats(g(2048, 2501, 1, 2), g(2048, 3072, 3, 2));
+        assert_eq!(calculate_imbalance(&with_avg(s), 0), 1024);
+    }
+
+    #[test]
+    fn fix_small_imbalance_does_not_move_a_task_that_gains_nothing() {
+        // Two single-CPU groups: busiest runs 2 nice-0 tasks (2048), local
+        // one nice −3 task (1991).
+        // avg_load = 1024·4039/2048 = 2019; busiest_load_per_task = 1024
+        // max_pull = min(2048−2019 = 29, 1024) = 29
+        // imbalance = min(29·1024, (2019−1991)·1024)/1024 = 28 < 1024
+        // → fix_small_imbalance: this_load_per_task 1991 → imbn = 2;
+        // 2048 − 1991 + 1024 = 1081 < 2048;
+        // pwr_now  = (1024·min(1024, 2048) + 1024·min(1991, 1991))/1024 = 3015
+        // pwr_move = (1024·min(1024, 2048−1024) + 1024·min(1991, 1991+1024))/1024
+        //          = 3015, not more → imbalance = 0.
+        let s = stats(g(1024, 1991, 1, 1), g(1024, 2048, 2, 1));
+        assert_eq!(calculate_imbalance(&with_avg(s), 0), 0);
+        // find_busiest_group never gets there: 100·2048 = 204800 ≤
+        // 125·1991 = 248875 is balanced.
+        let k = kernel(true, true, true);
+        assert_eq!(fbg_decision(&s, IdleType::NotIdle, 125, &k, 1991), None);
+    }
+
+    #[test]
+    fn imbalance_pct_is_a_non_strict_bound() {
+        // Two single-CPU groups. Local: 2 tasks of 512 (this_load 1024);
+        // busiest: 2 tasks, load 1280 = 1.25 × 1024.
+        // 100·1280 = 128000 ≤ 125·1024 = 128000 → balanced (2.6.36 and 3.8).
+        let k38 = kernel(true, true, true);
+        let k36 = kernel(false, false, false);
+        let s = stats(g(1024, 1024, 2, 1), g(1024, 1280, 2, 1));
+        assert_eq!(fbg_decision(&s, IdleType::NotIdle, 125, &k38, 512), None);
+        assert_eq!(fbg_decision(&s, IdleType::NotIdle, 125, &k36, 512), None);
+        // One more unit of load: 128100 > 128000.
+        // avg_load = 1024·2305/2048 = 1152; busiest_load_per_task = 1281/2 = 640
+        // max_pull = min(1281−1152 = 129, (2−1)·1024) = 129
+        // imbalance = min(129·1024, (1152−1024)·1024)/1024 = 128 < 640
+        // → fix_small_imbalance: 640 > this_load_per_task 1024/2 = 512 →
+        // imbn = 1; 1281 − 1024 + 640 ≥ 640 → imbalance = 640.
+        let s = stats(g(1024, 1024, 2, 1), g(1024, 1281, 2, 1));
+        assert_eq!(
+            fbg_decision(&s, IdleType::NotIdle, 125, &k38, 512),
+            Some(640)
+        );
+        assert_eq!(
+            fbg_decision(&s, IdleType::NotIdle, 125, &k36, 512),
+            Some(640)
+        );
+        // 2.6.36 applies the same test to CPU_IDLE.
+        assert_eq!(fbg_decision(&s, IdleType::Idle, 125, &k36, 512), Some(640));
+    }
+
+    #[test]
+    fn newidle_force_pulls_next_to_a_heavy_local_task() {
+        // fab476228's case: two 2-CPU groups (power 2048, capacity 2). Local
+        // runs one nice −15 task (29154), one CPU idle: has capacity. Busiest
+        // runs 3 nice-0 tasks (3072): no capacity.
+        // this_load = 29154·1024/2048 = 14577 ≥ max_load = 1536 → balanced,
+        // unless forced (NEWLY_IDLE, newidle_force).
+        // Forced: avg_load = 1024·32226/4096 = 8056; max_load < avg_load →
+        // fix_small_imbalance: busiest_load_per_task = 1024, this 29154 →
+        // imbn = 2; scaled_busy_load_per_task = 512; 0 + 512 < 1024;
+        // pwr_now  = (2048·min(1024, 1536) + 2048·min(29154, 14577))/1024 = 31202
+        // pwr_move = (2048·min(1024, 1536−512) + 2048·min(29154, 14577+512))/1024
+        //          = 32226 > 31202 → imbalance = 1024.
+        let s = stats(g(2048, 29154, 1, 2), g(2048, 3072, 3, 2));
+        let forced = kernel(true, false, false);
+        let not = kernel(false, false, false);
+        assert_eq!(
+            fbg_decision(&s, IdleType::NewlyIdle, 125, &forced, 29154),
+            Some(1024)
+        );
+        assert_eq!(
+            fbg_decision(&s, IdleType::NewlyIdle, 125, &not, 29154),
+            None
+        );
+        assert_eq!(
+            fbg_decision(&s, IdleType::NotIdle, 125, &forced, 29154),
+            None
+        );
+        // No force when the busiest group still has capacity (capacity 4).
+        let s = stats(g(2048, 29154, 1, 2), g(2048, 3072, 3, 4));
+        assert_eq!(
+            fbg_decision(&s, IdleType::NewlyIdle, 125, &forced, 29154),
+            None
+        );
+    }
+
+    #[test]
+    fn idle_cpus_balanced_judges_cpu_idle_by_idle_cpus() {
+        // Two 2-CPU groups (power 2048). Local: one nice-0 task, 1 idle CPU.
+        // Busiest: two nice-0 tasks, capacity capped at 1 (prefer_sibling),
+        // no idle CPU. this_load = 512, max_load = 1024, avg_load = 768.
+        // CPU_IDLE under idle_cpus_balanced: this_idle_cpus 1 ≤ 0 + 1 and
+        // busiest_nr_running 2 ≤ group_weight 2 → balanced.
+        let mut this = g(2048, 1024, 1, 2);
+        this.idle_cpus = 1;
+        let s = stats(this, g(2048, 2048, 2, 1));
+        let k38 = kernel(true, true, true);
+        let k36 = kernel(false, false, false);
+        assert_eq!(fbg_decision(&s, IdleType::Idle, 125, &k38, 1024), None);
+        // Else the imbalance_pct test (100·1024 > 125·512) lets it through:
+        // load_above_capacity = (2−1)·1024·1024/2048 = 512;
+        // max_pull = min(1024−768, 512) = 256;
+        // imbalance = min(256·2048, (768−512)·2048)/1024 = 512 < 1024 →
+        // fix_small_imbalance: imbn = 2, scaled = 512, 512 + 512 ≥ 1024 → 1024.
+        assert_eq!(
+            fbg_decision(&s, IdleType::NotIdle, 125, &k38, 1024),
+            Some(1024)
+        );
+        assert_eq!(
+            fbg_decision(&s, IdleType::Idle, 125, &k36, 1024),
+            Some(1024)
+        );
+        // The throughput case above (3 tasks on 2 CPUs vs one nice −4 task):
+        // 3 > group_weight 2, so 3.8's CPU_IDLE pulls; 2.6.36 finds
+        // 100·1536 = 153600 ≤ 125·1250 = 156250 and calls it balanced.
+        let mut this = g(2048, 2501, 1, 2);
+        this.idle_cpus = 1;
+        let s = stats(this, g(2048, 3072, 3, 2));
+        assert_eq!(
+            fbg_decision(&s, IdleType::Idle, 125, &k38, 2501),
+            Some(1024)
+        );
+        assert_eq!(fbg_decision(&s, IdleType::Idle, 125, &k36, 2501), None);
+        assert_eq!(fbg_decision(&s, IdleType::NotIdle, 125, &k38, 2501), None);
+    }
+
+    #[test]
+    fn force_balance_group_imb_skips_the_load_tests() {
+        // A local group above the domain average next to a pinned
+        // (group_imb) busiest group. Local (power 2048) runs 4
+        // nice-0 tasks (4096): this_load 2048. Busiest (power 2048) runs
+        // 3 nice-0 tasks on one CPU (3072, group_imb): max_load 1536.
+        // avg_load = 1024·7168/4096 = 1792 ≤ this_load → balanced, unless
+        // 3.8 forces on group_imb. Forced: max_load < avg_load →
+        // fix_small_imbalance with busiest_load_per_task =
+        // min(3072/3, 1792) = 1024; this_load_per_task = 4096/4 = 1024 →
+        // imbn = 2; scaled = 512; 0 + 512 < 1024;
+        // pwr_now  = (2048·min(1024, 1536) + 2048·min(1024, 2048))/1024 = 4096
+        // pwr_move = (2048·min(1024, 1536−512) + 2048·min(1024, 2048+512))/1024
+        //          = 4096, not more → imbalance = 0.
+        let mut s = stats(g(2048, 4096, 4, 2), g(2048, 3072, 3, 2));
+        s.group_imb = true;
+        let k38 = kernel(true, true, true);
+        let k36 = kernel(false, false, false);
+        assert_eq!(
+            fbg_decision(&s, IdleType::NotIdle, 125, &k38, 1024),
+            Some(0)
+        );
+        assert_eq!(fbg_decision(&s, IdleType::NotIdle, 125, &k36, 1024), None);
+    }
+
+    #[test]
+    fn find_busiest_group_without_a_busy_group_is_balanced() {
+        let k = kernel(true, true, true);
+        // No group over capacity: no busiest.
+        let mut s = stats(g(1024, 0, 0, 1), g(1024, 4096, 4, 1));
+        s.busiest = None;
+        assert_eq!(fbg_decision(&s, IdleType::NewlyIdle, 125, &k, 0), None);
+        // A busiest group running nothing (group_imb on stale cpu_load).
+        let mut s = stats(g(1024, 0, 0, 1), g(1024, 4096, 0, 1));
+        s.group_imb = true;
+        assert_eq!(fbg_decision(&s, IdleType::NewlyIdle, 125, &k, 0), None);
     }
 }

@@ -8,23 +8,19 @@
 
 use super::balance::avg_idle_sample;
 use super::fair::{EnqueueFlags, SchedEntity, TaskId};
+use super::task::{Task, TaskState, Work};
 use super::weights::nice_weight;
-use crate::engine::{Event, Sim, Task, TaskState, MAX_ZERO_STEPS};
+use crate::engine::{Event, Sim};
 use crate::kernel::AvgIdleCap;
 use crate::trace::{TraceKind, PREV_STATE_DEAD, PREV_STATE_RUNNING, PREV_STATE_SLEEPING};
-use crate::workload::{Action, Ctx, TaskSpec, Work};
-
-/// Longest single CPU burst a workload may ask for (≈ 12 days): larger ones
-/// are workload bugs that would overflow simulated time.
-const MAX_BURST_NS: u64 = 1 << 50;
 
 /// ftrace pid of a task (0 is the idle task, "swapper").
-fn pid(t: Option<TaskId>) -> i32 {
+pub(crate) fn pid(t: Option<TaskId>) -> i32 {
     t.map_or(0, |t| t as i32 + 1)
 }
 
 impl Sim<'_> {
-    fn trace(&mut self, cpu: usize, kind: TraceKind, pid: i32, a: i32, b: i32) {
+    pub(crate) fn trace(&mut self, cpu: usize, kind: TraceKind, pid: i32, a: i32, b: i32) {
         if let Some(tr) = self.trace.as_mut() {
             tr.push(self.now, cpu, kind, pid, a, b);
         }
@@ -178,24 +174,14 @@ impl Sim<'_> {
             .is_none_or(|a| a.binary_search(&(cpu as u32)).is_ok())
     }
 
-    /// `wake_up_new_task()` with `task_fork_fair()` (2.6.36): the child
-    /// starts from the parent's vruntime, `place_entity(initial)` adds the
-    /// START_DEBIT vslice, the result is normalised, then the child is placed,
-    /// enqueued and may preempt (WF_FORK). Harness-created tasks (no parent)
-    /// are placed as if forked on an idle CPU.
-    fn wake_up_new_task(&mut self, spec: TaskSpec, parent: Option<(TaskId, usize)>) {
+    /// `sched_fork()` → `task_fork_fair()` (2.6.36): the child starts from
+    /// the running task's vruntime on `home` (the parent's CPU),
+    /// `place_entity(initial)` adds the START_DEBIT vslice and the result is
+    /// normalised. Adds the task and its entity; returns its id.
+    pub(crate) fn sched_fork(&mut self, task: Task, home: usize) -> TaskId {
         let id = self.tasks.len() as TaskId;
-        let (w, inv) = nice_weight(spec.nice);
+        let (w, inv) = nice_weight(task.nice);
         let mut se = SchedEntity::new(w, inv);
-        let mut allowed = spec.cpus;
-        if let Some(a) = allowed.as_mut() {
-            a.sort_unstable();
-            a.dedup();
-        }
-        let home = parent.map_or_else(
-            || allowed.as_ref().map_or(0, |a| a[0] as usize),
-            |(_, cpu)| cpu,
-        );
         {
             let now = self.now;
             let cfs = &mut self.rqs[home].cfs;
@@ -207,32 +193,18 @@ impl Sim<'_> {
             se.vruntime -= cfs.min_vruntime;
         }
         self.ses.push(se);
-        // A process of its own gets an mm id no shared address space uses.
-        let mm = spec.mm.unwrap_or(u32::MAX - id);
-        self.tasks.push(Task {
-            name: spec.name,
-            mm,
-            nice: spec.nice,
-            state: TaskState::Runnable,
-            cpu: home as u32,
-            allowed,
-            work_left: 0,
-            work_kind: Work::User,
-            timer_gen: 0,
-            timer_pending: false,
-            wait_start: self.now,
-            user_ns: 0,
-            sys_ns: 0,
-            wait_ns: 0,
-            nvcsw: 0,
-            nivcsw: 0,
-            migrations: 0,
-            wakeups: 0,
-        });
-        self.live_tasks += 1;
-        self.counters.forks += 1;
+        self.tasks.push(task);
+        id
+    }
+
+    /// `wake_up_new_task()` (2.6.36): place the child forked on `home`
+    /// (`select_task_rq(SD_BALANCE_FORK)`), enqueue it and let it preempt
+    /// (WF_FORK). `parent_cpu`: the CPU running the fork; `None` for a
+    /// harness-created task, placed as if forked on an idle CPU (no
+    /// migration counted).
+    pub(crate) fn wake_up_new_task(&mut self, id: TaskId, home: usize, parent_cpu: Option<usize>) {
         let cpu = self.select_task_rq_fork(id, home);
-        if parent.is_some() {
+        if parent_cpu.is_some() {
             self.set_task_cpu(id, cpu, home);
         } else {
             self.tasks[id as usize].cpu = cpu as u32;
@@ -240,7 +212,7 @@ impl Sim<'_> {
         self.rq_sync(cpu);
         self.activate_task(cpu, id, EnqueueFlags::default());
         self.trace(home, TraceKind::WakeupNew, pid(Some(id)), cpu as i32, 0);
-        self.check_preempt_curr(cpu, id, true, parent.map(|p| p.1));
+        self.check_preempt_curr(cpu, id, true, parent_cpu);
         self.rearm(cpu);
     }
 
@@ -312,33 +284,6 @@ impl Sim<'_> {
                 2 * self.kernel.migration_cost_ns
             };
             b.avg_idle = avg_idle_sample(b.avg_idle, delta, max, v313);
-        }
-    }
-
-    /// Apply the forks and wake-ups a workload asked for during `init` or a
-    /// step of the task running on `cpu` (forks first: a child may be woken
-    /// in the same step). Each successful wake-up costs the waker
-    /// `wakeup_ns` of system time.
-    pub(crate) fn process_side_effects(&mut self, cpu: Option<(TaskId, usize)>) {
-        if !self.spawns.is_empty() {
-            let mut spawns = std::mem::take(&mut self.spawns);
-            for spec in spawns.drain(..) {
-                self.wake_up_new_task(spec, cpu);
-            }
-            self.spawns = spawns;
-        }
-        if !self.wakes.is_empty() {
-            let mut wakes = std::mem::take(&mut self.wakes);
-            let waker_cpu = cpu.map_or(0, |c| c.1);
-            let waker = cpu.map(|c| c.0);
-            for &(t, sync) in &wakes {
-                if (t as usize) < self.tasks.len() && self.try_to_wake_up(t, waker_cpu, waker, sync)
-                {
-                    self.charge(waker_cpu, self.cost.wakeup_ns);
-                }
-            }
-            wakes.clear();
-            self.wakes = wakes;
         }
     }
 
@@ -507,108 +452,5 @@ impl Sim<'_> {
         self.charge(cpu, self.cost.wakeup_ns);
         self.try_to_wake_up(t, cpu, None, false);
         self.finish_cpu(cpu);
-    }
-
-    /// The running task on `cpu` finished its burst: ask the workload what it
-    /// does next and carry it out.
-    pub(crate) fn segment_end(&mut self, cpu: usize, gen: u32) {
-        if self.rqs[cpu].gen != gen || self.rqs[cpu].armed_end != Some(self.now) {
-            return;
-        }
-        self.rqs[cpu].armed_end = None;
-        self.rq_sync(cpu);
-        let Some(t) = self.rqs[cpu].cfs.curr else {
-            return;
-        };
-        debug_assert_eq!(self.tasks[t as usize].work_left, 0);
-        self.stepping = Some(cpu);
-        self.advance(cpu, t);
-        self.stepping = None;
-        // The task is between two actions — the return to user space — so
-        // a pending reschedule happens now even if its next burst is a
-        // system call.
-        if self.rqs[cpu].need_resched {
-            self.schedule(cpu);
-        }
-        self.rearm(cpu);
-    }
-
-    fn advance(&mut self, cpu: usize, t: TaskId) {
-        for _ in 0..MAX_ZERO_STEPS {
-            let next_id = self.tasks.len() as TaskId;
-            let tasks = &self.tasks;
-            let running = |x: TaskId| {
-                tasks
-                    .get(x as usize)
-                    .is_some_and(|t| t.state == TaskState::Running)
-            };
-            let mut ctx = Ctx::new(
-                self.now,
-                &mut self.rng,
-                self.cost,
-                &running,
-                &mut self.wakes,
-                &mut self.spawns,
-                next_id,
-            );
-            ctx.llc = self.machine.cpu(cpu).llc;
-            let action = self.workload.step(t, &mut ctx);
-            self.process_side_effects(Some((t, cpu)));
-            let ti = t as usize;
-            match action {
-                Action::Compute { ns: 0, .. } => continue,
-                Action::Compute { ns, .. } if ns > MAX_BURST_NS => {
-                    self.error = Some(format!(
-                        "workload {:?} asked task {t} for a {ns} ns burst (more than {MAX_BURST_NS} ns)",
-                        self.workload.name()
-                    ));
-                }
-                Action::Compute { ns, kind } => {
-                    let ns = if kind == Work::Sys {
-                        self.noise.spread_ns(ns, self.cost.sys_jitter_pct).max(1)
-                    } else {
-                        ns
-                    };
-                    self.tasks[ti].work_left = ns;
-                    self.tasks[ti].work_kind = kind;
-                }
-                Action::Sleep { ns } => {
-                    let task = &mut self.tasks[ti];
-                    task.state = TaskState::Sleeping;
-                    task.timer_gen = task.timer_gen.wrapping_add(1);
-                    task.timer_pending = true;
-                    let gen = task.timer_gen;
-                    self.pending_timers += 1;
-                    self.queue
-                        .push(self.now + ns, Event::Timer { task: t, gen });
-                    self.schedule(cpu);
-                }
-                Action::Block => {
-                    self.tasks[ti].state = TaskState::Sleeping;
-                    self.schedule(cpu);
-                }
-                Action::Yield => {
-                    // sys_sched_yield(): the syscall, the class hook, schedule().
-                    self.counters.yields += 1;
-                    self.charge(cpu, self.cost.syscall_ns);
-                    let now = self.now;
-                    self.rqs[cpu]
-                        .cfs
-                        .yield_task_fair(&self.fair, &mut self.ses, now);
-                    self.schedule(cpu);
-                }
-                Action::Exit => {
-                    self.tasks[ti].state = TaskState::Exited;
-                    self.live_tasks -= 1;
-                    self.trace(cpu, TraceKind::ProcessExit, pid(Some(t)), 0, 0);
-                    self.schedule(cpu);
-                }
-            }
-            return;
-        }
-        self.error = Some(format!(
-            "workload {:?} made no progress: task {t} returned {MAX_ZERO_STEPS} zero-length bursts in a row",
-            self.workload.name()
-        ));
     }
 }

@@ -20,12 +20,8 @@ use crate::rng::Rng;
 use crate::sched::fair::TaskId;
 use crate::topology::Machine;
 
-/// Which CPU time a burst is: user code or kernel work done for the task.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Work {
-    User,
-    Sys,
-}
+/// Which CPU time a burst is (defined with the task state it sets).
+pub use crate::sched::task::Work;
 
 /// What a running task does next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,0 +1,266 @@
+//! Building a run's [`SimResult`] from the engine's and the scheduler's
+//! state at the end of the run: per-task and per-CPU tables, vmstat rows,
+//! the CPU timeline, `/proc/schedstat`'s domain lines and the scalar metrics.
+
+use super::sampler::Sampler;
+use super::Counters;
+use crate::domains::Domain;
+use crate::result::{CpuTable, SchedstatTable, SimResult, Status, TaskTable, VmstatTable};
+use crate::sched::balance::IDLE_TYPE_NAMES;
+use crate::sched::rq::{DomainStats, Rq};
+use crate::sched::task::{Task, TaskState};
+use crate::topology::Machine;
+use crate::trace::Trace;
+use ndarray::Array2;
+
+fn s(ns: u64) -> f64 {
+    ns as f64 / 1e9
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn build(
+    status: Status,
+    elapsed_ns: u64,
+    events: u64,
+    machine: &Machine,
+    tasks: &[Task],
+    rqs: &[Rq],
+    counters: &Counters,
+    sd: &[Vec<Domain>],
+    sampler: Sampler,
+    trace: Option<Trace>,
+    vmstat_truncated: bool,
+    workload_metrics: Vec<(&'static str, f64)>,
+) -> SimResult {
+    let mut tt = TaskTable::default();
+    for (i, t) in tasks.iter().enumerate() {
+        tt.task.push(i as i64 + 1);
+        tt.name.push(t.name.clone());
+        tt.nice.push(t.nice as i64);
+        tt.cpu.push(t.cpu as i64);
+        tt.cpu_s.push(s(t.user_ns + t.sys_ns));
+        tt.user_s.push(s(t.user_ns));
+        tt.sys_s.push(s(t.sys_ns));
+        tt.wait_s.push(s(t.wait_ns));
+        tt.voluntary_cs.push(t.nvcsw as i64);
+        tt.involuntary_cs.push(t.nivcsw as i64);
+        tt.migrations.push(t.migrations as i64);
+        tt.wakeups.push(t.wakeups as i64);
+        tt.exited.push(t.state == TaskState::Exited);
+    }
+    let mut ct = CpuTable::default();
+    for (i, rq) in rqs.iter().enumerate() {
+        let topo = machine.cpu(i);
+        ct.cpu.push(i as i64);
+        ct.socket.push(topo.socket as i64);
+        ct.core.push(topo.core as i64);
+        ct.thread.push(topo.thread as i64);
+        ct.llc.push(topo.llc as i64);
+        ct.node.push(topo.node as i64);
+        ct.user_s.push(s(rq.user_ns));
+        ct.sys_s.push(s(rq.sys_ns));
+        ct.idle_s.push(s(rq.idle_ns));
+        ct.context_switches.push(rq.nr_switches as i64);
+        ct.ticks.push(rq.ticks as i64);
+        ct.interrupts.push(rq.irqs as i64);
+    }
+    let sm = sampler;
+    let mut vm = VmstatTable::default();
+    for k in 0..sm.rows() {
+        let len = sm.len_ns[k] as f64;
+        let total = (sm.user_ns[k] + sm.sys_ns[k] + sm.idle_ns[k]) as f64;
+        vm.time_s.push(s(sm.time_ns[k]));
+        vm.interval_s.push(len / 1e9);
+        vm.r.push(sm.r[k] as i64);
+        vm.in_.push(sm.irqs[k] as f64 / (len / 1e9));
+        vm.cs.push(sm.cs[k] as f64 / (len / 1e9));
+        vm.us.push(100.0 * sm.user_ns[k] as f64 / total);
+        vm.sy.push(100.0 * sm.sys_ns[k] as f64 / total);
+        vm.id.push(100.0 * sm.idle_ns[k] as f64 / total);
+    }
+    let (rows, ncpus) = (sm.rows(), sm.ncpus());
+    let runqueue = cpus_by_interval(
+        rows,
+        ncpus,
+        sm.nr_running.iter().map(|&n| i64::from(n)).collect(),
+    );
+    let timeline = cpus_by_interval(rows, ncpus, sm.busy);
+
+    let schedstat = schedstat_table(rqs, sd);
+    let sum = |f: fn(&Rq) -> u64| rqs.iter().map(f).sum::<u64>();
+    let user = sum(|r| r.user_ns);
+    let sys = sum(|r| r.sys_ns);
+    let idle = sum(|r| r.idle_ns);
+    let task_clock: u64 = tasks.iter().map(|t| t.user_ns + t.sys_ns).sum();
+    let elapsed = s(elapsed_ns);
+    // `elapsed_s` is what the benchmark itself reports when it does (e.g.
+    // perf's "Total time"), else the simulated time.
+    let bench_elapsed = workload_metrics
+        .iter()
+        .find(|(k, _)| *k == "elapsed_s")
+        .map_or(elapsed, |(_, v)| *v);
+    let mut metrics: Vec<(String, f64)> = vec![
+        ("elapsed_s", bench_elapsed),
+        ("sim_time_s", elapsed),
+        ("task_clock_s", s(task_clock)),
+        (
+            "cpus_utilized",
+            if elapsed > 0.0 {
+                s(task_clock) / elapsed
+            } else {
+                0.0
+            },
+        ),
+        // perf's context-switches: switch-outs of the tasks themselves
+        (
+            "context_switches",
+            tasks.iter().map(|t| t.nvcsw + t.nivcsw).sum::<u64>() as f64,
+        ),
+        // every switch, to and from idle too (vmstat's cs)
+        ("rq_switches", sum(|r| r.nr_switches) as f64),
+        ("cpu_migrations", counters.cpu_migrations as f64),
+        (
+            "voluntary_cs",
+            tasks.iter().map(|t| t.nvcsw).sum::<u64>() as f64,
+        ),
+        (
+            "involuntary_cs",
+            tasks.iter().map(|t| t.nivcsw).sum::<u64>() as f64,
+        ),
+        ("interrupts", sum(|r| r.irqs) as f64),
+        ("ticks", sum(|r| r.ticks) as f64),
+        ("timer_interrupts", counters.timer_irqs as f64),
+        ("resched_ipis", counters.resched_ipis as f64),
+        ("resched_ipis_idle", counters.resched_ipis_idle as f64),
+        ("function_call_ipis", counters.function_call_ipis as f64),
+        ("wakeups", counters.wakeups as f64),
+        ("forks", counters.forks as f64),
+        ("yields", counters.yields as f64),
+        ("newidle_balance_calls", counters.newidle_calls as f64),
+        ("newidle_balance_skipped", counters.newidle_skipped as f64),
+        ("newidle_balance_pulled", counters.newidle_pulled as f64),
+        ("newidle_balance_time_s", s(counters.newidle_time_ns)),
+        (
+            "avg_idle_mean_us",
+            if counters.newidle_calls > 0 {
+                counters.avg_idle_sum as f64 / counters.newidle_calls as f64 / 1e3
+            } else {
+                0.0
+            },
+        ),
+        (
+            "load_balance_calls",
+            counters.lb_calls.iter().sum::<u64>() as f64,
+        ),
+        ("load_balance_calls_idle", counters.lb_calls[0] as f64),
+        ("load_balance_calls_busy", counters.lb_calls[1] as f64),
+        ("load_balance_calls_newidle", counters.lb_calls[2] as f64),
+        ("tasks_pulled", counters.tasks_pulled as f64),
+        ("active_balances", counters.active_balances as f64),
+        ("migration_refill_s", s(counters.refill_ns)),
+        ("nohz_kicks", counters.nohz_kicks as f64),
+        ("lozi_idle_overloaded_s", s(counters.lozi_ns)),
+        (
+            "lozi_fraction",
+            if elapsed_ns > 0 {
+                counters.lozi_ns as f64 / (elapsed_ns as f64 * rqs.len() as f64)
+            } else {
+                0.0
+            },
+        ),
+        ("user_s", s(user)),
+        ("sys_s", s(sys)),
+        ("idle_s", s(idle)),
+        ("wait_s", s(tasks.iter().map(|t| t.wait_ns).sum())),
+        ("events", events as f64),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    metrics.push(("vmstat_truncated".into(), vmstat_truncated as u8 as f64));
+    if let Some(tr) = &trace {
+        metrics.push(("trace_rows".into(), tr.len() as f64));
+        metrics.push(("trace_dropped".into(), tr.dropped as f64));
+    }
+    for (k, v) in workload_metrics {
+        if k != "elapsed_s" {
+            metrics.push((k.to_string(), v));
+        }
+    }
+    SimResult {
+        status,
+        elapsed_ns,
+        metrics,
+        tasks: tt,
+        cpus: ct,
+        vmstat: vm,
+        timeline,
+        runqueue,
+        schedstat,
+        trace,
+    }
+}
+
+/// The sampler's row-major (interval, cpu) values as a CPUs × intervals
+/// array.
+fn cpus_by_interval<T: Clone>(rows: usize, ncpus: usize, values: Vec<T>) -> Array2<T> {
+    Array2::from_shape_vec((rows, ncpus), values)
+        .expect("sampler rows × cpus")
+        .reversed_axes()
+        .as_standard_layout()
+        .to_owned()
+}
+
+fn schedstat_table(rqs: &[Rq], sd: &[Vec<Domain>]) -> SchedstatTable {
+    type F = fn(&DomainStats) -> &[u64; 3];
+    let per_idle: [(&str, F); 8] = [
+        ("lb_count", |d| &d.lb_count),
+        ("lb_balanced", |d| &d.lb_balanced),
+        ("lb_failed", |d| &d.lb_failed),
+        ("lb_imbalance", |d| &d.lb_imbalance),
+        ("lb_gained", |d| &d.lb_gained),
+        ("lb_hot_gained", |d| &d.lb_hot_gained),
+        ("lb_nobusyq", |d| &d.lb_nobusyq),
+        ("lb_nobusyg", |d| &d.lb_nobusyg),
+    ];
+    type G = fn(&DomainStats) -> u64;
+    let single: [(&str, G); 6] = [
+        ("alb_count", |d| d.alb_count),
+        ("alb_failed", |d| d.alb_failed),
+        ("alb_pushed", |d| d.alb_pushed),
+        ("ttwu_wake_remote", |d| d.ttwu_wake_remote),
+        ("ttwu_move_affine", |d| d.ttwu_move_affine),
+        ("ttwu_move_balance", |d| d.ttwu_move_balance),
+    ];
+    let mut t = SchedstatTable::default();
+    let mut cols: Vec<(String, Vec<i64>)> = Vec::new();
+    for (name, _) in &per_idle {
+        for it in IDLE_TYPE_NAMES {
+            cols.push((format!("{name}_{it}"), Vec::new()));
+        }
+    }
+    for (name, _) in &single {
+        cols.push((name.to_string(), Vec::new()));
+    }
+    for (cpu, rq) in rqs.iter().enumerate() {
+        for (lvl, st) in rq.bal.stats.iter().enumerate() {
+            t.cpu.push(cpu as i64);
+            t.domain.push(lvl as i64);
+            t.level.push(sd[cpu][lvl].name.to_string());
+            t.span_weight.push(sd[cpu][lvl].span.len() as i64);
+            let mut k = 0;
+            for (_, f) in &per_idle {
+                for v in f(st) {
+                    cols[k].1.push(*v as i64);
+                    k += 1;
+                }
+            }
+            for (_, g) in &single {
+                cols[k].1.push(g(st) as i64);
+                k += 1;
+            }
+        }
+    }
+    t.counters = cols;
+    t
+}

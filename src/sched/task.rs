@@ -1,0 +1,77 @@
+//! Per-task scheduler state, the model's share of `struct task_struct`
+//! (include/linux/sched.h): state, CPU, affinity, the running burst and the
+//! task's accounting. Its `sched_entity` lives beside it in `Sim::ses`
+//! (`sched::fair::SchedEntity`), indexed by the same `TaskId`.
+
+/// Which CPU time a burst is: user code or kernel work done for the task.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Work {
+    User,
+    Sys,
+}
+
+/// The task's state (`TASK_RUNNING` split into queued and on-CPU;
+/// `TASK_INTERRUPTIBLE`; `EXIT_DEAD`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TaskState {
+    Runnable,
+    Running,
+    Sleeping,
+    Exited,
+}
+
+pub(crate) struct Task {
+    pub name: String,
+    /// Address-space id (threads of one process share it).
+    pub mm: u32,
+    pub nice: i32,
+    pub state: TaskState,
+    pub cpu: u32,
+    /// Sorted allowed CPUs; `None` = all.
+    pub allowed: Option<Vec<u32>>,
+    pub work_left: u64,
+    pub work_kind: Work,
+    pub timer_gen: u32,
+    pub timer_pending: bool,
+    pub wait_start: u64,
+    pub user_ns: u64,
+    pub sys_ns: u64,
+    pub wait_ns: u64,
+    pub nvcsw: u64,
+    pub nivcsw: u64,
+    pub migrations: u64,
+    pub wakeups: u64,
+}
+
+impl Task {
+    /// A new runnable task (`copy_process()`): no work yet, no accounting.
+    pub fn new(
+        name: String,
+        mm: u32,
+        nice: i32,
+        cpu: u32,
+        allowed: Option<Vec<u32>>,
+        now: u64,
+    ) -> Self {
+        Task {
+            name,
+            mm,
+            nice,
+            state: TaskState::Runnable,
+            cpu,
+            allowed,
+            work_left: 0,
+            work_kind: Work::User,
+            timer_gen: 0,
+            timer_pending: false,
+            wait_start: now,
+            user_ns: 0,
+            sys_ns: 0,
+            wait_ns: 0,
+            nvcsw: 0,
+            nivcsw: 0,
+            migrations: 0,
+            wakeups: 0,
+        }
+    }
+}
