@@ -20,6 +20,9 @@ pub enum CoreError {
         name: String,
         allowed: String,
     },
+    /// A field (or value) of an earlier schedlab version, and what replaced it.
+    #[error("{name} is no longer a Kernel setting: {why}")]
+    Retired { name: String, why: String },
     /// A parameter has a value of the wrong type.
     #[error("invalid type for {param}: got {got}, expected {expected}")]
     WrongType {

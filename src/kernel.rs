@@ -32,9 +32,9 @@ named_enum! {
 named_enum! {
     /// What caps `rq->avg_idle` when a wake-up closes an idle period.
     pub enum AvgIdleCap {
-        /// 2.6.36–3.12: a sample above 2·migration_cost resets avg_idle to it.
+        /// 2.6.36–3.12: 2·`sysctl_sched_migration_cost`.
         MigrationCost = "migration_cost",
-        /// 3.13 (Jason Low): EWMA first, then clamp to 2·`rq->max_idle_balance_cost`.
+        /// 3.13: 2·`rq->max_idle_balance_cost`.
         MaxIdleBalanceCost = "max_idle_balance_cost",
     }
 }
@@ -113,6 +113,7 @@ pub struct Kernel {
     pub newidle_clear_stamp: bool,
     pub newidle_lb_cost_decay: bool,
     pub avg_idle_cap: AvgIdleCap,
+    pub avg_idle_ewma_first: bool,
     // -- load_balance() ---------------------------------------------------
     pub idle_cpu_nr_running: bool,
     pub group_imb_nr_running: bool,
@@ -234,9 +235,11 @@ pub const FIELD_INFO: &[FieldInfo] = &[
         "idle_balance() clears rq->idle_stamp when it pulls a task, so the pull does not feed avg_idle."),
     info("newidle_lb_cost_decay", Change, "sched/balancing: Periodically decay max cost of idle balance", "f48627e686a6", "v3.13", true,
         "rebalance_domains() decays each sd->max_newidle_lb_cost by 1 % a second and refreshes rq->max_idle_balance_cost."),
-    info("avg_idle_cap", Change, "sched: Reduce overestimating rq->avg_idle", "", "v3.13", false,
-        "migration_cost: a long idle sample resets avg_idle to 2·migration_cost; max_idle_balance_cost: the EWMA runs first and is clamped to 2·rq->max_idle_balance_cost (Jason Low, 3.13; commit id not confirmed)."),
-    info("idle_cpu_nr_running", Change, "sched: Fix idle_cpu()", "908a3283728d", "~v3.2", true,
+    info("avg_idle_cap", Change, "sched/balancing: Periodically decay max cost of idle balance", "f48627e686a6", "v3.13", false,
+        "The cap on rq->avg_idle when a wake-up closes an idle period: migration_cost (2·sysctl_sched_migration_cost, 2.6.36) or max_idle_balance_cost (2·rq->max_idle_balance_cost, 3.13; the commit is verified, that it is the one that moved the cap is recalled)."),
+    info("avg_idle_ewma_first", Change, "sched: Reduce overestimating rq->avg_idle", "abfafa54db9a", "~v3.13", false,
+        "ttwu_do_wakeup() runs the 1/8 EWMA on every idle sample and clamps the result to the cap, instead of resetting avg_idle to the cap when a sample exceeds it (Jason Low)."),
+info("idle_cpu_nr_running", Change, "sched: Fix idle_cpu()", "908a3283728d", "~v3.2", true,
         "idle_cpu() also requires an empty runqueue: a wakee queued on an idle CPU whose IPI is in flight counts as busy (balancer and wake-up placement)."),
     info("group_imb_nr_running", Change, "sched: Set group_imb only a task can be pulled from the busiest cpu", "2582f0eba540", "~v2.6.37", false,
         "update_sg_lb_stats(): group_imb when max−min load ≥ avg_load_per_task and max−min nr_running > 1 (was max−min > 2·avg_load_per_task)."),
@@ -330,6 +333,7 @@ impl Kernel {
             newidle_clear_stamp: false,
             newidle_lb_cost_decay: false,
             avg_idle_cap: AvgIdleCap::MigrationCost,
+            avg_idle_ewma_first: false,
             idle_cpu_nr_running: false,
             group_imb_nr_running: false,
             prefer_sibling_local_capacity: false,
@@ -415,6 +419,7 @@ impl Kernel {
             newidle_throttle: NewidleThrottle::MaxLbCost,
             newidle_lb_cost_decay: true,
             avg_idle_cap: AvgIdleCap::MaxIdleBalanceCost,
+            avg_idle_ewma_first: true,
             ..Self::v3_8()
         }
     }
@@ -476,6 +481,7 @@ impl Fields for Kernel {
             "newidle_clear_stamp" => b(self.newidle_clear_stamp),
             "newidle_lb_cost_decay" => b(self.newidle_lb_cost_decay),
             "avg_idle_cap" => s(self.avg_idle_cap.name()),
+            "avg_idle_ewma_first" => b(self.avg_idle_ewma_first),
             "idle_cpu_nr_running" => b(self.idle_cpu_nr_running),
             "group_imb_nr_running" => b(self.group_imb_nr_running),
             "prefer_sibling_local_capacity" => b(self.prefer_sibling_local_capacity),
@@ -524,12 +530,23 @@ impl Fields for Kernel {
                 self.hz = hz as u32
             }
             "idle_balance" => self.idle_balance = v.as_bool(name)?,
-            "newidle_throttle" => self.newidle_throttle = NewidleThrottle::parse(name, v)?,
+            "newidle_throttle" => {
+                if v == &Value::Str("avg_idle_rearm".into()) {
+                    return Err(CoreError::Retired {
+                        name: "newidle_throttle=\"avg_idle_rearm\"".into(),
+                        why: "the re-arm of fab476228 is its own field now: \
+                              newidle_throttle=\"avg_idle\", newidle_rearm=True"
+                            .into(),
+                    });
+                }
+                self.newidle_throttle = NewidleThrottle::parse(name, v)?
+            }
             "newidle_rearm" => self.newidle_rearm = v.as_bool(name)?,
             "newidle_force" => self.newidle_force = v.as_bool(name)?,
             "newidle_clear_stamp" => self.newidle_clear_stamp = v.as_bool(name)?,
             "newidle_lb_cost_decay" => self.newidle_lb_cost_decay = v.as_bool(name)?,
             "avg_idle_cap" => self.avg_idle_cap = AvgIdleCap::parse(name, v)?,
+            "avg_idle_ewma_first" => self.avg_idle_ewma_first = v.as_bool(name)?,
             "idle_cpu_nr_running" => self.idle_cpu_nr_running = v.as_bool(name)?,
             "group_imb_nr_running" => self.group_imb_nr_running = v.as_bool(name)?,
             "prefer_sibling_local_capacity" => {
@@ -560,11 +577,10 @@ impl Fields for Kernel {
             "next_buddy" => self.next_buddy = v.as_bool(name)?,
             _ => {
                 if let Some((_, why)) = RETIRED_FIELDS.iter().find(|(n, _)| *n == name) {
-                    return Err(CoreError::invalid(
-                        name,
-                        v,
-                        format!("no such Kernel field any more: {why}"),
-                    ));
+                    return Err(CoreError::Retired {
+                        name: name.to_string(),
+                        why: why.to_string(),
+                    });
                 }
                 return Err(Self::unknown(name));
             }

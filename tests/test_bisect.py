@@ -119,3 +119,21 @@ def test_flips_that_cannot_run_are_counted_not_hidden():
         assert (r["on_pct"] != r["on_pct"]) != (r["off_pct"] != r["off_pct"])
     # only the two together run, so together they are the culprit set
     assert df["culprit"].all() and df["culprit_set_pct"][0] == 100.0
+
+
+def test_ctrl_c_keeps_the_finished_runs():
+    calls = []
+
+    def interrupt(done: int, total: int) -> None:
+        calls.append(done)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(sl.SweepInterrupted) as e:
+        sl.bisect(
+            "vm-2", "v2.6.37", "v3.8", sl.workloads.hackbench(groups=1, loops=10), "elapsed_s",
+            replicates=2, threads=1, progress=interrupt,
+        )  # fmt: skip
+    partial = e.value.partial
+    assert 0 < partial.height < 2 * (2 + 2 * 18)
+    assert (partial["status"] == "ok").all()

@@ -169,12 +169,24 @@ FIELD_SCENARIOS: dict[str, Scenario] = {
         1.2,
         ("avg_idle_mean_us", *NEWIDLE),
     ),
-    # 2.6.36's reset of avg_idle to 2 * migration_cost after a long idle vs
-    # 3.13's EWMA clamped to 2 * max_idle_balance_cost.
+    # The cap: 2 * migration_cost (2.6.36) vs 2 * max_idle_balance_cost
+    # (3.13). max_idle_balance_cost is at least migration_cost, so at the
+    # default 500 us the two caps coincide; with migration_cost 0 the 3.13
+    # cap is the balancing cost itself while 2.6.36's is 0.
     "avg_idle_cap": (
         "core2-2s",
-        "v3.13",
+        V313_NO_MIGRATION_COST,
         "migration_cost",
+        short_sleepers(16),
+        0.2,
+        ("avg_idle_mean_us", *NEWIDLE),
+    ),
+    # abfafa54db9a: the EWMA takes every sample and then clamps, instead of a
+    # long idle period resetting avg_idle to the cap; off on v3.13.
+    "avg_idle_ewma_first": (
+        "core2-2s",
+        "v3.13",
+        False,
         short_sleepers(16),
         0.2,
         ("avg_idle_mean_us", *NEWIDLE),

@@ -56,6 +56,7 @@ class KernelFields(TypedDict):
     newidle_clear_stamp: bool
     newidle_lb_cost_decay: bool
     avg_idle_cap: Literal["migration_cost", "max_idle_balance_cost"]
+    avg_idle_ewma_first: bool
     idle_cpu_nr_running: bool
     group_imb_nr_running: bool
     prefer_sibling_local_capacity: bool

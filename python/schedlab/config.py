@@ -147,6 +147,7 @@ class Kernel(_Frozen):
     newidle_clear_stamp: bool
     newidle_lb_cost_decay: bool
     avg_idle_cap: Literal["migration_cost", "max_idle_balance_cost"]
+    avg_idle_ewma_first: bool
     idle_cpu_nr_running: bool
     group_imb_nr_running: bool
     prefer_sibling_local_capacity: bool

@@ -48,7 +48,8 @@ pub fn update_avg(avg: u64, sample: u64) -> u64 {
 
 /// The `avg_idle` update a wake-up does (`ttwu_post_activation` 2.6.36,
 /// `ttwu_do_wakeup` 3.8): a sample above `max` resets to `max`, else the
-/// 1/8 EWMA. 3.13 (`clamp_after`) applies the EWMA first, then clamps.
+/// 1/8 EWMA. With `clamp_after` (`avg_idle_ewma_first`, 3.13) the EWMA runs
+/// first and its result is clamped to `max`.
 pub fn avg_idle_sample(avg: u64, delta: u64, max: u64, clamp_after: bool) -> u64 {
     if clamp_after {
         update_avg(avg, delta).min(max)
@@ -358,7 +359,8 @@ impl Sim<'_> {
     }
 
     /// `idle_cpu()`: 2.6.36 asks only whether the idle task runs; with
-    /// `idle_cpu_nr_running` (908a3283728d, 3.1) it also requires an empty
+    /// `idle_cpu_nr_running` (commit and release: `kernel::FIELD_INFO`) it
+    /// also requires an empty
     /// runqueue (a wakee queued on an idle CPU whose IPI is in flight counts
     /// as busy).
     pub(crate) fn idle_cpu(&self, cpu: usize) -> bool {
@@ -453,7 +455,7 @@ impl Sim<'_> {
             .checked_div(s.sum_nr_running)
             .unwrap_or(0);
         if !local && max_nr > 0 {
-            // 2.6.36, or `group_imb_nr_running` (2582f0eba540, 3.2).
+            // 2.6.36, or `group_imb_nr_running` (see `kernel::FIELD_INFO`).
             s.group_imb = if self.kernel.group_imb_nr_running {
                 max_load - min_load >= avg_load_per_task && max_nr - min_nr > 1
             } else {
@@ -489,7 +491,7 @@ impl Sim<'_> {
             let power = self.sd[this_cpu][lvl].groups[g].power;
             sds.total_load += s.group_load;
             sds.total_pwr += power;
-            // `prefer_sibling_local_capacity` (75dd321d79d4, 2.6.38): only
+            // `prefer_sibling_local_capacity` (`kernel::FIELD_INFO`): only
             // while the local group still has capacity.
             let cap_one = prefer_sibling
                 && !local

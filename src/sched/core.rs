@@ -271,19 +271,18 @@ impl Sim<'_> {
 
     /// The `rq->avg_idle` sample a wake-up takes (`ttwu_post_activation`
     /// 2.6.36, `ttwu_do_wakeup` 3.8): time since `idle_balance()` stamped the
-    /// runqueue, capped at 2·migration_cost (3.13: 2·max_idle_balance_cost,
-    /// clamped after the EWMA).
+    /// runqueue, capped at 2·migration_cost, or 2·`max_idle_balance_cost`
+    /// with `avg_idle_cap` (3.13); with `avg_idle_ewma_first` (3.13) the
+    /// EWMA runs first and the cap clamps its result.
     fn update_avg_idle_on_wakeup(&mut self, cpu: usize) {
         let b = &mut self.rqs[cpu].bal;
         if let Some(stamp) = b.idle_stamp.take() {
             let delta = self.now - stamp;
-            let v313 = self.kernel.avg_idle_cap == AvgIdleCap::MaxIdleBalanceCost;
-            let max = if v313 {
-                2 * b.max_idle_balance_cost
-            } else {
-                2 * self.kernel.migration_cost_ns
+            let max = match self.kernel.avg_idle_cap {
+                AvgIdleCap::MaxIdleBalanceCost => 2 * b.max_idle_balance_cost,
+                AvgIdleCap::MigrationCost => 2 * self.kernel.migration_cost_ns,
             };
-            b.avg_idle = avg_idle_sample(b.avg_idle, delta, max, v313);
+            b.avg_idle = avg_idle_sample(b.avg_idle, delta, max, self.kernel.avg_idle_ewma_first);
         }
     }
 
