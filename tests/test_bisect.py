@@ -137,3 +137,17 @@ def test_ctrl_c_keeps_the_finished_runs():
     partial = e.value.partial
     assert 0 < partial.height < 2 * (2 + 2 * 18)
     assert (partial["status"] == "ok").all()
+
+
+def test_a_culprit_set_of_several_fields_is_checked_by_a_run():
+    # v2.6.37 -> v3.8 on a small hackbench: no single switch carries 80 % of
+    # the change, so bisect runs good with growing sets flipped.
+    df = sl.bisect(
+        "core2-2s", "v2.6.37", "v3.8", sl.workloads.hackbench(groups=4, loops=30), "elapsed_s",
+        replicates=4, progress=False,
+    )  # fmt: skip
+    culprits = df.filter(pl.col("culprit"))
+    assert 1 < culprits.height < df.height
+    assert df["culprit_set_pct"][0] >= 80
+    # the set is a prefix of the ranking
+    assert df["culprit"].to_list()[: culprits.height] == [True] * culprits.height

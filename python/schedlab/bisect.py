@@ -195,7 +195,7 @@ def bisect(
                 (d_on + d_off) / 2,
                 np.where(np.isfinite(d_on), d_on, d_off),
             )
-        m, se, k = _mean_se(d)
+        d_mean, se, k = _mean_se(d)
         half = _t95(max(1, k - 1)) * se * abs(scale) if k > 1 else math.nan
         failed = int((~np.isfinite(on[i])).sum() + (~np.isfinite(off[i])).sum())
         rows.append(
@@ -209,9 +209,9 @@ def bisect(
                 "metric_flipped_off_bad": _mean_se(off[i])[0],
                 "on_pct": _share(_mean_se(d_on)[0], scale),
                 "off_pct": _share(_mean_se(d_off)[0], scale),
-                "change_pct": _share(m, scale),
-                "change_pct_lo": _share(m, scale) - half,
-                "change_pct_hi": _share(m, scale) + half,
+                "change_pct": _share(d_mean, scale),
+                "change_pct_lo": _share(d_mean, scale) - half,
+                "change_pct_hi": _share(d_mean, scale) + half,
                 "runs_failed": failed,
             }
         )
