@@ -33,6 +33,7 @@ def test_presets_fix_every_variant():
         "newidle_throttle": ("max_lb_cost", "avg_idle"),
         "newidle_lb_cost_decay": ("True", "False"),
         "avg_idle_cap": ("max_idle_balance_cost", "migration_cost"),
+        "avg_idle_ewma_first": ("True", "False"),
     }
     assert ks["v3.8"].diff("v3.8").height == 0
 
