@@ -175,8 +175,15 @@ def test_checkpoint_resume_after_a_kill_equals_an_uninterrupted_run(tmp_path):
 def test_ctrl_c_keeps_finished_rows(tmp_path):
     ck = tmp_path / "ck.parquet"
     w = sl.workloads.hackbench(groups=4, loops=300)
-    timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
-    timer.start()
+    # The SIGINT comes 0.3 s after the first chunk finished, so it lands while
+    # runs are under way (a fixed delay from the start could land in setup on
+    # a loaded machine).
+    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
+
+    def start_timer(done: int, total: int) -> None:
+        if done == 1:
+            timer.start()
+
     try:
         with pytest.raises(sl.SweepInterrupted) as info:
             sl.sweep(
@@ -186,7 +193,7 @@ def test_ctrl_c_keeps_finished_rows(tmp_path):
                 {"workload.loops": list(range(300, 700))},
                 threads=1,
                 chunk_size=1,
-                progress=False,
+                progress=start_timer,
                 checkpoint=ck,
             )
     finally:
