@@ -20,6 +20,14 @@ def type_name(v: Any) -> str:
     return type(v).__name__
 
 
+def show(v: Any) -> str:
+    """``repr(v)``, shortened for an integer too long to read (10**400)."""
+    r = repr(v)
+    if isinstance(v, numbers.Integral) and len(r) > 40:
+        return f"{r[:12]}...({len(r.lstrip('-'))} digits)"
+    return r
+
+
 def need_instance(param: str, v: Any, cls: type[T], expected: str) -> T:
     """``v`` itself if it is a ``cls``; otherwise a ``ConfigTypeError`` naming
     ``param``, the value and ``expected``."""
@@ -55,7 +63,7 @@ def need_int(param: str, v: Any, *, lo: int | None = None, hi: int | None = None
     assert isinstance(v, int)
     if (lo is not None and v < lo) or (hi is not None and v > hi):
         rng = f"from {lo} to {hi}" if hi is not None else f">= {lo}"
-        raise ConfigError(f"invalid {param}={v!r}: expected an integer {rng}")
+        raise ConfigError(f"invalid {param}={show(v)}: expected an integer {rng}")
     return v
 
 
@@ -64,11 +72,34 @@ def need_number(param: str, v: Any, *, positive: bool = True) -> float:
         raise ConfigTypeError(
             f"invalid type for {param}: got {type_name(v)} {v!r}, expected a number"
         )
-    x = float(v)
+    what = "a positive finite number" if positive else "a finite number"
+    try:
+        x = float(v)
+    except OverflowError:  # an int beyond float's range (10**400)
+        raise ConfigError(f"invalid {param}={show(v)}: expected {what}") from None
     if not math.isfinite(x) or (positive and x <= 0):
-        what = "a positive finite number" if positive else "a finite number"
-        raise ConfigError(f"invalid {param}={v!r}: expected {what}")
+        raise ConfigError(f"invalid {param}={show(v)}: expected {what}")
     return x
+
+
+def need_scaled(
+    param: str, v: Any, scale: float, lo: int, hi: int, unit: str, *, or_else: str = ""
+) -> int:
+    """``v`` (a positive number of ``unit``) times ``scale``, rounded, as an
+    int from ``lo`` to ``hi``; out of range (or too large for a float) is a
+    ``ConfigError`` naming ``param``, the value and the allowed range
+    (followed by ``or_else``, e.g. " or None")."""
+    rng = f"a number of {unit} from {lo / scale:g} to {hi / scale:g}{or_else}"
+    if isinstance(v, numbers.Integral) and not isinstance(v, bool | np.bool_) and int(v) > hi:
+        # too large even for a float (10**400); scale >= 1, so out of range
+        raise ConfigError(f"invalid {param}={show(v)}: expected {rng}")
+    x = need_number(param, v)
+    if x > hi / scale * (1 + 1e-12):  # checked before scaling: 1e300 * 1e9 is inf
+        raise ConfigError(f"invalid {param}={show(v)}: expected {rng}")
+    n = round(x * scale)
+    if n < lo or n > hi:
+        raise ConfigError(f"invalid {param}={show(v)}: expected {rng}")
+    return n
 
 
 def need_bool(param: str, v: Any) -> bool:
@@ -91,18 +122,14 @@ def need_choice(param: str, v: Any, choices: list[str]) -> str:
     return str(v)
 
 
+#: The longest simulated time a run may cover (2**62 ns, about 146 years).
+MAX_NS = 2**62
+
+
 def seconds_to_ns(param: str, v: Any) -> int:
-    ns = round(need_number(param, v) * 1e9)
-    if ns < 1:
-        raise ConfigError(f"invalid {param}={v!r}: expected at least 1e-9 seconds")
-    if ns > 2**62:
-        raise ConfigError(f"invalid {param}={v!r}: expected at most {2**62 / 1e9:.0f} seconds")
-    return ns
+    return need_scaled(param, v, 1e9, 1, MAX_NS, "seconds")
 
 
 def interval_to_ns(param: str, v: Any) -> int:
     """A sampling interval: at least 10 µs, so a run's vmstat stays bounded."""
-    ns = seconds_to_ns(param, v)
-    if ns < 10_000:
-        raise ConfigError(f"invalid {param}={v!r}: expected at least 1e-05 seconds")
-    return ns
+    return need_scaled(param, v, 1e9, 10_000, MAX_NS, "seconds")

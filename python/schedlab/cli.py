@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+from pathlib import Path
 from typing import Any
 
 from . import __version__, build_profile
-from .exceptions import SchedlabError
+from .exceptions import ConfigError, SchedlabError
 
 
 def _parse_value(s: str) -> Any:
@@ -83,19 +85,48 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 0 if r.ok else 1
 
 
-def _cmd_sweep(args: argparse.Namespace) -> int:
-    from .spec import load_spec, run_spec
+def _check_output(path: str, force: bool) -> Path:
+    """The sweep's output path, checked before any run: not a directory, in
+    a writable directory, and not an existing file unless ``force``."""
+    p = Path(path)
+    if p.is_dir():
+        raise ConfigError(f"invalid --output={path!r}: a directory; expected a file to write")
+    parent = p.parent
+    if not parent.is_dir():
+        raise ConfigError(f"invalid --output={path!r}: no such directory {str(parent)!r}")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise ConfigError(f"invalid --output={path!r}: directory {str(parent)!r} is not writable")
+    if p.exists() or p.is_symlink():
+        if not force:
+            raise ConfigError(
+                f"invalid --output={path!r}: the file exists; pass --force to overwrite it"
+            )
+        if not os.access(p, os.W_OK):
+            raise ConfigError(f"invalid --output={path!r}: the file is not writable")
+    return p
 
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from . import _core
+    from .spec import _sweep_args, load_spec
+    from .sweep import _execute, _plan
+
+    output = _check_output(args.output, args.force)
     spec = load_spec(args.spec)
     if args.threads is not None:
         spec["threads"] = args.threads
-    df = run_spec(spec, progress=not args.no_progress, checkpoint=args.checkpoint)
-    import json
-
-    from . import _core
-
+    progress = not args.no_progress
+    plan = _plan(**_sweep_args(spec), progress=progress, executor=None)
+    points = len({r.point for r in plan.runs})
+    invalid = len({r.point for r in plan.runs if r.spec is None})
+    print(
+        f"schedlab: {len(plan.runs)} runs ({points} points x {len(plan.runs) // points} "
+        f"replicates{f'; invalid points: {invalid}' if invalid else ''}) to {args.output}",
+        file=sys.stderr,
+    )
+    df = _execute(plan.runs, plan.nthreads, progress, checkpoint=args.checkpoint)
     df.write_parquet(
-        args.output,
+        output,
         metadata={
             "schedlab.spec": json.dumps(spec, default=str),
             "schedlab.version": _core.__version__,
@@ -146,7 +177,13 @@ def main(argv: list[str] | None = None) -> int:
     r.set_defaults(fn=_cmd_run)
     sw = sub.add_parser("sweep", help="run a sweep spec (TOML) to a Parquet file")
     sw.add_argument("spec", help="the sweep spec (see schedlab.spec)")
-    sw.add_argument("-o", "--output", required=True, help="Parquet file to write")
+    sw.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        help="Parquet file to write (checked before the sweep runs)",
+    )
+    sw.add_argument("--force", action="store_true", help="overwrite an existing --output file")
     sw.add_argument("--threads", type=int, default=None)
     sw.add_argument(
         "--checkpoint", default=None, help="Parquet checkpoint: resume an interrupted sweep from it"
@@ -157,8 +194,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         rc: int = args.fn(args)
         return rc
-    except (SchedlabError, ValueError, TypeError) as e:
-        print(f"schedlab: error: {e}", file=sys.stderr)
+    except (SchedlabError, ValueError, TypeError, OverflowError) as e:
+        # one line, whatever the message
+        print(f"schedlab: error: {str(e).replace(chr(10), ' ')}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("schedlab: interrupted", file=sys.stderr)

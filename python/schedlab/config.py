@@ -15,7 +15,13 @@ import polars as pl
 
 from . import _core
 from ._check import need_str
-from .exceptions import ConfigTypeError
+from .exceptions import ConfigError, ConfigTypeError
+
+
+def _no_name(cls: str, changes: Mapping[str, Any], hint: str) -> None:
+    """Refuse ``name=`` among ``changes`` (the core would skip it silently)."""
+    if "name" in changes:
+        raise ConfigError(f"invalid {cls} field name={changes['name']!r}: {hint}")
 
 
 class _Frozen:
@@ -175,6 +181,7 @@ class Kernel(_Frozen):
 
     def __init__(self, base: str = "v3.8", **changes: Any) -> None:
         need_str("base", base)
+        _no_name("Kernel", changes, _KERNEL_NAME_HINT)
         object.__setattr__(self, "_f", _core.kernel_replace(base, {}, changes))
 
     @classmethod
@@ -210,6 +217,7 @@ class Kernel(_Frozen):
 
     def replace(self, **changes: Any) -> Kernel:
         """A copy with ``changes`` applied; all validated, all or nothing."""
+        _no_name("Kernel", changes, _KERNEL_NAME_HINT)
         fields = {k: v for k, v in self._f.items() if k != "name"}
         k: Kernel = Kernel._from(_core.kernel_replace(self._f["name"], fields, changes))
         return k
@@ -253,6 +261,12 @@ class Kernel(_Frozen):
         extra = "".join(f", {k}={v!r}" for k, v in self.changes().items())
         return f"Kernel({self._f['name']!r}{extra})"
 
+
+_KERNEL_NAME_HINT = (
+    "name is the preset the profile started from, not a setting; "
+    "choose it with Kernel(base=...) or Kernel.preset(...)"
+)
+_COST_NAME_HINT = "a CostModel has no name; expected CostModel fields (CostModel.fields())"
 
 _INFO_COLUMNS = ["kind", "kernel", "commit", "release", "verified", "doc"]
 _INFO_SCHEMA: dict[str, Any] = {
@@ -311,6 +325,7 @@ class CostModel(_Frozen):
     sys_jitter_pct: int
 
     def __init__(self, **changes: Any) -> None:
+        _no_name("CostModel", changes, _COST_NAME_HINT)
         object.__setattr__(self, "_f", _core.cost_replace({}, changes))
 
     @classmethod
@@ -330,6 +345,7 @@ class CostModel(_Frozen):
         return list(_core.COST_FIELDS)
 
     def replace(self, **changes: Any) -> CostModel:
+        _no_name("CostModel", changes, _COST_NAME_HINT)
         c: CostModel = CostModel._from(_core.cost_replace(self._f, changes))
         return c
 

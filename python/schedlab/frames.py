@@ -11,21 +11,25 @@ import numpy as np
 import polars as pl
 
 from .exceptions import ConfigError, ConfigTypeError
+from .run import is_config_column
 
-#: Columns that are never metrics.
+#: Columns of a result or sweep frame that are neither configuration nor
+#: metrics.
 _NOT_METRICS = {"point", "replicate", "seed", "status", "status_detail", "wall_s"}
 
 
 def metric_columns(df: pl.DataFrame) -> list[str]:
-    """The metric columns of a result or sweep frame: the numeric columns
-    after ``status_detail`` (the configuration precedes it), wall clock
-    excluded."""
-    cols = df.columns
-    start = cols.index("status_detail") + 1 if "status_detail" in cols else 0
+    """The metric columns of a result or sweep frame: its numeric columns
+    other than the configuration (chosen by name: ``run.is_config_column``),
+    ``point``, ``replicate``, ``seed``, ``status``, ``status_detail`` and
+    wall-clock columns — whatever the column order or the first row."""
     return [
         c
-        for c in cols[start:]
-        if c not in _NOT_METRICS and "wall" not in c and df.schema[c].is_numeric()
+        for c in df.columns
+        if c not in _NOT_METRICS
+        and not is_config_column(c)
+        and "wall" not in c
+        and df.schema[c].is_numeric()
     ]
 
 

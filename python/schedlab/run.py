@@ -36,6 +36,23 @@ def _workload(w: Workload) -> Workload:
     return need_instance("workload", w, Workload, "a schedlab.workloads.* value")
 
 
+#: The configuration columns ``config_row`` writes (besides ``workload.<arg>``).
+_CONFIG_COLUMNS = ("machine", "nr_cpus", "kernel", "workload", "seed", "duration_s")
+_KERNEL_FIELDS = frozenset(Kernel.fields())
+_COST_FIELDS = frozenset(CostModel.fields())
+
+
+def is_config_column(name: str) -> bool:
+    """Whether ``name`` is one of the configuration columns of a result row
+    (``config_row``'s): never a metric."""
+    return (
+        name in _CONFIG_COLUMNS
+        or name.startswith("workload.")
+        or name in _KERNEL_FIELDS
+        or name in _COST_FIELDS
+    )
+
+
 def config_row(
     machine: Machine,
     kernel: Kernel,
@@ -44,7 +61,8 @@ def config_row(
     seed: int,
     duration_s: float | None,
 ) -> dict[str, Any]:
-    """The configuration columns of a result row (stable order)."""
+    """The configuration columns of a result row (stable order);
+    ``is_config_column`` recognises each of them by name."""
     row: dict[str, Any] = {
         "machine": machine.name,
         "nr_cpus": machine.nr_cpus,

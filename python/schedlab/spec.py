@@ -75,6 +75,11 @@ def run_spec(
     spec: dict[str, Any], *, progress: ProgressArg = True, checkpoint: str | Path | None = None
 ) -> pl.DataFrame:
     """Run a loaded spec as a sweep."""
+    return sweep(**_sweep_args(spec), progress=progress, checkpoint=checkpoint)
+
+
+def _sweep_args(spec: dict[str, Any]) -> dict[str, Any]:
+    """``sweep``'s arguments (but progress and checkpoint) from a loaded spec."""
     for key in ("kernel_overrides", "costs", "workload", "grid"):
         if key in spec and not isinstance(spec[key], dict):
             raise ConfigTypeError(f"invalid type for {key}: expected a TOML table")
@@ -93,17 +98,15 @@ def run_spec(
         w = workloads._FACTORIES[kind](**wl)
     except TypeError as e:
         raise ConfigError(f"invalid [workload] for {kind}: {e}") from None
-    return sweep(
-        machine,
-        kernel,
-        w,
-        spec.get("grid"),
-        replicates=spec.get("replicates", 1),
-        seed=spec.get("seed", 0),
-        threads=spec.get("threads"),
-        duration_s=spec.get("duration_s"),
-        interval_s=spec.get("interval_s", 0.1),
-        costs=costs,
-        progress=progress,
-        checkpoint=checkpoint,
-    )
+    return {
+        "machine": machine,
+        "kernel": kernel,
+        "workload": w,
+        "grid": spec.get("grid"),
+        "replicates": spec.get("replicates", 1),
+        "seed": spec.get("seed", 0),
+        "threads": spec.get("threads"),
+        "duration_s": spec.get("duration_s"),
+        "interval_s": spec.get("interval_s", 0.1),
+        "costs": costs,
+    }

@@ -18,7 +18,15 @@ import numpy as np
 import polars as pl
 
 from . import _core
-from ._check import interval_to_ns, is_list, need_bool, need_int, seconds_to_ns, type_name
+from ._check import (
+    interval_to_ns,
+    is_list,
+    need_bool,
+    need_int,
+    seconds_to_ns,
+    show,
+    type_name,
+)
 from .config import CostModel, Kernel, Machine
 from .exceptions import ConfigError, ConfigTypeError
 from .run import _costs, _kernel, _machine, _workload, config_row
@@ -162,23 +170,30 @@ def _runs(
     duration_ns: int | None,
     interval_ns: int,
 ) -> list[_Run]:
-    runs = []
-    for p, point in enumerate(points):
+    # Every point's configuration is resolved (validated) here, before any
+    # run: an invalid point becomes an "error" row, the others run.
+    resolved: list[tuple[Mapping[str, Any], dict[str, Any], dict[str, Any] | None, str | None]] = []
+    for point in points:
         try:
             m, k, c, w = _resolve(machine, kernel, costs, workload, point)
-            err = None
-        except (ValueError, TypeError) as e:
-            err = str(e)
-        # The configuration is the same for every replicate: build its row
-        # and spec once per point, and copy them with each replicate's seed
-        # (the nested spec dicts are shared read-only).
-        if err is None:
+            # The configuration is the same for every replicate: build its
+            # row and spec once per point, and copy them with each
+            # replicate's seed (the nested spec dicts are shared read-only).
             base_row = config_row(m, k, c, w, 0, duration_s)
             base_spec: dict[str, Any] | None = _spec(m, k, c, w, 0, duration_ns, interval_ns)
-        else:
-            base_row = {key: _plain(v) for key, v in point.items()}
-            base_row["seed"] = 0
-            base_spec = None
+            resolved.append((point, base_row, base_spec, None))
+        except (ValueError, TypeError) as e:
+            resolved.append((point, {}, None, str(e)))
+        except OverflowError as e:  # a value too large for the core (a safety net)
+            resolved.append((point, {}, None, f"invalid grid point {_point_text(point)}: {e}"))
+    kinds = _column_kinds(
+        [config_row(machine, kernel, costs or CostModel.preset(machine), workload, 0, duration_s)],
+        [row for _, row, spec, _ in resolved if spec is not None],
+    )
+    runs = []
+    for p, (point, base_row, base_spec, err) in enumerate(resolved):
+        if err is not None:
+            base_row, err = _error_row(point, err, kinds)
         for r in range(replicates):
             s = derive_seed(seed, p, r)
             row: dict[str, Any] = {"point": p, "replicate": r, **base_row}
@@ -188,8 +203,66 @@ def _runs(
     return runs
 
 
-def _plain(v: Any) -> Any:
-    return v if isinstance(v, bool | int | float | str) or v is None else str(v)
+_I64 = (-(2**63), 2**63 - 1)
+
+
+def _column_kinds(
+    base: Sequence[Mapping[str, Any]], valid: Sequence[Mapping[str, Any]]
+) -> dict[str, set[type]]:
+    """The Python types of each configuration column's values: those of the
+    valid points' rows (what the frame's column holds), or, for a column no
+    valid point has, those of the unswept configuration's row."""
+    kinds: dict[str, set[type]] = {}
+    for rows in (valid, base):
+        seen: dict[str, set[type]] = {}
+        for row in rows:
+            for key, v in row.items():
+                if v is not None and key not in kinds:
+                    seen.setdefault(key, set()).add(type(v))
+        kinds.update(seen)
+    return kinds
+
+
+def _fits(v: Any, kinds: set[type]) -> bool:
+    """Whether ``v`` can sit in a column holding values of ``kinds`` without
+    changing its dtype (nor overflowing it)."""
+    if v is None:
+        return True
+    if isinstance(v, bool):
+        return bool in kinds
+    if isinstance(v, int):
+        return (int in kinds and _I64[0] <= v <= _I64[1]) or (float in kinds and abs(v) <= 2**53)
+    if isinstance(v, float):
+        return float in kinds
+    if isinstance(v, str):
+        return str in kinds
+    return False
+
+
+def _point_text(point: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k}={show(v)}" for k, v in point.items())
+
+
+def _error_row(
+    point: Mapping[str, Any], err: str, kinds: Mapping[str, set[type]]
+) -> tuple[dict[str, Any], str]:
+    """The configuration columns of an invalid point's rows, and its
+    status_detail. Each column of the valid rows is there (null, the
+    configuration being unknown), with the point's grid values where they
+    fit the column's type; a value that does not (text in a number column,
+    an int beyond 64 bits, a list) is left null and written, as text, into
+    the status_detail, so that the frame's dtypes never depend on it."""
+    row: dict[str, Any] = dict.fromkeys(kinds)
+    text = []
+    for key, v in point.items():
+        if key in kinds and _fits(v, kinds[key]):
+            row[key] = v
+        else:
+            row[key] = None
+            text.append(f"{key}={show(v)}")
+    if text:
+        err = f"{err} [grid values not in their columns: {', '.join(text)}]"
+    return row, err
 
 
 def _run_chunk(specs: list[dict[str, Any]], threads: int) -> list[_core.BatchOutcome]:
@@ -218,12 +291,19 @@ def _frame(rows: Iterable[dict[str, Any]]) -> pl.DataFrame:
     rows = sorted(rows, key=lambda r: (r["point"], r["replicate"]))
     if not rows:
         return pl.DataFrame()
-    cols: dict[str, None] = {}
+    # The configuration (each row's keys before "status") first, then status,
+    # status_detail and the metrics, wall_s last; each in first-seen order,
+    # so that an error row first does not put configuration after metrics.
+    head: dict[str, None] = {}
+    tail: dict[str, None] = {}
     for r in rows:
+        cols = head
         for k in r:
-            cols.setdefault(k, None)
-    # wall-clock columns last, the rest in first-seen order
-    order = [c for c in cols if c != "wall_s"] + ["wall_s"]
+            if k == "status":
+                cols = tail
+            if k not in head and k not in tail:
+                cols[k] = None
+    order = [c for c in [*head, *tail] if c != "wall_s"] + ["wall_s"]
     return pl.from_dicts(rows, infer_schema_length=None).select(order)
 
 
@@ -326,6 +406,46 @@ def sweep(
     periodic vmstat samples (rows carry metrics only), so ``interval_s`` has
     no effect; every number but ``events`` equals ``simulate``'s.
     """
+    plan = _plan(
+        machine,
+        kernel,
+        workload,
+        grid,
+        replicates=replicates,
+        seed=seed,
+        threads=threads,
+        progress=progress,
+        executor=executor,
+        costs=costs,
+        duration_s=duration_s,
+        interval_s=interval_s,
+    )
+    return _execute(plan.runs, plan.nthreads, progress, executor, checkpoint, chunk_size)
+
+
+@dataclass
+class _Plan:
+    runs: list[_Run]
+    nthreads: int
+
+
+def _plan(
+    machine: Machine | str,
+    kernel: Kernel | str,
+    workload: Workload,
+    grid: Mapping[str, Sequence[Any]] | None,
+    *,
+    replicates: int,
+    seed: int,
+    threads: int | None,
+    progress: ProgressArg,
+    executor: Executor | None,
+    costs: CostModel | None,
+    duration_s: float | None,
+    interval_s: float,
+) -> _Plan:
+    """Check ``sweep``'s arguments and resolve every grid point: the runs to
+    do (each invalid point's as "error" rows), before any of them runs."""
     m = _machine(machine)
     k = _kernel(kernel)
     workload = _workload(workload)
@@ -348,7 +468,7 @@ def sweep(
     )
     if len(runs) > 10_000_000:
         raise ConfigError(f"invalid grid: {len(runs)} runs; expected at most 10000000")
-    return _execute(runs, nthreads, progress, executor, checkpoint, chunk_size)
+    return _Plan(runs, nthreads)
 
 
 def _execute(

@@ -5,14 +5,24 @@ a ``Workload`` value for ``simulate``.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ParamSpec
 
 from . import _core
-from ._check import is_list, need_bool, need_choice, need_int, need_number, type_name
+from ._check import is_list, need_bool, need_choice, need_int, need_scaled, type_name
 from .exceptions import ConfigError, ConfigTypeError
+
+P = ParamSpec("P")
+
+#: CPU numbers run from 0 to the largest machine's last CPU (the core's
+#: MAX_CPUS is 4096); the machine a run uses checks them again.
+_MAX_CPU = 4095
+
+#: The longest CPU or sleep time of one step, in ns (1e12 µs).
+_MAX_STEP_NS = 10**15
 
 
 @dataclass(frozen=True)
@@ -50,6 +60,31 @@ class Workload:
         return f"{self.kind}({a})"
 
 
+def _checked_args(f: Callable[P, Workload]) -> Callable[P, Workload]:
+    """``f``, refusing an unknown or missing argument with a
+    ``ConfigTypeError`` that names it and the arguments ``f`` takes (rather
+    than Python's plain ``TypeError``)."""
+    sig = inspect.signature(f)
+    names = ", ".join(sig.parameters)
+
+    @functools.wraps(f)
+    def checked(*args: P.args, **kwargs: P.kwargs) -> Workload:
+        for k in kwargs:
+            if k not in sig.parameters:
+                raise ConfigTypeError(
+                    f"invalid argument {k!r} for workloads.{f.__name__}: expected one of {names}"
+                )
+        try:
+            sig.bind(*args, **kwargs)
+        except TypeError as e:
+            raise ConfigTypeError(
+                f"invalid arguments for workloads.{f.__name__}: {e}; it takes {names}"
+            ) from None
+        return f(*args, **kwargs)
+
+    return checked
+
+
 def _per_task(param: str, v: Any, n: int) -> list[Any]:
     """A scalar broadcast to ``n`` tasks, or a per-task list of length ``n``."""
     if is_list(v):
@@ -65,12 +100,7 @@ def _per_task(param: str, v: Any, n: int) -> list[Any]:
 def _us_to_ns(param: str, v: Any) -> int | None:
     if v is None:
         return None
-    ns = round(need_number(param, v) * 1000)
-    if ns < 1:
-        raise ConfigError(f"invalid {param}={v!r}: expected a positive number of µs or None")
-    if ns > 10**15:
-        raise ConfigError(f"invalid {param}={v!r}: expected at most 1e12 µs")
-    return ns
+    return need_scaled(param, v, 1000, 1, _MAX_STEP_NS, "µs", or_else=" or None")
 
 
 def _cpuset(v: Any) -> list[int] | None:
@@ -79,15 +109,16 @@ def _cpuset(v: Any) -> list[int] | None:
     if is_list(v):
         if len(v) == 0:
             raise ConfigError("invalid cpus=[]: expected a CPU number, a list of them, or None")
-        return [need_int("cpus", c, lo=0) for c in v]
+        return [need_int("cpus", c, lo=0, hi=_MAX_CPU) for c in v]
     if not isinstance(v, bool | str):
-        return [need_int("cpus", v, lo=0)]
+        return [need_int("cpus", v, lo=0, hi=_MAX_CPU)]
     raise ConfigTypeError(
         f"invalid type for cpus: got {type_name(v)} {v!r}, "
         "expected None, an int or a list of ints per task"
     )
 
 
+@_checked_args
 def spinners(
     nice: Sequence[int],
     run_us: float | Sequence[float | None] | None = None,
@@ -161,6 +192,7 @@ def _count(param: str, v: Any, hi: int) -> int:
     return need_int(param, v, lo=1, hi=hi)
 
 
+@_checked_args
 def hackbench(
     groups: int = 10,
     fds: int = 20,
@@ -197,6 +229,7 @@ def hackbench(
     return Workload("hackbench", params, dict(params))
 
 
+@_checked_args
 def pipe_pingpong(loops: int = 100_000, mode: str = "process") -> Workload:
     """``perf bench sched pipe``: two tasks pass a 4-byte token through two
     pipes ``loops`` times. Metrics: ``elapsed_s``, ``usecs_per_op``,
@@ -209,6 +242,7 @@ def pipe_pingpong(loops: int = 100_000, mode: str = "process") -> Workload:
     return Workload("pipe_pingpong", params, dict(params))
 
 
+@_checked_args
 def volano(
     rooms: int = 10,
     users: int = 20,
@@ -237,9 +271,9 @@ def volano(
         "rooms": _count("rooms", rooms, 10_000),
         "users": need_int("users", users, lo=2, hi=1000),
         "messages": _count("messages", messages, 10_000_000),
-        "handle_ns": round(need_number("handle_us", handle_us) * 1000),
-        "send_ns": round(need_number("send_us", send_us) * 1000),
-        "enqueue_ns": round(need_number("enqueue_us", enqueue_us) * 1000),
+        "handle_ns": need_scaled("handle_us", handle_us, 1000, 1, _MAX_STEP_NS, "µs"),
+        "send_ns": need_scaled("send_us", send_us, 1000, 1, _MAX_STEP_NS, "µs"),
+        "enqueue_ns": need_scaled("enqueue_us", enqueue_us, 1000, 1, _MAX_STEP_NS, "µs"),
     }
     _core.workload_check("volano", params)
     args = {
