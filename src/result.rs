@@ -16,6 +16,11 @@ pub enum Status {
     Deadlock,
     /// Stopped by the caller (Ctrl-C).
     Cancelled,
+    /// The engine's progress watchdog ended the run: tasks were runnable
+    /// but none ran for a long stretch of simulated time, because the
+    /// scheduler overhead the costs charge left no CPU time for them (a
+    /// livelock on overhead). The detail says why.
+    Stalled(String),
     /// The workload misbehaved (e.g. made no progress).
     Error(String),
 }
@@ -27,13 +32,14 @@ impl Status {
             Status::TimeLimit => "time_limit",
             Status::Deadlock => "deadlock",
             Status::Cancelled => "cancelled",
+            Status::Stalled(_) => "stalled",
             Status::Error(_) => "error",
         }
     }
 
     pub fn detail(&self) -> String {
         match self {
-            Status::Error(e) => e.clone(),
+            Status::Error(e) | Status::Stalled(e) => e.clone(),
             _ => String::new(),
         }
     }

@@ -44,7 +44,10 @@ class Result:
     """The outcome of ``simulate``.
 
     - ``status``: ``"ok"``, ``"time_limit"`` (a finite workload hit
-      ``duration_s``), ``"deadlock"`` or ``"error"`` (see ``status_detail``).
+      ``duration_s``), ``"deadlock"``, ``"stalled"`` (the progress watchdog:
+      tasks runnable but none ran for 1 s of simulated time, the scheduler
+      overhead taking every CPU) or ``"error"``; ``status_detail`` says why
+      for the last two.
     - ``metrics``: ``dict[str, float]`` — perf-stat-like counters, CPU time
       split, and the workload's own figures.
     - ``to_frame()``: one row, the configuration columns then the metrics.

@@ -391,9 +391,10 @@ def sweep(
     polars DataFrame, a row per run in (point, replicate) order: ``point``,
     ``replicate``, the configuration columns (every grid key among them),
     ``seed``, ``status`` (``"ok"``, ``"time_limit"``, ``"deadlock"``,
-    ``"error"``), ``status_detail``, every metric, and ``wall_s`` (the only
-    wall-clock column). A point whose configuration is invalid is an
-    ``"error"`` row; the others are unaffected.
+    ``"stalled"``, ``"error"``), ``status_detail``, every metric, and
+    ``wall_s`` (the only wall-clock column). A point whose configuration is
+    invalid is an ``"error"`` row, one whose overhead leaves its tasks no CPU
+    time a ``"stalled"`` row; the others are unaffected.
 
     Per-run seeds derive from (``seed``, point, replicate), so the frame does
     not depend on ``threads``, chunking or ``executor``. ``threads=None``

@@ -124,6 +124,26 @@ const MAX_EVENTS_AT_ONE_INSTANT: u64 = 1_000_000;
 /// More zero-length actions than this in a row for one task is a workload
 /// that makes no progress.
 pub(crate) const MAX_ZERO_STEPS: u32 = 100_000;
+/// The progress watchdog's stretch: a run in which tasks are runnable
+/// throughout but no task runs (consumes any of its burst, user or system
+/// time) or takes a workload step for this long — and for at least twice the largest single overhead
+/// charge of the run — ends with `Status::Stalled`. See `Sim::watchdog`.
+pub const WATCHDOG_NS: u64 = 1_000_000_000;
+
+/// What a piece of scheduler overhead was charged for (the watchdog's
+/// explanation of a stall).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Overhead {
+    /// `scheduler_tick()` and its timer interrupt (`tick_ns`).
+    Tick = 0,
+    /// `load_balance()` passes, idle balancing, NOHZ balancing, migration.
+    Balance = 1,
+    /// `context_switch()` and `switch_mm()`.
+    Switch = 2,
+    /// Wake-ups, IPIs, system-call entry.
+    Other = 3,
+}
+const OVERHEAD_KINDS: usize = 4;
 
 pub struct Sim<'a> {
     pub(crate) now: u64,
@@ -162,6 +182,13 @@ pub struct Sim<'a> {
     pub(crate) n_overloaded: usize,
     pub(crate) lozi_last: u64,
     pub(crate) error: Option<String>,
+    /// The watchdog's state: the last instant a task consumed burst time or
+    /// took a workload step (or nothing was runnable), the overhead charged so far by kind, the
+    /// same as it was at `progress_at`, and the largest single charge.
+    pub(crate) progress_at: u64,
+    pub(crate) overhead: [u64; OVERHEAD_KINDS],
+    overhead_at_progress: [u64; OVERHEAD_KINDS],
+    pub(crate) max_charge: u64,
     sampler: Sampler,
     sampler_truncated: bool,
     events: u64,
@@ -184,6 +211,22 @@ impl<'a> Sim<'a> {
                 "syscall_ns",
                 0,
                 "at least 1 (a zero-cost system call lets a yield loop spin without time passing)",
+            ));
+        }
+        // A tick that costs its whole period leaves a busy CPU no time for
+        // its task: the run would never finish (caught up front; other
+        // overhead that cannot fit depends on the run and is left to the
+        // watchdog).
+        let tick_period_ns = 1_000_000_000 / kernel.hz as u64;
+        if cost.tick_ns >= tick_period_ns {
+            return Err(CoreError::invalid(
+                "tick_ns",
+                cost.tick_ns,
+                format!(
+                    "less than the tick period 1e9/hz = {tick_period_ns} ns (hz={}): a tick \
+                     that costs its whole period leaves no CPU time for tasks",
+                    kernel.hz
+                ),
             ));
         }
         if opts.duration_ns.is_none() && !workload.finite() {
@@ -221,7 +264,7 @@ impl<'a> Sim<'a> {
             kernel,
             cost,
             fair: FairParams::new(kernel, n),
-            tick_ns: 1_000_000_000 / kernel.hz as u64,
+            tick_ns: tick_period_ns,
             queue: EventQueue::new(),
             tasks: Vec::new(),
             ses: Vec::new(),
@@ -245,6 +288,10 @@ impl<'a> Sim<'a> {
             n_overloaded: 0,
             lozi_last: 0,
             error: None,
+            progress_at: 0,
+            overhead: [0; OVERHEAD_KINDS],
+            overhead_at_progress: [0; OVERHEAD_KINDS],
+            max_charge: 0,
             sampler: Sampler::new(n),
             sampler_truncated: false,
             events: 0,
@@ -252,8 +299,9 @@ impl<'a> Sim<'a> {
         })
     }
 
-    /// Run to completion, the time bound, a deadlock, an error or a
-    /// cancellation (polled every few thousand events).
+    /// Run to completion, the time bound, a deadlock, a stall (the
+    /// watchdog), an error or a cancellation (polled every few thousand
+    /// events).
     pub fn run(mut self, cancel: &dyn Fn() -> bool) -> SimResult {
         self.init();
         if self.opts.max_sample_values > 0 {
@@ -277,7 +325,7 @@ impl<'a> Sim<'a> {
                 break Status::Cancelled;
             }
             let Some(e) = self.queue.pop() else {
-                break self.stalled();
+                break self.nothing_left();
             };
             if e.time == self.now {
                 same_instant += 1;
@@ -294,6 +342,15 @@ impl<'a> Sim<'a> {
             debug_assert!(e.time >= self.now, "time went backwards");
             self.now = e.time;
             self.events += 1;
+            // The watchdog: state changes only at events, so over
+            // (previous event, now] the runnable count was what it is now.
+            if self.nr_running_total == 0 {
+                self.progress_at = self.now;
+            } else if self.now - self.progress_at >= WATCHDOG_NS {
+                if let Some(s) = self.watchdog() {
+                    break s;
+                }
+            }
             match e.ev {
                 Event::End => {
                     break if self.workload.finite() {
@@ -309,7 +366,7 @@ impl<'a> Sim<'a> {
                     // an engine bug, reported rather than sampled for ever.
                     let end_queued = self.opts.duration_ns.is_some_and(|d| d > self.now);
                     if self.live_tasks > 0 && self.queue.len() == usize::from(end_queued) {
-                        break self.stalled();
+                        break self.nothing_left();
                     }
                     self.sync_all();
                     self.sampler
@@ -332,6 +389,9 @@ impl<'a> Sim<'a> {
                 }
                 Event::NohzKick { cpu } => self.nohz_idle_balance(cpu as usize),
             }
+            if self.progress_at == self.now {
+                self.overhead_at_progress = self.overhead;
+            }
         };
         self.finish(status)
     }
@@ -339,7 +399,7 @@ impl<'a> Sim<'a> {
     /// Nothing left that could run: a deadlock of the workload, or — with
     /// runnable tasks left — tasks stranded on CPUs with no event to run
     /// them, an engine bug reported as an error.
-    fn stalled(&self) -> Status {
+    fn nothing_left(&self) -> Status {
         if self.nr_running_total > 0 {
             Status::Error(format!(
                 "engine: {} runnable task(s) left with no event to run them at t={} ns",
@@ -348,6 +408,72 @@ impl<'a> Sim<'a> {
         } else {
             Status::Deadlock
         }
+    }
+
+    /// The progress watchdog — a model-side safety net with no kernel
+    /// counterpart (a real CPU whose interrupts and scheduler work take all
+    /// its time is livelocked the same way; the kernel has no watchdog for
+    /// it either, short of the soft-lockup detector). Called when tasks have
+    /// been runnable for `WATCHDOG_NS` without any task consuming burst
+    /// time or taking a workload step. Pending accounting is read, not synced, so a run that goes on
+    /// is unchanged: a CPU whose unsynced time ends in task work has made
+    /// progress up to now. The stall needs the window to be at least
+    /// `WATCHDOG_NS` (1 s: over 10^4 times the default costs of any one
+    /// event, and 1000 ticks at HZ=1000) and at least twice the largest
+    /// single overhead charge of the run (each cost field is at most 1 ms,
+    /// but a load-balance pass sums per-group and per-CPU terms): a one-off
+    /// charge, however large, is worked off within its own length, after
+    /// which the CPU runs its task. Zero task progress on every CPU for that
+    /// long means overhead kept arriving at least as fast as the clock — a
+    /// livelock that would otherwise never end.
+    fn watchdog(&mut self) -> Option<Status> {
+        let window = self.now - self.progress_at;
+        if window < 2 * self.max_charge {
+            return None;
+        }
+        let mut backlog = 0u64;
+        for rq in &self.rqs {
+            let elapsed = self.now - rq.seg_start;
+            if rq.cfs.curr.is_some() && elapsed > rq.overhead_left {
+                self.progress_at = self.now;
+                return None;
+            }
+            backlog += rq.overhead_left - elapsed.min(rq.overhead_left);
+        }
+        let cap = window as f64 * self.rqs.len() as f64;
+        let pct = |k: Overhead| {
+            let i = k as usize;
+            100.0 * (self.overhead[i] - self.overhead_at_progress[i]) as f64 / cap
+        };
+        let all: f64 = [
+            Overhead::Tick,
+            Overhead::Balance,
+            Overhead::Switch,
+            Overhead::Other,
+        ]
+        .into_iter()
+        .map(pct)
+        .sum();
+        Some(Status::Stalled(format!(
+            "no task ran for {:.3} s of simulated time (t={:.3}..{:.3} s) while {} task(s) \
+             were runnable: the scheduler overhead charged in that window came to {:.1}% of \
+             the {} CPU(s)' time (tick {:.1}%: tick_ns={} per {} ns tick period; load \
+             balancing {:.1}%; context switches {:.1}%; other {:.1}%), {} ns of it still \
+             queued, so overhead leaves no CPU time for tasks (livelock on overhead)",
+            window as f64 / 1e9,
+            self.progress_at as f64 / 1e9,
+            self.now as f64 / 1e9,
+            self.nr_running_total,
+            all,
+            self.rqs.len(),
+            pct(Overhead::Tick),
+            self.cost.tick_ns,
+            self.tick_ns,
+            pct(Overhead::Balance),
+            pct(Overhead::Switch),
+            pct(Overhead::Other),
+            backlog,
+        )))
     }
 
     /// Bring every CPU's accounting up to `now`.
@@ -379,6 +505,10 @@ impl<'a> Sim<'a> {
                 debug_assert!(elapsed <= task.work_left, "burst overrun");
                 let w = elapsed.min(task.work_left);
                 task.work_left -= w;
+                if w > 0 {
+                    // Task work comes after the overhead: it ends at now.
+                    self.progress_at = now;
+                }
                 match task.work_kind {
                     Work::User => {
                         rq.user_ns += w;
@@ -393,10 +523,23 @@ impl<'a> Sim<'a> {
         }
     }
 
-    /// Queue `ns` of scheduler overhead (system time) on `cpu`.
+    /// Queue `ns` of scheduler overhead (system time) on `cpu`, counted as
+    /// `Overhead::Other`.
     pub(crate) fn charge(&mut self, cpu: usize, ns: u64) {
+        self.charge_as(cpu, ns, Overhead::Other);
+    }
+
+    /// Queue `ns` of scheduler overhead of kind `kind` on `cpu`.
+    pub(crate) fn charge_as(&mut self, cpu: usize, ns: u64, kind: Overhead) {
         self.rq_sync(cpu);
         self.rqs[cpu].overhead_left += ns;
+        self.count_overhead(ns, kind);
+    }
+
+    /// Count `ns` of overhead queued on some CPU (for the watchdog).
+    pub(crate) fn count_overhead(&mut self, ns: u64, kind: Overhead) {
+        self.overhead[kind as usize] += ns;
+        self.max_charge = self.max_charge.max(ns);
     }
 
     /// (Re-)arm the end of the running burst on `cpu` if it moved. Call after

@@ -81,6 +81,9 @@ impl Sim<'_> {
             return;
         };
         debug_assert_eq!(self.tasks[t as usize].work_left, 0);
+        // A workload step is progress for the watchdog (a yield loop makes
+        // steps without consuming burst time).
+        self.progress_at = self.now;
         self.stepping = Some(cpu);
         self.advance(cpu, t);
         self.stepping = None;

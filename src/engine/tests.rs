@@ -494,3 +494,109 @@ fn without_periodic_samples_the_results_are_the_same() {
         }
     }
 }
+
+fn hackbench_1x10() -> Box<dyn crate::workload::Workload> {
+    use crate::workload::hackbench::{Hackbench, HackbenchParams, Ipc, Mode};
+    Box::new(
+        Hackbench::new(HackbenchParams {
+            groups: 1,
+            fds: 20,
+            loops: 10,
+            datasize: 100,
+            ipc: Ipc::Socket,
+            mode: Mode::Process,
+            sndbuf: 212_992,
+            skb_overhead: 668,
+        })
+        .unwrap(),
+    )
+}
+
+fn vm2_hackbench(costs: &CostModel) -> crate::error::CoreResult<SimResult> {
+    let m = Machine::preset("vm-2").unwrap();
+    simulate(
+        &m,
+        &Kernel::v3_8(),
+        costs,
+        hackbench_1x10(),
+        RunOptions::default(),
+        &|| false,
+    )
+}
+
+#[test]
+fn a_tick_that_costs_its_whole_period_is_refused() {
+    let costs = CostModel {
+        tick_ns: 1_000_000,
+        ..CostModel::default()
+    };
+    match vm2_hackbench(&costs) {
+        Err(crate::error::CoreError::InvalidValue { param, allowed, .. }) => {
+            assert_eq!(param, "tick_ns");
+            assert!(allowed.contains("1000000 ns"), "{allowed}");
+        }
+        other => panic!("expected tick_ns to be refused, got {other:?}"),
+    }
+}
+
+#[test]
+fn overhead_that_leaves_no_cpu_time_stalls_the_run() {
+    // 999 999 ns of tick per 1 ms period plus the other overhead: the
+    // tasks never run (before the watchdog this run never ended).
+    let costs = CostModel {
+        tick_ns: 999_999,
+        ..CostModel::default()
+    };
+    let r = vm2_hackbench(&costs).unwrap();
+    let Status::Stalled(detail) = &r.status else {
+        panic!("expected a stall, got {:?}", r.status);
+    };
+    assert_eq!(r.status.name(), "stalled");
+    assert_eq!(&r.status.detail(), detail);
+    assert!(detail.starts_with("no task ran for 1.000 s"), "{detail}");
+    assert!(detail.contains("tick_ns=999999 per 1000000 ns"), "{detail}");
+    assert!(r.elapsed_ns >= super::WATCHDOG_NS && r.elapsed_ns < 2 * super::WATCHDOG_NS);
+    // Deterministic like any other run.
+    let again = vm2_hackbench(&costs).unwrap();
+    assert_eq!(again.status, r.status);
+    assert_eq!(again.elapsed_ns, r.elapsed_ns);
+}
+
+#[test]
+fn the_watchdog_leaves_ordinary_runs_alone() {
+    // Default costs: hackbench finishes.
+    let r = vm2_hackbench(&CostModel::default()).unwrap();
+    assert_eq!(r.status, Status::Ok);
+    // A lone yield loop consumes no burst time but takes steps: progress.
+    let r = run(
+        &one_cpu(),
+        &Kernel::v3_8(),
+        vec![yield_loop()],
+        Dist::Fixed,
+        3.0,
+        1,
+    );
+    assert_eq!(r.status, Status::Ok);
+    // Sleeping past the stretch with nothing runnable is not a stall.
+    let sleeper = SpinnerTask {
+        run_ns: Some(1_000_000),
+        sleep_ns: Some(2_500_000_000),
+        ..spinner(0)
+    };
+    let r = run(
+        &one_cpu(),
+        &Kernel::v3_8(),
+        vec![sleeper],
+        Dist::Fixed,
+        6.0,
+        1,
+    );
+    assert_eq!(r.status, Status::Ok);
+    // A long single burst (no step for 5 s) is progress all along.
+    let long = SpinnerTask {
+        run_ns: Some(5_000_000_000),
+        ..spinner(0)
+    };
+    let r = run(&one_cpu(), &Kernel::v3_8(), vec![long], Dist::Fixed, 8.0, 1);
+    assert_eq!(r.status, Status::Ok);
+}

@@ -22,7 +22,7 @@
 
 use super::fair::{EnqueueFlags, TaskId};
 use crate::domains::{sd, SCALE};
-use crate::engine::{Event, Sim};
+use crate::engine::{Event, Overhead, Sim};
 use crate::kernel::{Kernel, NewidleThrottle, NohzIlb, NohzKickIpi};
 use crate::sched::rq::CPU_LOAD_IDX_MAX;
 use crate::sched::task::TaskState;
@@ -632,7 +632,7 @@ impl Sim<'_> {
         self.set_task_cpu(p, dst, dst);
         self.activate_task(dst, p, EnqueueFlags::default());
         self.counters.tasks_pulled += 1;
-        self.charge(src, self.cost.migrate_task_ns);
+        self.charge_as(src, self.cost.migrate_task_ns, Overhead::Balance);
         env.cost += self.cost.migrate_task_ns;
         if self.kernel.newidle_rearm {
             let v = 2 * self.kernel.migration_cost_ns;
@@ -884,7 +884,7 @@ impl Sim<'_> {
                     break;
                 }
             }
-            self.charge(src, env.cost);
+            self.charge_as(src, env.cost, Overhead::Balance);
         }
         let st = &mut self.rqs[dst].bal.stats[lvl];
         if moved {
@@ -958,7 +958,7 @@ impl Sim<'_> {
         }
         self.counters.newidle_pulled += pulled;
         self.counters.newidle_time_ns += total_cost;
-        self.charge(cpu, total_cost);
+        self.charge_as(cpu, total_cost, Overhead::Balance);
         pulled
     }
 
@@ -1038,7 +1038,7 @@ impl Sim<'_> {
                 IdleType::NotIdle
             };
             let (_, cost) = self.rebalance_domains(cpu, idle);
-            self.charge(cpu, cost);
+            self.charge_as(cpu, cost, Overhead::Balance);
             ran = true;
         }
         if (!ran || self.kernel.nohz_kick_after_rebalance) && self.nohz_kick_needed(cpu) {
@@ -1160,7 +1160,7 @@ impl Sim<'_> {
             next = next.min(self.rqs[c].bal.next_balance);
         }
         self.nohz.next_balance = next;
-        self.charge(ilb, cost);
+        self.charge_as(ilb, cost, Overhead::Balance);
         if self.rqs[ilb].cfs.nr_running > 0 {
             self.rqs[ilb].need_resched = true;
         }

@@ -10,7 +10,7 @@ use super::balance::avg_idle_sample;
 use super::fair::{EnqueueFlags, SchedEntity, TaskId};
 use super::task::{Task, TaskState, Work};
 use super::weights::nice_weight;
-use crate::engine::{Event, Sim};
+use crate::engine::{Event, Overhead, Sim};
 use crate::kernel::AvgIdleCap;
 use crate::trace::{TraceKind, PREV_STATE_DEAD, PREV_STATE_RUNNING, PREV_STATE_SLEEPING};
 
@@ -337,14 +337,16 @@ impl Sim<'_> {
                 }
             }
             if let Some(n) = next {
-                rq.overhead_left += self.cost.context_switch_ns;
+                let mut sw = self.cost.context_switch_ns;
                 // switch_mm(): a different address space reloads CR3 and
                 // refills the TLB; idle keeps the old one (lazy TLB).
                 let mm = self.tasks[n as usize].mm;
                 if rq.last_mm.is_some_and(|m| m != mm) {
-                    rq.overhead_left += self.cost.mm_switch_ns;
+                    sw += self.cost.mm_switch_ns;
                 }
+                rq.overhead_left += sw;
                 rq.last_mm = Some(mm);
+                self.count_overhead(sw, Overhead::Switch);
             }
             self.trace(cpu, TraceKind::Switch, pid(prev), prev_state, pid(next));
         }
@@ -408,7 +410,7 @@ impl Sim<'_> {
             return;
         }
         let now = self.now;
-        self.charge(cpu, self.cost.tick_ns);
+        self.charge_as(cpu, self.cost.tick_ns, Overhead::Tick);
         self.update_cpu_load(cpu);
         let rq = &mut self.rqs[cpu];
         rq.ticks += 1;
