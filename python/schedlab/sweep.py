@@ -318,27 +318,109 @@ def _fingerprint(runs: list[_Run]) -> str:
     return h.hexdigest()
 
 
-def _load_checkpoint(path: Path, fingerprint: str) -> list[dict[str, Any]]:
+def _content_hash(df: pl.DataFrame) -> str:
+    """A sha256 of a frame's columns (names, dtypes, nulls and values), the
+    same for the frame written and the frame read back from Parquet."""
+    h = hashlib.sha256()
+    h.update(f"{df.height}\0".encode())
+    for name, s in zip(df.columns, df.get_columns(), strict=True):
+        dtype = s.dtype
+        h.update(f"{len(name)}:{name}\0{dtype}\0".encode())
+        if dtype == pl.Null:
+            continue
+        h.update(s.is_null().to_numpy().tobytes())
+        if dtype.is_numeric():
+            a = s.fill_null(0).to_numpy()
+            h.update(a.astype(a.dtype.newbyteorder("<"), copy=False).tobytes())
+        elif dtype == pl.Boolean:
+            h.update(s.fill_null(False).to_numpy().tobytes())
+        elif dtype == pl.String:
+            t = s.fill_null("")
+            h.update(t.str.len_bytes().cast(pl.UInt64).to_numpy().astype("<u8").tobytes())
+            h.update("".join(t.to_list()).encode())
+        else:
+            h.update(json.dumps(s.to_list(), sort_keys=True, default=str).encode())
+    return h.hexdigest()
+
+
+# What reading a corrupt Parquet file can raise: polars errors, OSError, and
+# polars' panics (a BaseException, not an Exception).
+_READ_ERRORS = (Exception, pl.exceptions.PanicException)
+
+
+def _bad_checkpoint(path: Path, what: str) -> ConfigError:
+    return ConfigError(
+        f"invalid checkpoint={str(path)!r}: {what}; remove it or choose another path"
+    )
+
+
+def _load_checkpoint(path: Path, fingerprint: str, runs: Sequence[_Run]) -> list[dict[str, Any]]:
+    """The resumable rows of the checkpoint at ``path``, after checking that
+    it reads, was written by this schedlab version for this sweep
+    (``fingerprint``), is unaltered (its content hash) and holds only
+    planned runs (``runs``), each once; else a ConfigError."""
     if not path.exists():
         return []
-    meta = pl.read_parquet_metadata(path)
-    if meta.get("schedlab.sweep") != fingerprint:
-        raise ConfigError(
-            f"invalid checkpoint={str(path)!r}: it holds a different sweep; "
-            "remove it or choose another path"
+    try:
+        meta = pl.read_parquet_metadata(path)
+    except _READ_ERRORS as e:  # a truncated or corrupt file
+        raise _bad_checkpoint(path, f"it cannot be read ({type(e).__name__}: {e})") from None
+    version = meta.get("schedlab.version")
+    if version != _core.__version__:
+        raise _bad_checkpoint(
+            path,
+            f"it was written by schedlab version {version!r}, not this one ({_core.__version__!r})",
         )
-    df = pl.read_parquet(path)
-    return [r for r in df.to_dicts() if r["status"] != "cancelled"]
+    if meta.get("schedlab.sweep") != fingerprint:
+        raise _bad_checkpoint(path, "it holds a different sweep")
+    expected = meta.get("schedlab.content_sha256")
+    if not expected:
+        raise _bad_checkpoint(path, "it has no content hash")
+    try:
+        df = pl.read_parquet(path)
+    except _READ_ERRORS as e:
+        raise _bad_checkpoint(path, f"it cannot be read ({type(e).__name__}: {e})") from None
+    if _content_hash(df) != expected:
+        raise _bad_checkpoint(path, "its rows do not match its content hash (altered or corrupt)")
+    if df.height == 0:
+        return []
+    missing = [c for c in ("point", "replicate", "seed", "status") if c not in df.columns]
+    if missing:
+        raise _bad_checkpoint(path, f"it has no column {', '.join(missing)}")
+    planned = {(r.point, r.replicate): r for r in runs}
+    seen: set[tuple[Any, Any]] = set()
+    rows = df.to_dicts()
+    for row in rows:
+        key = (row["point"], row["replicate"])
+        run = planned.get(key) if isinstance(key[0], int) and isinstance(key[1], int) else None
+        if run is None:
+            raise _bad_checkpoint(
+                path, f"it holds a row (point={key[0]!r}, replicate={key[1]!r}) not in the sweep"
+            )
+        if key in seen:
+            raise _bad_checkpoint(
+                path, f"it holds the row (point={key[0]}, replicate={key[1]}) more than once"
+            )
+        seen.add(key)
+        if row["seed"] != run.row["seed"]:
+            raise _bad_checkpoint(
+                path,
+                f"its row (point={key[0]}, replicate={key[1]}) has seed={row['seed']!r}, "
+                f"not the sweep's {run.row['seed']}",
+            )
+    return [r for r in rows if r["status"] != "cancelled"]
 
 
 def _save_checkpoint(path: Path, rows: list[dict[str, Any]], fingerprint: str) -> None:
     tmp = path.with_name(path.name + ".tmp")
-    _frame(rows).write_parquet(
+    df = _frame(rows)
+    df.write_parquet(
         tmp,
         metadata={
             "schedlab.sweep": fingerprint,
             "schedlab.version": _core.__version__,
             "schedlab.build_profile": _core.build_profile,
+            "schedlab.content_sha256": _content_hash(df),
         },
     )
     os.replace(tmp, path)
@@ -484,7 +566,7 @@ def _execute(
     finish; Ctrl-C raises ``SweepInterrupted`` with the finished rows."""
     path = Path(checkpoint) if checkpoint is not None else None
     fp = _fingerprint(runs) if path else ""
-    rows: list[dict[str, Any]] = _load_checkpoint(path, fp) if path else []
+    rows: list[dict[str, Any]] = _load_checkpoint(path, fp, runs) if path else []
     finished = {(r["point"], r["replicate"]) for r in rows}
     todo = [r for r in runs if (r.point, r.replicate) not in finished]
     for r in todo:

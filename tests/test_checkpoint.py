@@ -1,0 +1,154 @@
+"""Sweep checkpoints are verified before they are resumed (issue 16)."""
+
+import importlib
+
+import polars as pl
+import pytest
+import schedlab as sl
+
+sweep_mod = importlib.import_module("schedlab.sweep")
+
+W = sl.workloads.hackbench(groups=2, loops=15)
+GRID = {"workload.loops": [10, 11]}
+KW = {"replicates": 2, "seed": 3, "threads": 1, "chunk_size": 1, "progress": False}
+
+
+def no_wall(df: pl.DataFrame) -> pl.DataFrame:
+    return df.select([c for c in df.columns if "wall" not in c])
+
+
+def run(ck=None, **kw):
+    return sl.sweep("vm-2", "v3.8", W, GRID, checkpoint=ck, **{**KW, **kw})
+
+
+@pytest.fixture(scope="module")
+def fresh():
+    return run()
+
+
+@pytest.fixture
+def good(tmp_path):
+    """A complete, valid checkpoint of the 4-run sweep."""
+    ck = tmp_path / "ck.parquet"
+    run(ck)
+    return ck
+
+
+def rewrite(ck, df, *, rehash, **meta_over):
+    """Write ``df`` to ``ck`` with the metadata ``ck`` had, its content hash
+    recomputed (``rehash``) or kept, and ``meta_over`` on top."""
+    meta = pl.read_parquet_metadata(ck)
+    if rehash:
+        meta["schedlab.content_sha256"] = sweep_mod._content_hash(df)
+    meta.update(meta_over)
+    df.write_parquet(ck, metadata=meta)
+
+
+def refused(ck, match):
+    with pytest.raises(sl.ConfigError, match=match) as info:
+        run(ck)
+    msg = str(info.value)
+    assert f"checkpoint={str(ck)!r}" in msg and "remove it or choose another path" in msg
+    return msg
+
+
+def test_a_good_checkpoint_resumes_to_the_uninterrupted_result(good, fresh):
+    full = pl.read_parquet(good)
+    assert full.height == 4
+    # keep two finished rows, as an interrupted sweep would have
+    partial = [r for r in full.to_dicts() if (r["point"], r["replicate"]) in {(0, 1), (1, 0)}]
+    sweep_mod._save_checkpoint(good, partial, pl.read_parquet_metadata(good)["schedlab.sweep"])
+    seen = []
+    resumed = run(good, progress=lambda done, total: seen.append(done))
+    assert seen == [3, 4]  # two runs were resumed, not re-run
+    assert no_wall(resumed).equals(no_wall(fresh))
+    assert pl.read_parquet(good).height == 4
+
+
+def test_cancelled_rows_are_run_again(good, fresh):
+    df = pl.read_parquet(good).with_columns(
+        status=pl.when(pl.col("point") == 1).then(pl.lit("cancelled")).otherwise("status")
+    )
+    rewrite(good, df, rehash=True)
+    seen = []
+    resumed = run(good, progress=lambda done, total: seen.append(done))
+    assert seen == [3, 4]
+    assert no_wall(resumed).equals(no_wall(fresh))
+
+
+def test_bit_flipped_files_are_refused_or_unaltered(good, fresh):
+    data = good.read_bytes()
+    n = len(data)
+    hash_mismatches = 0
+    for i, off in enumerate(range(n // 8, n - n // 8, max(1, n // 80))):
+        flipped = bytearray(data)
+        flipped[off] ^= 1 << (i % 8)
+        good.write_bytes(bytes(flipped))
+        try:
+            df = run(good)
+        except sl.ConfigError as e:
+            assert f"checkpoint={str(good)!r}" in str(e)
+            hash_mismatches += "content hash" in str(e)
+        else:
+            # the flip hit bytes that do not carry the rows (statistics, say)
+            assert no_wall(df).equals(no_wall(fresh)), off
+    # some flips leave a readable file with altered rows: the hash refuses them
+    assert hash_mismatches > 0
+
+
+def test_altered_values_with_the_old_hash_are_refused(good):
+    df = pl.read_parquet(good)
+    assert (df["messages_per_s"] > 0).all()
+    df = df.with_columns(pl.col("messages_per_s") * 2)  # a metric doubled
+    rewrite(good, df, rehash=False)
+    refused(good, "content hash")
+
+
+@pytest.mark.parametrize("rehash", [False, True])
+def test_a_duplicate_row_is_refused(good, rehash):
+    df = pl.read_parquet(good)
+    rewrite(good, pl.concat([df, df[1:2]]), rehash=rehash)
+    msg = refused(good, "content hash" if not rehash else "more than once")
+    assert not rehash or "point=0, replicate=1" in msg
+
+
+@pytest.mark.parametrize("rehash", [False, True])
+def test_an_unplanned_row_is_refused(good, rehash):
+    df = pl.read_parquet(good)
+    extra = df[:1].with_columns(point=pl.lit(7, dtype=df["point"].dtype))
+    rewrite(good, pl.concat([df, extra]), rehash=rehash)
+    refused(good, "content hash" if not rehash else r"\(point=7, replicate=0\) not in the sweep")
+
+
+def test_a_row_with_another_seed_is_refused(good):
+    df = pl.read_parquet(good).with_columns(
+        seed=pl.when(pl.col("point") == 1).then(pl.col("seed") + 1).otherwise("seed")
+    )
+    rewrite(good, df, rehash=True)
+    refused(good, "seed=")
+
+
+@pytest.mark.parametrize("keep", [0, 8, 0.5, -1])
+def test_a_truncated_file_is_refused(good, keep):
+    data = good.read_bytes()
+    cut = int(len(data) * keep) if isinstance(keep, float) else keep % len(data)
+    good.write_bytes(data[:cut])
+    refused(good, "cannot be read")
+
+
+def test_another_version_is_refused(good):
+    rewrite(good, pl.read_parquet(good), rehash=True, **{"schedlab.version": "0.0.1-other"})
+    msg = refused(good, "written by schedlab version '0.0.1-other'")
+    assert sl.__version__ in msg
+
+
+def test_a_checkpoint_without_a_hash_is_refused(good):
+    meta = pl.read_parquet_metadata(good)
+    del meta["schedlab.content_sha256"]
+    pl.read_parquet(good).write_parquet(good, metadata=meta)
+    refused(good, "no content hash")
+
+
+def test_a_different_sweep_is_still_refused(good):
+    with pytest.raises(sl.ConfigError, match="different sweep"):
+        sl.sweep("vm-2", "v3.8", W, {"workload.loops": [12]}, checkpoint=good, **KW)
