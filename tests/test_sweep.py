@@ -203,6 +203,72 @@ def test_ctrl_c_keeps_finished_rows(tmp_path):
     assert pl.read_parquet(ck).height == part.height
 
 
+def test_ctrl_c_in_a_single_chunk_keeps_its_finished_runs(tmp_path, monkeypatch):
+    # One chunk of many small runs on one thread; the SIGINT comes 1 s after
+    # that chunk's run_batch started, so it lands while runs are under way.
+    core = sys.modules["schedlab._core"]
+    run_batch = core.run_batch
+    timer = threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT))
+
+    def timed_run_batch(specs, threads):
+        timer.start()
+        return run_batch(specs, threads)
+
+    monkeypatch.setattr(core, "run_batch", timed_run_batch)
+    ck = tmp_path / "ck.parquet"
+    w = sl.workloads.hackbench(groups=2, loops=10)
+    loops = [10 + i % 30 for i in range(2000)]
+    kw = {"seed": 7, "progress": False}
+    try:
+        with pytest.raises(sl.SweepInterrupted) as info:
+            sl.sweep(
+                "core2-2s", "v3.8", w, {"workload.loops": loops},
+                threads=1, chunk_size=10_000, checkpoint=ck, **kw,
+            )  # fmt: skip
+    finally:
+        timer.cancel()
+    monkeypatch.undo()
+    part = info.value.partial
+    assert 0 < part.height < len(loops) and (part["status"] == "ok").all()
+    # every kept row is the row of an uninterrupted sweep with the same seed
+    n = part["point"].max() + 1
+    fresh = sl.sweep("core2-2s", "v3.8", w, {"workload.loops": loops[:n]}, **kw)
+    kept = fresh.join(part.select("point"), on="point", how="semi")
+    assert no_wall(part).equals(no_wall(kept))
+    assert no_wall(pl.read_parquet(ck)).equals(no_wall(part))
+
+
+def test_ctrl_c_cancels_an_executors_pending_chunks():
+    w = sl.workloads.hackbench(groups=2, loops=10)
+    submitted = []
+
+    class Recording(ThreadPoolExecutor):
+        def submit(self, fn, /, *args, **kwargs):
+            f = super().submit(fn, *args, **kwargs)
+            submitted.append(f)
+            return f
+
+    def ctrl_c(done: int, total: int) -> None:
+        os.kill(os.getpid(), signal.SIGINT)
+
+    with Recording(max_workers=1) as ex:
+        with pytest.raises(sl.SweepInterrupted) as info:
+            sl.sweep(
+                "core2-2s", "v3.8", w, {"workload.loops": list(range(10, 70))},
+                seed=3, chunk_size=1, executor=ex, progress=ctrl_c,
+            )  # fmt: skip
+    assert len(submitted) == 60 and all(f.done() for f in submitted)
+    # at most one chunk was running (it finishes); the rest never start
+    cancelled = sum(f.cancelled() for f in submitted)
+    assert cancelled >= 60 - info.value.partial.height - 1 and cancelled > 0
+    part = info.value.partial
+    assert part.height >= 1 and (part["status"] == "ok").all()
+    fresh = sl.sweep("core2-2s", "v3.8", w, {"workload.loops": list(range(10, 70))}, seed=3,
+                     progress=False)  # fmt: skip
+    kept = fresh.join(part.select("point"), on="point", how="semi")
+    assert no_wall(part).equals(no_wall(kept))
+
+
 def test_executor_result_equals_local():
     local = sl.sweep("vm-2", "v3.8", W, GRID, replicates=2, seed=2, progress=False)
     with ThreadPoolExecutor(max_workers=2) as ex:

@@ -29,6 +29,7 @@ __all__ = [
     "workload_check",
     "simulate",
     "run_batch",
+    "BatchInterrupted",
 ]
 
 class MachineFields(TypedDict):
@@ -156,6 +157,9 @@ class BatchOutcome(TypedDict):
     status_detail: str | None
     metrics: dict[str, float]
     wall_s: float
+
+class BatchInterrupted(KeyboardInterrupt):
+    outcomes: list[BatchOutcome]
 
 __version__: str
 build_profile: str

@@ -485,7 +485,8 @@ def sweep(
     ``concurrent.futures.Executor`` (``dask.distributed.Client.get_executor()``,
     a Ray or process pool): the runs are cut into chunks, each a native sweep
     on a worker (``threads`` per chunk, default 1). Ctrl-C stops promptly and
-    raises ``SweepInterrupted`` carrying the finished rows. Runs take no
+    raises ``SweepInterrupted`` carrying every finished run's row (also those
+    of the chunk under way) and cancels an executor's chunks not started. Runs take no
     periodic vmstat samples (rows carry metrics only), so ``interval_s`` has
     no effect; every number but ``events`` equals ``simulate``'s.
     """
@@ -589,25 +590,55 @@ def _execute(
             _save_checkpoint(path, rows, fp)
         tick(len(chunk))
 
+    def keep_finished(chunk: list[_Run], outcomes: Sequence[Mapping[str, Any]]) -> None:
+        # An interrupted chunk: its finished runs (rows equal to an
+        # uninterrupted sweep's), not those cut short or never started.
+        have = {(r["point"], r["replicate"]) for r in rows}
+        rows.extend(
+            _finish(r, o)
+            for r, o in zip(chunk, outcomes, strict=True)
+            if o["status"] != "cancelled" and (r.point, r.replicate) not in have
+        )
+
+    futures: dict[Future[list[_core.BatchOutcome]], list[_Run]] = {}
+
+    def salvage_futures() -> None:
+        # Ctrl-C with an executor: the chunks not started are cancelled (a
+        # running one cannot be), those that finished are kept.
+        for f in futures:
+            f.cancel()
+        for f, chunk in futures.items():
+            if f.done() and not f.cancelled():
+                e = f.exception()
+                if e is None:
+                    keep_finished(chunk, f.result())
+                elif isinstance(e, _core.BatchInterrupted):
+                    keep_finished(chunk, e.outcomes)
+
     try:
         if executor is None:
             for chunk in chunks:
-                done(chunk, _core.run_batch([r.runnable for r in chunk], nthreads))
+                try:
+                    outcomes = _core.run_batch([r.runnable for r in chunk], nthreads)
+                except _core.BatchInterrupted as e:
+                    keep_finished(chunk, e.outcomes)
+                    raise
+                done(chunk, outcomes)
         else:
-            futures: dict[Future[list[_core.BatchOutcome]], list[_Run]] = {
-                executor.submit(_run_chunk, [r.runnable for r in c], nthreads or 1): c
-                for c in chunks
-            }
+            for c in chunks:
+                futures[executor.submit(_run_chunk, [r.runnable for r in c], nthreads or 1)] = c
             for f in as_completed(futures):
                 done(futures[f], f.result())
     except KeyboardInterrupt:
         # One Ctrl-C can surface twice: polars keeps its own SIGINT flag and
         # raises from its operation while Python's flag stays tripped, to fire
         # at the next call.  So no call may sit before the `try` (hence a
-        # tuple, not range()), and the salvage is retried.
+        # tuple, not range()), and the salvage is retried (each step of it
+        # can be repeated).
         err: SweepInterrupted | None = None
         for _ in (1, 2, 3, 4, 5):
             try:
+                salvage_futures()
                 if path:
                     _save_checkpoint(path, rows, fp)
                 err = SweepInterrupted(_frame(rows))

@@ -8,6 +8,7 @@ mod convert;
 
 use convert::{machine_from, py_err, value_to_py, values_from};
 use numpy::{IntoPyArray, PyArray2};
+use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use std::sync::Mutex;
@@ -428,10 +429,19 @@ fn run_spec(py: Python<'_>, d: &Bound<'_, PyDict>) -> PyResult<crate::sweep::Run
     })
 }
 
+pyo3::create_exception!(
+    schedlab._core,
+    BatchInterrupted,
+    PyKeyboardInterrupt,
+    "Ctrl-C during run_batch; `outcomes` holds every spec's outcome, the runs cut short \"cancelled\"."
+);
+
 /// Run many configurations in parallel on `threads` threads (0 = all
 /// cores), the GIL released. A run whose configuration is invalid comes back
 /// with status "error" and the message; the others are unaffected. Ctrl-C
-/// cancels the runs in progress and raises `KeyboardInterrupt`.
+/// cancels the runs in progress, waits for them to stop (they end
+/// "cancelled", the runs not started too) and raises `BatchInterrupted`, a
+/// `KeyboardInterrupt` whose `outcomes` holds the finished runs' results.
 #[pyfunction]
 fn run_batch<'py>(
     py: Python<'py>,
@@ -481,10 +491,29 @@ fn run_batch<'py>(
             }
         })
     });
-    if let Some(e) = interrupt {
-        return Err(e);
-    }
-    let outcomes = outcomes.map_err(|e| py_err(py, e))?;
+    let outcomes = match (interrupt, outcomes) {
+        // Ctrl-C: the runs in progress stopped ("cancelled") and run_many
+        // returned; hand back the finished ones with the interrupt.
+        (Some(e), Ok(outcomes)) if e.is_instance_of::<PyKeyboardInterrupt>(py) => {
+            let list = batch_outcomes(py, slot, &outcomes)?;
+            let exc = py
+                .get_type::<BatchInterrupted>()
+                .call1(("run_batch interrupted",))?;
+            exc.setattr("outcomes", list)?;
+            return Err(PyErr::from_value(exc));
+        }
+        (Some(e), _) => return Err(e),
+        (None, r) => r.map_err(|e| py_err(py, e))?,
+    };
+    batch_outcomes(py, slot, &outcomes)
+}
+
+/// `run_batch`'s result: a dict per spec, in input order.
+fn batch_outcomes<'py>(
+    py: Python<'py>,
+    slot: Vec<Result<usize, String>>,
+    outcomes: &[crate::sweep::RunOutcome],
+) -> PyResult<Bound<'py, PyList>> {
     let out = PyList::empty(py);
     for sl in slot {
         let d = PyDict::new(py);
@@ -548,5 +577,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(workload_check, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(run_batch, m)?)?;
+    m.add("BatchInterrupted", m.py().get_type::<BatchInterrupted>())?;
     Ok(())
 }
