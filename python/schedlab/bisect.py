@@ -19,10 +19,10 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from ._check import need_bool, need_instance, need_int, need_number, need_str, seconds_to_ns
+from ._check import need_bool, need_int, need_number, need_str, seconds_to_ns
 from .config import CostModel, Kernel, Machine
 from .exceptions import ConfigError, SimulationError
-from .run import _costs, _machine, _workload, simulate
+from .run import _costs, _kernel, _machine, _workload, simulate
 from .sweep import ProgressArg, SweepInterrupted, _execute, _runs
 from .workloads import Workload
 
@@ -45,18 +45,6 @@ def _mean_se(values: np.ndarray) -> tuple[float, float, int]:
         return math.nan, math.nan, 0
     se = float(v.std(ddof=1) / math.sqrt(v.size)) if v.size > 1 else 0.0
     return float(v.mean()), se, int(v.size)
-
-
-def _kernel_arg(param: str, k: Any) -> Kernel:
-    """``_kernel`` with errors that name ``param`` (good, bad)."""
-    if isinstance(k, str):
-        if k not in Kernel.presets():
-            raise ConfigError(
-                f"invalid {param}={k!r}: expected a schedlab.Kernel or one of the presets "
-                + ", ".join(Kernel.presets())
-            )
-        return Kernel.preset(k)
-    return need_instance(param, k, Kernel, "a schedlab.Kernel or a preset name")
 
 
 def _metric_names(m: Machine, k: Kernel, w: Workload, costs: CostModel | None) -> list[str]:
@@ -118,8 +106,8 @@ def bisect(
     culprits) during the checks of the culprit set.
     """
     m = _machine(machine)
-    g = _kernel_arg("good", good)
-    b = _kernel_arg("bad", bad)
+    g = _kernel(good, "good")
+    b = _kernel(bad, "bad")
     w = _workload(workload)
     costs = _costs(costs)
     need_str("metric", metric)
@@ -183,6 +171,7 @@ def bisect(
     change, change_se, change_n = _mean_se(vb - vg)
     on, off = vals[2 : 2 + n], vals[2 + n :]
     scale = 100 / change if change and math.isfinite(change) else math.nan
+    mean_good, mean_bad = _mean_se(vg)[0], _mean_se(vb)[0]
     rows: list[dict[str, Any]] = []
     for i, f in enumerate(fields):
         # Paired by replicate: the flip's share of that replicate's change,
@@ -196,6 +185,7 @@ def bisect(
                 np.where(np.isfinite(d_on), d_on, d_off),
             )
         d_mean, se, k = _mean_se(d)
+        pct = _share(d_mean, scale)
         half = _t95(max(1, k - 1)) * se * abs(scale) if k > 1 else math.nan
         failed = int((~np.isfinite(on[i])).sum() + (~np.isfinite(off[i])).sum())
         rows.append(
@@ -203,15 +193,15 @@ def bisect(
                 "field": f,
                 "good": str(getattr(g, f)),
                 "bad": str(getattr(b, f)),
-                "metric_good": _mean_se(vg)[0],
-                "metric_bad": _mean_se(vb)[0],
+                "metric_good": mean_good,
+                "metric_bad": mean_bad,
                 "metric_flipped_on_good": _mean_se(on[i])[0],
                 "metric_flipped_off_bad": _mean_se(off[i])[0],
                 "on_pct": _share(_mean_se(d_on)[0], scale),
                 "off_pct": _share(_mean_se(d_off)[0], scale),
-                "change_pct": _share(d_mean, scale),
-                "change_pct_lo": _share(d_mean, scale) - half,
-                "change_pct_hi": _share(d_mean, scale) + half,
+                "change_pct": pct,
+                "change_pct_lo": pct - half,
+                "change_pct_hi": pct + half,
                 "runs_failed": failed,
             }
         )
@@ -250,8 +240,6 @@ def bisect(
                     set_pct = _share(_mean_se(vs - vg)[0], scale)
                 if math.isfinite(set_pct) and set_pct >= 100 * thr:
                     break
-            else:
-                culprits, set_pct = [], None
             if set_pct is None or not math.isfinite(set_pct) or set_pct < 100 * thr:
                 culprits, set_pct = [], None
         except SweepInterrupted:

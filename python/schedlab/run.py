@@ -3,27 +3,43 @@
 from __future__ import annotations
 
 import secrets
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from . import _core
 from ._check import interval_to_ns, need_bool, need_instance, need_int, seconds_to_ns
 from .config import CostModel, Kernel, Machine
+from .exceptions import ConfigError
 from .result import Result
 from .workloads import Workload
 
 DEFAULT_TRACE_LIMIT = 1_000_000
 
-
-def _machine(m: Machine | str) -> Machine:
-    if isinstance(m, str):
-        return Machine.preset(m)
-    return need_instance("machine", m, Machine, "a schedlab.Machine or a preset name")
+T = TypeVar("T")
 
 
-def _kernel(k: Kernel | str) -> Kernel:
-    if isinstance(k, str):
-        return Kernel.preset(k)
-    return need_instance("kernel", k, Kernel, "a schedlab.Kernel or a preset name")
+def _preset_or_instance(
+    param: str, v: Any, cls: type[T], presets: list[str], preset: Callable[[str], T]
+) -> T:
+    """``v`` if it is a ``cls``, or the preset it names; errors name ``param``
+    (machine, kernel, good, bad), not the presets' own ``name``."""
+    what = f"a schedlab.{cls.__name__}"
+    if isinstance(v, str):
+        if v not in presets:
+            raise ConfigError(
+                f"invalid {param}={v!r}: expected {what} or one of the presets "
+                + ", ".join(presets)
+            )
+        return preset(v)
+    return need_instance(param, v, cls, f"{what} or a preset name")
+
+
+def _machine(m: Machine | str, param: str = "machine") -> Machine:
+    return _preset_or_instance(param, m, Machine, Machine.presets(), Machine.preset)
+
+
+def _kernel(k: Kernel | str, param: str = "kernel") -> Kernel:
+    return _preset_or_instance(param, k, Kernel, Kernel.presets(), Kernel.preset)
 
 
 def _costs(c: CostModel | None) -> CostModel | None:
