@@ -685,3 +685,90 @@ impl Sim<'_> {
         new_cpu
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wake_wide_needs_both_partners_flipping() {
+        // factor = sd_llc_size = 2 on vm-2.
+        assert!(wake_wide_test(10, 2, 2)); // slave 2 >= 2, master 10 >= 4
+        assert!(wake_wide_test(2, 10, 2)); // symmetric: the larger is master
+        assert!(!wake_wide_test(3, 2, 2)); // master 3 < 2·2
+        assert!(!wake_wide_test(100, 1, 2)); // slave below the LLC size
+        assert!(wake_wide_test(64, 8, 8)); // 8 >= 8, 64 >= 64
+        assert!(!wake_wide_test(63, 8, 8));
+    }
+
+    #[test]
+    fn wake_affine_weight_by_hand() {
+        // Not sync, equal capacities, MC imbalance_pct 125 → bias 112.
+        // this 1024+1024 = 2048·100 = 204800 vs prev (2048−1024)·112 = 114688.
+        assert!(!wake_affine_weight_test(
+            1024, 2048, 1024, None, 1024, 1024, 125
+        ));
+        // Idle waker CPU: 1024·100 = 102400 < 114688 → affine.
+        assert!(wake_affine_weight_test(
+            0, 2048, 1024, None, 1024, 1024, 125
+        ));
+        // Sync with the waker heavier than its CPU's load: affine at once.
+        assert!(wake_affine_weight_test(
+            512,
+            0,
+            1024,
+            Some(1024),
+            1024,
+            1024,
+            125
+        ));
+        // Sync: this = (2048−1024)+1024 = 2048·100 = 204800; prev =
+        // (2048−1024)·112 + 1 = 114689 → not affine.
+        assert!(!wake_affine_weight_test(
+            2048,
+            2048,
+            1024,
+            Some(1024),
+            1024,
+            1024,
+            125
+        ));
+        // Sync tie-break: this (1024−1024+1024)·100 = 102400, prev
+        // (1938−1024)·112 = 102368, +1 = 102369 → not affine; one more
+        // unit of prev load (1939: 102480+1) → affine.
+        assert!(!wake_affine_weight_test(
+            1024,
+            1938,
+            1024,
+            Some(1024),
+            1024,
+            1024,
+            125
+        ));
+        assert!(wake_affine_weight_test(
+            1024,
+            1939,
+            1024,
+            Some(1024),
+            1024,
+            1024,
+            125
+        ));
+    }
+
+    #[test]
+    fn sis_util_scan_depth_by_hand() {
+        // An idle LLC scans every CPU.
+        assert_eq!(idle_cpu_scan(0, 8, 117), 8);
+        // 50 %: x' = 512, 512²·117²/(10⁴·1024) = 350, y = 674, 674·8/1024 = 5.
+        assert_eq!(idle_cpu_scan(4 * 1024, 8, 117), 5);
+        // 85 %: x' = 870, tmp = 1011, y = 13, 13·8/1024 = 0: no scan.
+        assert_eq!(idle_cpu_scan(870 * 8, 8, 117), 0);
+        // Over 100/117: clamped, 0.
+        assert_eq!(idle_cpu_scan(1024 * 8, 8, 117), 0);
+        // The commit's 112-CPU table: 25 % → 103 (within the rounding of
+        // its own pct formula, which the merged quadratic replaced).
+        let n = idle_cpu_scan(112 * 256, 112, 117);
+        assert!((100..=104).contains(&n), "{n}");
+    }
+}
