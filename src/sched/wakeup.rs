@@ -180,7 +180,7 @@ impl Sim<'_> {
             } else {
                 None
             };
-            let imb = self.sd[this_cpu][lvl].imbalance_pct as u64;
+            let imb = self.sd[this_cpu][lvl].imbalance_pct;
             if wake_affine_weight_test(
                 this_load,
                 prev_load,
@@ -519,7 +519,7 @@ impl Sim<'_> {
             let c = self.sd[this_cpu][lvl].span[k] as usize;
             sum_util += self.pelt_cpu_util(c);
         }
-        let pct = self.sd[this_cpu][lvl].imbalance_pct as u64;
+        let pct = self.sd[this_cpu][lvl].imbalance_pct;
         let llc = self.machine.cpu(this_cpu).llc as usize;
         self.wake.nr_idle_scan[llc] = idle_cpu_scan(sum_util, n as u64, pct) as u32;
     }
