@@ -37,9 +37,7 @@ def test_pelt_columns_only_when_tracked():
 def test_fifty_percent_duty_cycle_util_near_512():
     # 5 ms running, 5 ms sleeping: util_avg ripples between ~486 and ~539
     # around 512 (kernel arithmetic; see pelt.rs's unit test).
-    r = sl.simulate(
-        "vm-2", PELT, spinners([0], run_us=5000, sleep_us=5000), seed=1, duration_s=1.0
-    )
+    r = sl.simulate("vm-2", PELT, spinners([0], run_us=5000, sleep_us=5000), seed=1, duration_s=1.0)
     util = r.tasks["util_avg"][0]
     assert 470 <= util <= 550, util
     # An always-running task saturates near 1024.
