@@ -93,3 +93,18 @@ def test_modern_placement_is_deterministic():
     b = sl.simulate("nhm-ep", k, w, seed=3)
     assert a.metrics == b.metrics
     assert a.ok
+
+
+def test_a_blocked_task_load_halves_in_32_periods():
+    # Runs 300 ms, then sleeps 1 s: the end-of-run load_avg 32 PELT periods
+    # (32 x 1024 x 1024 ns) apart, both while asleep, halves (y^32 = 1/2).
+    w = spinners([0], run_us=300_000, sleep_us=1_000_000)
+    t0 = 0.32
+    a = sl.simulate("vm-2", PELT, w, seed=1, duration_s=t0)
+    b = sl.simulate("vm-2", PELT, w, seed=1, duration_s=t0 + 32 * 1024 * 1024 / 1e9)
+    la, lb = a.tasks["load_avg"][0], b.tasks["load_avg"][0]
+    assert 600 < la < 1000  # asleep since ~0.30 s: already decaying
+    assert abs(lb / la - 0.5) < 0.01, (la, lb)
+    # The idle runqueue's blocked load decays with it.
+    ca, cb = a.cpus["load_avg"].sum(), b.cpus["load_avg"].sum()
+    assert abs(cb / ca - 0.5) < 0.01, (ca, cb)

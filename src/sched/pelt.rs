@@ -15,9 +15,20 @@
 //! the kernel, lazily: a runqueue's averages are brought to `now` whenever
 //! they are updated or read (the kernel refreshes idle runqueues in
 //! `update_blocked_averages()` at each balance pass).
-//! `util_est` is not modelled: no placement path the model has reads it
-//! (the 6.x wake-up path reads `cpu_util()` only through SIS_UTIL's
-//! `update_idle_cpu_scan`, where `util_est` does not enter).
+//! `util_est` is not modelled. Of the paths the model has, only SIS_UTIL
+//! reads a CPU's util (`update_idle_cpu_scan()` sums `cpu_util_cfs()`),
+//! and 6.x's `cpu_util()` takes `max(util_avg, util_est)` there: the model
+//! uses `util_avg` alone, which under-reads a CPU whose tasks just woke
+//! from a long sleep (their `util_avg` has decayed, their `util_est` not).
+//! CPU capacity is `SCHED_CAPACITY_SCALE` for every CPU, as 6.x's
+//! `arch_scale_cpu_capacity()` is on x86 (3.8's `smt_gain` is gone).
+//!
+//! 3.8's PELT (issue 20) shares `decay_load()` and the y^n table; what
+//! differs is the state (`runnable_avg_sum`/`runnable_avg_period` per
+//! entity, `load_avg_contrib = sum·weight/(period+1)`, the runqueue's
+//! `runnable_load_avg` + `blocked_load_avg` with `decay_counter` and
+//! `removed_load`, no util) and the sum (`__compute_runnable_contrib()`
+//! over the `runnable_avg_yN_sum` table): a `Pelt::V3_8` variant.
 
 use super::fair::TaskId;
 use crate::engine::Sim;
@@ -375,12 +386,13 @@ impl Sim<'_> {
         self.pelt.as_ref().map_or(0, |p| p.cfs[cpu].load_avg)
     }
 
-    /// `cpu_util_cfs(cpu)` without util_est: `min(util_avg, capacity)`.
+    /// `cpu_util_cfs(cpu)` without util_est: `min(util_avg,
+    /// arch_scale_cpu_capacity)`, the capacity being SCHED_CAPACITY_SCALE.
     pub(crate) fn pelt_cpu_util(&mut self, cpu: usize) -> u64 {
         self.pelt_update_cfs(cpu);
         self.pelt
             .as_ref()
-            .map_or(0, |p| p.cfs[cpu].util_avg.min(self.cpu_power[cpu]))
+            .map_or(0, |p| p.cfs[cpu].util_avg.min(SCHED_CAPACITY_SCALE))
     }
 
     /// `task_h_load(p)` without task groups: the entity's `load_avg`.

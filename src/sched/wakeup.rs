@@ -13,6 +13,7 @@
 //! clusters, asymmetric capacity, core scheduling, WF_CURRENT_CPU.
 
 use super::fair::TaskId;
+use super::pelt::SCHED_CAPACITY_SCALE;
 use crate::domains::{sd, SCALE};
 use crate::engine::Sim;
 use crate::kernel::{SelectIdleSibling, WakeAffine};
@@ -155,8 +156,11 @@ impl Sim<'_> {
     }
 
     /// `wake_affine(sd, p, this_cpu, prev_cpu, sync)` (4.14+): WA_IDLE,
-    /// then WA_WEIGHT on PELT `cpu_load()`/`task_h_load()`; affine when
-    /// the answer is the waker's CPU.
+    /// then WA_WEIGHT on PELT `cpu_load()`/`task_h_load()` (the wakee's
+    /// load as of its last update, as the kernel reads it; the runqueues'
+    /// brought to now) with `capacity_of()` = SCHED_CAPACITY_SCALE (no
+    /// RT/IRQ pressure in the model); affine when the answer is the
+    /// waker's CPU.
     #[allow(clippy::too_many_arguments)]
     fn wake_affine_split(
         &mut self,
@@ -186,8 +190,8 @@ impl Sim<'_> {
                 prev_load,
                 self.pelt_task_load(p),
                 current_load,
-                self.cpu_power[this_cpu],
-                self.cpu_power[prev_cpu],
+                SCHED_CAPACITY_SCALE,
+                SCHED_CAPACITY_SCALE,
                 imb,
             ) {
                 target = Some(this_cpu);
