@@ -65,6 +65,7 @@ impl Sim<'_> {
     pub(crate) fn activate_task(&mut self, cpu: usize, t: TaskId, flags: EnqueueFlags) {
         let now = self.now;
         let old = self.rqs[cpu].cfs.nr_running;
+        self.pelt_enqueue(cpu, t);
         self.rqs[cpu]
             .cfs
             .enqueue_entity(&self.fair, &mut self.ses, t, flags, now);
@@ -78,9 +79,13 @@ impl Sim<'_> {
     pub(crate) fn deactivate_task(&mut self, cpu: usize, t: TaskId, sleep: bool) {
         let now = self.now;
         let old = self.rqs[cpu].cfs.nr_running;
+        self.pelt_update(cpu, t);
         self.rqs[cpu]
             .cfs
             .dequeue_entity(&mut self.ses, t, sleep, now);
+        if self.tasks[t as usize].state == TaskState::Exited {
+            self.pelt_detach(cpu, t);
+        }
         let list = &mut self.rqs[cpu].bal.cfs_tasks;
         if let Some(i) = list.iter().rposition(|&x| x == t) {
             list.remove(i);
@@ -139,6 +144,7 @@ impl Sim<'_> {
     pub(crate) fn set_task_cpu(&mut self, t: TaskId, cpu: usize, trace_cpu: usize) {
         let old = self.tasks[t as usize].cpu as usize;
         if old != cpu {
+            self.pelt_detach(old, t);
             self.tasks[t as usize].migrations += 1;
             self.counters.cpu_migrations += 1;
             self.trace(
@@ -194,6 +200,7 @@ impl Sim<'_> {
         }
         self.ses.push(se);
         self.tasks.push(task);
+        self.wake.add_task(id, home);
         id
     }
 
@@ -209,7 +216,9 @@ impl Sim<'_> {
         } else {
             self.tasks[id as usize].cpu = cpu as u32;
         }
+        self.wake.recent_used_cpu[id as usize] = cpu as u32;
         self.rq_sync(cpu);
+        self.pelt_init_task(cpu, id);
         self.activate_task(cpu, id, EnqueueFlags::default());
         self.trace(home, TraceKind::WakeupNew, pid(Some(id)), cpu as i32, 0);
         self.check_preempt_curr(cpu, id, true, parent_cpu);
@@ -310,6 +319,13 @@ impl Sim<'_> {
         if self.rqs[cpu].cfs.nr_running == 0 {
             self.idle_balance(cpu);
         }
+        if let Some(p) = self.rqs[cpu]
+            .cfs
+            .curr
+            .filter(|&p| self.ses[p as usize].on_rq)
+        {
+            self.pelt_update(cpu, p);
+        }
         let rq = &mut self.rqs[cpu];
         rq.cfs.put_prev_entity(&mut self.ses, now);
         if let Some(p) = prev {
@@ -321,11 +337,16 @@ impl Sim<'_> {
         }
         let next = rq.cfs.pick_next_entity(&self.fair, &self.ses);
         if let Some(n) = next {
+            self.pelt_update(cpu, n);
+            let rq = &mut self.rqs[cpu];
             rq.cfs.set_next_entity(&mut self.ses, n, now);
             let task = &mut self.tasks[n as usize];
             task.state = TaskState::Running;
             task.wait_ns += now - task.wait_start;
+        } else {
+            self.update_idle_core(cpu);
         }
+        let rq = &mut self.rqs[cpu];
         if prev != next {
             rq.nr_switches += 1;
             if let Some(p) = prev {
@@ -416,6 +437,10 @@ impl Sim<'_> {
         rq.ticks += 1;
         rq.irqs += 1;
         rq.cfs.update_curr(&mut self.ses, now);
+        if let Some(c) = rq.cfs.curr {
+            self.pelt_update(cpu, c);
+        }
+        let rq = &mut self.rqs[cpu];
         if (rq.cfs.nr_running > 1 || !self.fair.wakeup_preemption)
             && rq.cfs.check_preempt_tick(&self.fair, &self.ses)
         {
