@@ -170,6 +170,16 @@ KERNEL_FIELD_INFO: list[FieldInfo]
 KERNEL_RETIRED_FIELDS: list[tuple[str, str]]
 COST_FIELDS: list[str]
 IDLE_TYPES: list[str]
+MAX_TASKS: int
+MAX_TRACE_ROWS: int
+MAX_VMSTAT_BYTES: int
+
+class Footprint(TypedDict):
+    tasks: int
+    cpus: int
+    vmstat: int
+    trace: int
+    total: int
 
 def machine_presets() -> list[str]: ...
 def machine_preset(name: str) -> MachineFields: ...
@@ -181,6 +191,16 @@ def cost_defaults() -> CostFields: ...
 def cost_replace(fields: dict[str, Any], changes: dict[str, Any]) -> CostFields: ...
 def cost_for_machine(machine: dict[str, Any]) -> CostFields: ...
 def workload_check(kind: str, params: dict[str, Any]) -> None: ...
+def workload_tasks(kind: str, params: dict[str, Any]) -> int: ...
+def footprint(
+    tasks: int,
+    ncpus: int,
+    *,
+    sampled: bool,
+    duration_ns: int | None,
+    interval_ns: int,
+    trace_limit: int | None,
+) -> Footprint: ...
 def simulate(
     machine: dict[str, Any],
     kernel_base: str,
