@@ -6,7 +6,6 @@ import importlib
 import itertools
 import tracemalloc
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import polars as pl
 import pytest
@@ -35,7 +34,9 @@ def test_ten_million_spinners_are_refused_without_allocating():
     nice = range(10_000_000)  # a sequence that allocates nothing itself
     tracemalloc.start()
     try:
-        with pytest.raises(sl.ConfigError, match=r"10,000,000 tasks exceeds the limit of 1,000,000"):
+        with pytest.raises(
+            sl.ConfigError, match=r"10,000,000 tasks exceeds the limit of 1,000,000"
+        ):
             sl.workloads.spinners(nice=nice)
         _, peak = tracemalloc.get_traced_memory()
     finally:

@@ -12,12 +12,17 @@ from . import _core
 from .sweep import _finish, _Plan, _Run
 
 #: Bytes a finished row takes while the sweep holds it (a dict of every
-#: configuration column and metric, ~140 entries), then in the frame:
-#: measured with tracemalloc on 1,000-run sweeps (README "Limits").
-ROW_BYTES = 12_000
-#: The interpreter, polars and the package, measured as the peak RSS of an
-#: empty sweep.
-BASE_BYTES = 120_000_000
+#: configuration column and metric, ~140 entries) and as the frame is built
+#: from them: measured as the peak RSS of 2,000- and 10,000-run sweeps
+#: above that of a tiny one (README "Limits").
+ROW_BYTES = 20_000
+#: The interpreter, numpy, polars and the package: the peak RSS of a tiny
+#: sweep.
+BASE_BYTES = 80_000_000
+#: Python's own work per run, serial whatever the threads (resolving the
+#: point, building the spec and the row): measured on a 2,000-run sweep of
+#: runs that take the core 0.05 ms.
+RUN_OVERHEAD_S = 1.5e-3
 #: Runs calibrated at most (spread over the grid; replicate 0 of each).
 SAMPLES = 3
 
@@ -90,10 +95,10 @@ def estimate(plan: _Plan, timed: list[dict[str, Any]], left: int) -> Estimate:
     if walls:
         mean = sum(walls) / len(walls)
         # a chunk waits for its slowest run: the threads share the runs
-        seconds = mean * left / max(1, min(threads, left))
+        seconds = mean * left / max(1, min(threads, left)) + RUN_OVERHEAD_S * left
         basis = f"{len(walls)} timed run{'s' if len(walls) != 1 else ''}, {mean:.3g} s each"
     else:
-        seconds = 0.0
+        seconds = RUN_OVERHEAD_S * left
         basis = "no run could be timed"
     run = max((_footprint(r.runnable) for r in calibration_runs(plan, set())), default=0)
     peak = BASE_BYTES + min(threads, max(1, left)) * run + plan.n_runs * ROW_BYTES

@@ -671,7 +671,9 @@ def _plan_kinds(
     text), so only the swept workload arguments' types depend on which
     points are valid: those of the valid workload sub-points, if some
     machine-and-costs and some kernel sub-point is valid too."""
-    base_row = config_row(machine, kernel, costs or CostModel.preset(machine), workload, 0, duration_s)
+    base_row = config_row(
+        machine, kernel, costs or CostModel.preset(machine), workload, 0, duration_s
+    )
     kinds = _column_kinds([base_row], [])
     a, b, c = plan._parts()
     if not c or not all(any(map(plan._valid, plan._subpoints(keys))) for keys in (a, b)):
@@ -736,11 +738,11 @@ def _plan(
     n_runs = math.prod(len(v) for v in g.values()) * reps
     if n_runs > MAX_RUNS:
         raise ConfigError(
-            f"invalid grid: {n_runs} runs (points x replicates={reps}); "
-            f"expected at most {MAX_RUNS}"
+            f"invalid grid: {n_runs} runs (points x replicates={reps}); expected at most {MAX_RUNS}"
         )
-    plan = _Plan(m, k, costs, workload, g, reps, seed, duration_s, duration_ns, interval_ns,
-                 nthreads, {})
+    plan = _Plan(
+        m, k, costs, workload, g, reps, seed, duration_s, duration_ns, interval_ns, nthreads, {}
+    )
     plan.kinds = _plan_kinds(m, k, costs, workload, g, duration_s, plan)
     return plan
 
