@@ -298,6 +298,9 @@ impl crate::workload::Workload for PingPong {
     fn name(&self) -> &'static str {
         "pingpong"
     }
+    fn nr_tasks(&self) -> u64 {
+        self.done.len() as u64
+    }
     fn validate(&self, _: &Machine) -> crate::CoreResult<()> {
         Ok(())
     }
