@@ -643,7 +643,7 @@ class _Plan:
             return False
         return True
 
-    def _subpoints(self, keys: list[str]) -> Iterator[dict[str, Any]]:
+    def _subpoints(self, keys: list[str]) -> Iterable[dict[str, Any]]:
         return _grid_points({k: self.grid[k] for k in keys})
 
     def count_valid(self, budget: int = 100_000) -> int | None:
@@ -675,16 +675,16 @@ def _plan_kinds(
         machine, kernel, costs or CostModel.preset(machine), workload, 0, duration_s
     )
     kinds = _column_kinds([base_row], [])
-    a, b, c = plan._parts()
-    if not c or not all(any(map(plan._valid, plan._subpoints(keys))) for keys in (a, b)):
+    mach, kern, wl = plan._parts()
+    if not wl or not all(any(map(plan._valid, plan._subpoints(ks))) for ks in (mach, kern)):
         return kinds
-    args = [k[len("workload.") :] for k in c]
+    args = [k[len("workload.") :] for k in wl]
     wanted = {
         a: {type(v) for v in grid[f"workload.{a}"] if isinstance(v, bool | int | float | str)}
         for a in args
     }
     found: dict[str, set[type]] = {a: set() for a in args}
-    for sub in plan._subpoints(c):
+    for sub in plan._subpoints(wl):
         try:
             w = workload.replace(**{k[len("workload.") :]: v for k, v in sub.items()})
         except (ValueError, TypeError, OverflowError):
