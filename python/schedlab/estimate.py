@@ -1,10 +1,14 @@
 """What a sweep will cost before it starts (the ``schedlab sweep`` header):
-its wall time from a few calibration runs, and its peak memory from the
-core's per-run footprint and the rows it keeps (README "Limits")."""
+its wall time from a few calibration runs and the timed planning of its
+first runs, and its peak memory from the core's per-run footprint and the
+rows it keeps (README "Limits")."""
 
 from __future__ import annotations
 
+import itertools
+import math
 import os
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,16 +17,18 @@ from .sweep import _finish, _Plan, _Run
 
 #: Bytes a finished row takes while the sweep holds it (a dict of every
 #: configuration column and metric, ~140 entries) and as the frame is built
-#: from them: measured as the peak RSS of 2,000- and 10,000-run sweeps
-#: above that of a tiny one (README "Limits").
-ROW_BYTES = 20_000
+#: from them: the peak RSS above a tiny sweep's was 21 KB a row for 2,000-
+#: and 10,000-run sweeps, 30–38 KB for 34,000–45,000 rows of a 10⁷-run one.
+ROW_BYTES = 28_000
 #: The interpreter, numpy, polars and the package: the peak RSS of a tiny
 #: sweep.
 BASE_BYTES = 80_000_000
-#: Python's own work per run, serial whatever the threads (resolving the
-#: point, building the spec and the row): measured on a 2,000-run sweep of
-#: runs that take the core 0.05 ms.
-RUN_OVERHEAD_S = 1.5e-3
+#: Python's work per run besides planning it, serial whatever the threads
+#: (handing the spec to the core, the finished row, the frame): measured,
+#: 0.25 ms a run on 1,000 runs. Planning is timed on the sweep's first runs.
+RUN_OVERHEAD_S = 0.25e-3
+#: Runs planned (not run) to time the planning.
+PLAN_SAMPLE = 100
 #: Runs calibrated at most (spread over the grid; replicate 0 of each).
 SAMPLES = 3
 
@@ -91,14 +97,17 @@ def estimate(plan: _Plan, timed: list[dict[str, Any]], left: int) -> Estimate:
     the mean wall time of the ``timed`` rows (calibration or checkpoint
     rows), spread over the threads; memory as the module says."""
     threads = plan.nthreads or os.cpu_count() or 1
+    t = time.perf_counter()
+    sample = sum(1 for r in itertools.islice(plan, PLAN_SAMPLE) if r.spec is not None or r.row)
+    per_run = (time.perf_counter() - t) / max(1, sample) + RUN_OVERHEAD_S
     walls = [float(r["wall_s"]) for r in timed if r.get("status") != "error"]
     if walls:
         mean = sum(walls) / len(walls)
-        # a chunk waits for its slowest run: the threads share the runs
-        seconds = mean * left / max(1, min(threads, left)) + RUN_OVERHEAD_S * left
+        # the threads share the runs, in rounds of `threads` runs
+        seconds = mean * math.ceil(left / threads) + per_run * left
         basis = f"{len(walls)} timed run{'s' if len(walls) != 1 else ''}, {mean:.3g} s each"
     else:
-        seconds = RUN_OVERHEAD_S * left
+        seconds = per_run * left
         basis = "no run could be timed"
     run = max((_footprint(r.runnable) for r in calibration_runs(plan, set())), default=0)
     peak = BASE_BYTES + min(threads, max(1, left)) * run + plan.n_runs * ROW_BYTES
