@@ -4,7 +4,7 @@
 //! Module map (DESIGN.md "Layout"): `topology` (Machine), `kernel` (Kernel
 //! profile), `cost` (CostModel), `engine` (event loop), `sched` (CFS and the
 //! scheduler core), `workload` (task state machines), `result` (columns),
-//! `trace`, `config` (named fields), `rng`. `bindings` (feature `python`) is
+//! `trace`, `config` (named fields), `rng`, `limits` (memory limits of a run). `bindings` (feature `python`) is
 //! the only place that knows Python.
 
 pub mod config;
@@ -13,6 +13,7 @@ pub mod domains;
 pub mod engine;
 pub mod error;
 pub mod kernel;
+pub mod limits;
 pub mod result;
 pub mod rng;
 pub mod sched;
