@@ -51,6 +51,12 @@ fn run_one(spec: RunSpec, cancel: &AtomicBool) -> RunOutcome {
             metrics: res.metrics,
             wall_ns,
         },
+        Err(crate::error::CoreError::Cancelled) => RunOutcome {
+            status: Status::Cancelled.name(),
+            detail: String::new(),
+            metrics: Vec::new(),
+            wall_ns,
+        },
         Err(e) => RunOutcome {
             status: Status::Error(String::new()).name(),
             detail: e.to_string(),
