@@ -212,7 +212,8 @@ pub fn build(machine: &Machine, kernel: &Kernel) -> Vec<Vec<Domain>> {
     build_cancellable(machine, kernel, &|| false).expect("not cancelled")
 }
 
-/// [`build`], polling `cancel` every few dozen CPUs; `None` when it
+/// [`build`], polling `cancel` every `CANCEL_POLL_CPUS` CPUs (so never on
+/// a machine smaller than that, whose setup is instant); `None` when it
 /// returned true.
 ///
 /// Near-linear in CPUs, as `build_sched_domains()` is: each level's spans
@@ -259,9 +260,6 @@ pub fn build_cancellable(
         }
         span_id.push(of_cpu);
         spans.push(members.into_iter().map(Arc::from).collect());
-    }
-    if cancel() {
-        return None;
     }
     // The groups of (level, span, child level): the child-level spans of the
     // span's CPUs in CPU order (single CPUs at the lowest level), shared;

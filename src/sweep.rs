@@ -139,6 +139,15 @@ mod tests {
     }
 
     #[test]
+    fn a_run_cancelled_during_setup_is_a_cancelled_outcome() {
+        let mut spec = specs(1).pop().unwrap();
+        spec.machine = Machine::new(2, 64, 2, None, None).unwrap();
+        let out = run_one(spec, &AtomicBool::new(true));
+        assert_eq!(out.status, "cancelled");
+        assert!(out.metrics.is_empty());
+    }
+
+    #[test]
     fn results_do_not_depend_on_the_thread_count() {
         let (c, d) = (AtomicBool::new(false), AtomicU64::new(0));
         let a = run_many(specs(8), 1, &c, &d).unwrap();
