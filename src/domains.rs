@@ -223,6 +223,8 @@ pub fn build(machine: &Machine, kernel: &Kernel) -> Vec<Vec<Domain>> {
 /// are shared by every CPU of the span: each CPU's `Domain` holds them by
 /// reference (`Arc`) beside its own balancing state and `local_group`. The
 /// domains and groups are the same as building each CPU's separately.
+// The CPU loop indexes several per-level tables by CPU.
+#[allow(clippy::needless_range_loop)]
 pub fn build_cancellable(
     machine: &Machine,
     kernel: &Kernel,
@@ -409,13 +411,13 @@ mod tests {
         assert!(build(&up, &Kernel::v3_8())[0].is_empty());
     }
 
+    /// (span, groups, local group, name, min_interval) per CPU and level.
+    type RefDomain = (Vec<u32>, Vec<Group>, usize, &'static str, u64);
+
     /// The per-CPU construction `build` replaced (each CPU's spans and
     /// groups computed from scratch, cubic in CPUs): the reference the
     /// shared, near-linear build must equal.
-    fn build_reference(
-        machine: &Machine,
-        kernel: &Kernel,
-    ) -> Vec<Vec<(Vec<u32>, Vec<Group>, usize, &'static str, u64)>> {
+    fn build_reference(machine: &Machine, kernel: &Kernel) -> Vec<Vec<RefDomain>> {
         let n = machine.nr_cpus();
         let power = cpu_power(machine);
         let span_of = |lv: Lv, cpu: usize| -> Vec<u32> {
