@@ -35,8 +35,9 @@ pub use topology::Machine;
 pub use workload::Workload;
 
 /// Run one simulation: a pure function of (machine, kernel, costs,
-/// workload, options). `cancel` is polled every few thousand events; when it
-/// returns true the run stops with `Status::Cancelled`.
+/// workload, options). `cancel` is polled while the machine is set up and
+/// then every few thousand events; when it returns true the run stops with
+/// `Status::Cancelled` (`Err(CoreError::Cancelled)` during setup).
 pub fn simulate(
     machine: &Machine,
     kernel: &Kernel,
@@ -45,6 +46,6 @@ pub fn simulate(
     opts: RunOptions,
     cancel: &dyn Fn() -> bool,
 ) -> CoreResult<SimResult> {
-    let sim = engine::Sim::new(machine, kernel, cost, workload, opts)?;
+    let sim = engine::Sim::new_cancellable(machine, kernel, cost, workload, opts, cancel)?;
     Ok(sim.run(cancel))
 }

@@ -195,6 +195,8 @@ pub struct Sim<'a> {
     sampler: Sampler,
     sampler_truncated: bool,
     events: u64,
+    /// Sum over events of the queue's length before the pop.
+    pending_sum: u64,
     opts: RunOptions,
 }
 
@@ -205,6 +207,20 @@ impl<'a> Sim<'a> {
         cost: &'a CostModel,
         workload: Box<dyn Workload>,
         opts: RunOptions,
+    ) -> CoreResult<Self> {
+        Self::new_cancellable(machine, kernel, cost, workload, opts, &|| false)
+    }
+
+    /// [`Sim::new`], polling `cancel` while the machine's domains are
+    /// built (the setup work that grows with the CPU count):
+    /// `Err(CoreError::Cancelled)` when it returns true.
+    pub fn new_cancellable(
+        machine: &'a Machine,
+        kernel: &'a Kernel,
+        cost: &'a CostModel,
+        workload: Box<dyn Workload>,
+        opts: RunOptions,
+        cancel: &dyn Fn() -> bool,
     ) -> CoreResult<Self> {
         use crate::config::Fields;
         kernel.validate()?;
@@ -262,7 +278,8 @@ impl<'a> Sim<'a> {
             ));
         }
         let n = machine.nr_cpus();
-        let sd = crate::domains::build(machine, kernel);
+        let sd = crate::domains::build_cancellable(machine, kernel, cancel)
+            .ok_or(CoreError::Cancelled)?;
         let rqs = (0..n)
             .map(|cpu| Rq::new(kernel.migration_cost_ns, sd[cpu].len()))
             .collect();
@@ -306,6 +323,7 @@ impl<'a> Sim<'a> {
             sampler: Sampler::new(n),
             sampler_truncated: false,
             events: 0,
+            pending_sum: 0,
             opts,
         })
     }
@@ -335,6 +353,7 @@ impl<'a> Sim<'a> {
             if self.events % CANCEL_POLL_EVENTS == 0 && cancel() {
                 break Status::Cancelled;
             }
+            self.pending_sum += self.queue.len() as u64;
             let Some(e) = self.queue.pop() else {
                 break self.nothing_left();
             };
@@ -611,6 +630,7 @@ impl<'a> Sim<'a> {
         self.sampler
             .finish(self.now, &self.rqs, self.nr_running_total);
         let pelt = self.pelt_columns();
+        let mean_pending = self.pending_sum as f64 / self.events.max(1) as f64;
         let mut r = report::build(
             status,
             self.now,
@@ -629,6 +649,7 @@ impl<'a> Sim<'a> {
             r.tasks.pelt = Some(tasks);
             r.cpus.pelt = Some(cpus);
         }
+        r.mean_pending_events = mean_pending;
         r
     }
 }

@@ -272,6 +272,34 @@ fn cancellation_stops_the_run() {
 }
 
 #[test]
+fn cancellation_during_setup_is_honoured() {
+    // The cancel flag is already set: a 4096-CPU machine's setup stops at
+    // its first poll, before the first event, with CoreError::Cancelled.
+    let m = Machine::new(1, 4096, 1, None, None).unwrap();
+    let polls = std::cell::Cell::new(0u32);
+    let cancel = || {
+        polls.set(polls.get() + 1);
+        true
+    };
+    let w = Spinners::new(vec![spinner(0)], Dist::Fixed).unwrap();
+    let opts = RunOptions {
+        duration_ns: Some(1_000_000),
+        ..RunOptions::default()
+    };
+    let err = simulate(
+        &m,
+        &Kernel::v3_8(),
+        &CostModel::default(),
+        Box::new(w),
+        opts,
+        &cancel,
+    )
+    .unwrap_err();
+    assert_eq!(err, crate::CoreError::Cancelled);
+    assert_eq!(polls.get(), 1);
+}
+
+#[test]
 fn endless_workload_needs_a_bound() {
     let w = Spinners::new(vec![spinner(0)], Dist::Fixed).unwrap();
     let err = simulate(
