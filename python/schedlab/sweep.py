@@ -418,13 +418,57 @@ def _bad_checkpoint(path: Path, what: str) -> ConfigError:
     )
 
 
+def _digest_path(path: Path) -> Path:
+    """The checkpoint's byte-digest file, beside it: ``<checkpoint>.sha256``."""
+    return path.with_name(path.name + ".sha256")
+
+
+def _file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _check_bytes(path: Path) -> None:
+    """Refuse a checkpoint whose bytes are not those schedlab wrote, before
+    any Parquet reader sees them: a damaged length field can make polars
+    abort the interpreter (seen with polars 2.1.0 on bit-flipped files),
+    which no ``except`` can catch. ``<checkpoint>.sha256`` lists the digests
+    of the file schedlab last wrote and of the one before (see
+    ``_save_checkpoint``: a kill between its two renames leaves either)."""
+    digest = _digest_path(path)
+    try:
+        accepted = json.loads(digest.read_text())["accept"]
+    except FileNotFoundError:
+        raise _bad_checkpoint(
+            path,
+            f"its digest file {str(digest)!r} is missing (copy it along with the checkpoint)",
+        ) from None
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise _bad_checkpoint(
+            path, f"its digest file {str(digest)!r} cannot be read ({type(e).__name__})"
+        ) from None
+    try:
+        actual = _file_sha256(path)
+    except OSError as e:
+        raise _bad_checkpoint(path, f"it cannot be read ({type(e).__name__}: {e})") from None
+    if not isinstance(accepted, list) or actual not in accepted:
+        raise _bad_checkpoint(
+            path, "its bytes do not match the digest schedlab wrote (altered or corrupt)"
+        )
+
+
 def _load_checkpoint(path: Path, fingerprint: str, runs: _Planned) -> list[dict[str, Any]]:
     """The resumable rows of the checkpoint at ``path``, after checking that
-    it reads, was written by this schedlab version for this sweep
-    (``fingerprint``), is unaltered (its content hash) and holds only
-    planned runs (``runs``), each once; else a ConfigError."""
+    its bytes are those schedlab wrote (``<checkpoint>.sha256``), it reads,
+    was written by this schedlab version for this sweep (``fingerprint``),
+    is unaltered (its content hash) and holds only planned runs
+    (``runs``), each once; else a ConfigError."""
     if not path.exists():
         return []
+    _check_bytes(path)
     try:
         meta = pl.read_parquet_metadata(path)
     except _READ_ERRORS as e:  # a truncated or corrupt file
@@ -486,6 +530,19 @@ def _save_checkpoint(path: Path, rows: list[dict[str, Any]], fingerprint: str) -
             "schedlab.content_sha256": _content_hash(df),
         },
     )
+    # The digest file accepts the new bytes before they replace the old
+    # ones, and still the old: a kill between the two renames leaves a
+    # checkpoint the digest accepts, whichever of the two files it is.
+    digest = _digest_path(path)
+    accept = [_file_sha256(tmp)]
+    if path.exists():
+        try:
+            accept.append(_file_sha256(path))
+        except OSError:
+            pass
+    dtmp = digest.with_name(digest.name + ".tmp")
+    dtmp.write_text(json.dumps({"accept": accept}))
+    os.replace(dtmp, digest)
     os.replace(tmp, path)
 
 
