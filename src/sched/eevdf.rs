@@ -600,3 +600,410 @@ impl CfsRq {
         sum
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::{Kernel, Pick};
+    use crate::sched::weights::nice_weight;
+
+    /// A 1-CPU EEVDF runqueue (factor 1: base slice 0.7 ms, TICK 1 ms).
+    fn rq_with(edit: impl FnOnce(&mut Kernel)) -> CfsRq {
+        let mut k = Kernel::v3_13();
+        k.pick = Pick::Eevdf;
+        edit(&mut k);
+        CfsRq {
+            eevdf: Some(EevdfParams::new(&k, 1)),
+            ..Default::default()
+        }
+    }
+
+    fn rq() -> CfsRq {
+        rq_with(|_| {})
+    }
+
+    fn ents(nices: &[i32]) -> Vec<SchedEntity> {
+        nices
+            .iter()
+            .map(|&n| {
+                let (w, i) = nice_weight(n);
+                SchedEntity::new(w, i)
+            })
+            .collect()
+    }
+
+    /// Queue `id` by hand at vruntime `v` with a request of `slice` ns.
+    fn queue(rq: &mut CfsRq, ses: &mut [SchedEntity], id: TaskId, v: i64, slice: u64) {
+        let se = &mut ses[id as usize];
+        se.vruntime = v;
+        se.slice = slice;
+        se.custom_slice = true;
+        se.deadline = v + calc_delta_fair(slice, se.weight, se.inv_weight) as i64;
+        rq.load += se.weight;
+        rq.nr_running += 1;
+        se.on_rq = true;
+        rq.enqueue_eevdf(id, se);
+    }
+
+    fn sleep() -> DequeueFlags {
+        DequeueFlags {
+            sleep: true,
+            ..Default::default()
+        }
+    }
+
+    /// V from scratch: ⌊Σ w·v / Σ w⌋ over the queued entities and curr.
+    fn mean_v(rq: &CfsRq, ses: &[SchedEntity]) -> i64 {
+        let mut ids: Vec<TaskId> = rq.tree.iter().map(|e| e.2).collect();
+        ids.extend(rq.curr.filter(|&c| ses[c as usize].on_rq));
+        let w: i128 = ids.iter().map(|&i| ses[i as usize].weight as i128).sum();
+        let s: i128 = ids
+            .iter()
+            .map(|&i| ses[i as usize].weight as i128 * ses[i as usize].vruntime as i128)
+            .sum();
+        s.div_euclid(w) as i64
+    }
+
+    #[test]
+    fn avg_vruntime_eligibility_and_zero_total_lag() {
+        // Three nice-0 tasks at v = 0; A runs 300 µs: V = 300/3 = 100 µs, so
+        // B and C are owed service (eligible) and A is not.
+        let mut rq = rq();
+        let mut ses = ents(&[0, 0, 0]);
+        for id in 0..3 {
+            rq.enqueue_entity_eevdf(&mut ses, id, EnqueueFlags::default(), 0);
+        }
+        assert_eq!(ses[0].deadline, 700_000, "deadline = v + base_slice/w");
+        rq.set_next_entity_eevdf(&mut ses, 0, 0);
+        rq.update_curr_eevdf(&mut ses, 300_000);
+        assert_eq!(ses[0].vruntime, 300_000);
+        assert_eq!(rq.avg_vruntime(&ses), 100_000);
+        assert!(!rq.entity_eligible(&ses, 0));
+        assert!(rq.entity_eligible(&ses, 1) && rq.entity_eligible(&ses, 2));
+        // lag_i = w·(V − v_i): −1024·200 µs + 2·1024·100 µs = 0.
+        assert_eq!(rq.total_lag(&ses), 0);
+        // A is protected (RUN_TO_PARITY) but not eligible, so it loses the
+        // pick; B and C tie on the deadline and B was queued first.
+        assert!(CfsRq::protect_slice(&ses[0]));
+        assert_eq!(rq.pick_eevdf(&ses, true), Some(1));
+    }
+
+    #[test]
+    fn weighted_lag_cancels_and_a_nice_5_request_is_longer() {
+        // nice 0 (1024) curr and nice 5 (335) queued, both at v = 0. After
+        // the nice-0 task ran d, V = 1024·d/1359: the nice-5 task's lag is
+        // 335·V > 0, the runner's 1024·(V − d) < 0, and they cancel.
+        let mut rq = rq();
+        let mut ses = ents(&[0, 5]);
+        rq.enqueue_entity_eevdf(&mut ses, 0, EnqueueFlags::default(), 0);
+        rq.enqueue_entity_eevdf(&mut ses, 1, EnqueueFlags::default(), 0);
+        rq.set_next_entity_eevdf(&mut ses, 0, 0);
+        rq.update_curr_eevdf(&mut ses, 1_359_000);
+        assert_eq!(rq.avg_vruntime(&ses), 1_024_000);
+        assert_eq!(rq.total_lag(&ses), 0);
+        // The nice-5 request is 0.7 ms·1024/335 = 2.1397 ms of virtual time
+        // (prio_to_wmult's 32.32 fixed point rounds 2139701.9 up).
+        assert_eq!(ses[1].deadline, 2_139_702);
+    }
+
+    #[test]
+    fn lag_is_kept_across_a_sleep() {
+        // A (curr) runs 300 µs among B, C at 0 and sleeps: vlag = V − v =
+        // 100 − 300 = −200 µs. B then runs 600 µs (V of B, C = 300 µs). On
+        // wake-up PLACE_LAG inflates the lag by (W + w)/W = 3072/2048 to
+        // −300 µs, so A lands at 600 µs and V' = (600 + 0 + 600)/3 = 400 µs:
+        // A's lag after placement is again −200 µs.
+        let mut rq = rq_with(|k| k.delay_dequeue = false);
+        let mut ses = ents(&[0, 0, 0]);
+        for id in 0..3 {
+            rq.enqueue_entity_eevdf(&mut ses, id, EnqueueFlags::default(), 0);
+        }
+        rq.set_next_entity_eevdf(&mut ses, 0, 0);
+        assert!(rq.dequeue_entity_eevdf(&mut ses, 0, sleep(), 300_000));
+        assert_eq!(ses[0].vlag, -200_000);
+        rq.put_prev_entity(&mut ses, 300_000);
+        rq.set_next_entity_eevdf(&mut ses, 1, 300_000);
+        rq.update_curr_eevdf(&mut ses, 900_000);
+        assert_eq!(rq.avg_vruntime(&ses), 300_000);
+        let wake = EnqueueFlags {
+            wakeup: true,
+            ..Default::default()
+        };
+        rq.enqueue_entity_eevdf(&mut ses, 0, wake, 900_000);
+        assert_eq!(ses[0].vruntime, 600_000);
+        assert_eq!(rq.avg_vruntime(&ses), 400_000);
+        assert_eq!(rq.avg_vruntime(&ses) - ses[0].vruntime, -200_000);
+        // Without PLACE_LAG the sleeper comes back at V with no lag.
+        let mut rq2 = rq_with(|k| {
+            k.delay_dequeue = false;
+            k.place_lag = false;
+        });
+        let mut ses2 = ents(&[0, 0]);
+        rq2.enqueue_entity_eevdf(&mut ses2, 1, EnqueueFlags::default(), 0);
+        ses2[0].vlag = -200_000;
+        rq2.enqueue_entity_eevdf(&mut ses2, 0, wake, 0);
+        assert_eq!(ses2[0].vruntime, 0);
+    }
+
+    #[test]
+    fn lag_is_clamped_to_two_slices() {
+        // A nice-0 task that ran 10 ms ahead keeps at most 2·0.7 ms of debt.
+        let mut rq = rq_with(|k| k.delay_dequeue = false);
+        let mut ses = ents(&[0, 0]);
+        rq.enqueue_entity_eevdf(&mut ses, 0, EnqueueFlags::default(), 0);
+        rq.enqueue_entity_eevdf(&mut ses, 1, EnqueueFlags::default(), 0);
+        rq.set_next_entity_eevdf(&mut ses, 0, 0);
+        rq.dequeue_entity_eevdf(&mut ses, 0, sleep(), 10_000_000);
+        assert_eq!(ses[0].vlag, -1_400_000);
+    }
+
+    #[test]
+    fn a_new_task_starts_half_a_slice_from_its_deadline() {
+        let mut rq = rq();
+        let mut ses = ents(&[0, 0]);
+        rq.enqueue_entity_eevdf(&mut ses, 0, EnqueueFlags::default(), 0);
+        let new = EnqueueFlags {
+            initial: true,
+            ..Default::default()
+        };
+        rq.enqueue_entity_eevdf(&mut ses, 1, new, 0);
+        assert_eq!(ses[1].deadline - ses[1].vruntime, 350_000);
+        let mut rq = rq_with(|k| k.place_deadline_initial = false);
+        let mut ses = ents(&[0]);
+        rq.enqueue_entity_eevdf(&mut ses, 0, new, 0);
+        assert_eq!(ses[0].deadline - ses[0].vruntime, 700_000);
+    }
+
+    #[test]
+    fn pick_takes_the_earliest_eligible_deadline() {
+        // By hand, min_vruntime 0: A at v 0 (slice 3 ms), B at 100 µs
+        // (0.1 ms: deadline 200 µs), C at 400 µs (0.05 ms: deadline 450 µs).
+        // V = 500/3 µs: A and B eligible, C not (earliest deadline but owed
+        // nothing). B has the earliest eligible deadline.
+        let mut rq = rq();
+        let mut ses = ents(&[0, 0, 0]);
+        queue(&mut rq, &mut ses, 0, 0, 3_000_000);
+        queue(&mut rq, &mut ses, 1, 100_000, 100_000);
+        queue(&mut rq, &mut ses, 2, 400_000, 50_000);
+        assert_eq!(rq.leftmost(), Some(1), "the tree is in deadline order");
+        assert_eq!(rq.avg_vruntime(&ses), 166_666);
+        assert!(!rq.entity_eligible(&ses, 2));
+        assert_eq!(rq.pick_eevdf(&ses, true), Some(1));
+        // C becomes eligible once A has run enough to move V to 400 µs:
+        // V = (v_A + 500 µs)/3 = 400 µs at v_A = 700 µs; B's deadline is
+        // still the earliest of the eligible ones.
+        rq.set_next_entity_eevdf(&mut ses, 0, 0);
+        rq.update_curr_eevdf(&mut ses, 700_000);
+        assert!(rq.entity_eligible(&ses, 2));
+        assert_eq!(rq.pick_eevdf(&ses, true), Some(1));
+        // Without B, C wins over the ineligible-but-protected A.
+        rq.dequeue_entity_eevdf(&mut ses, 1, DequeueFlags::default(), 700_000);
+        assert!(!rq.entity_eligible(&ses, 0));
+        assert_eq!(rq.pick_eevdf(&ses, true), Some(2));
+    }
+
+    #[test]
+    fn run_to_parity_keeps_an_eligible_curr_until_its_deadline() {
+        // A (curr, v 0, deadline 3 ms, protected), B queued at 200 µs; W
+        // wakes at 50 µs with a 0.1 ms request (deadline 150 µs): V = 83 µs,
+        // so A and W are eligible, B is not, and W's deadline is earlier.
+        let mk = |edit: fn(&mut Kernel)| {
+            let mut rq = rq_with(edit);
+            let mut ses = ents(&[0, 0, 0]);
+            queue(&mut rq, &mut ses, 0, 0, 3_000_000);
+            rq.set_next_entity_eevdf(&mut ses, 0, 0);
+            queue(&mut rq, &mut ses, 1, 200_000, 700_000);
+            queue(&mut rq, &mut ses, 2, 50_000, 100_000);
+            (rq, ses)
+        };
+        // RUN_TO_PARITY without PREEMPT_SHORT: A keeps the CPU.
+        let (mut rq, mut ses) = mk(|k| k.preempt_short = false);
+        assert!(rq.entity_eligible(&ses, 0) && rq.entity_eligible(&ses, 2));
+        assert!(!rq.check_preempt_wakeup_eevdf(&mut ses, 2, false, false, 0));
+        // No RUN_TO_PARITY (6.6-6.16 form): the earliest deadline wins.
+        let (mut rq, mut ses) = mk(|k| {
+            k.preempt_short = false;
+            k.run_to_parity = false;
+            k.run_to_parity_min_slice = false;
+        });
+        assert!(rq.check_preempt_wakeup_eevdf(&mut ses, 2, false, false, 0));
+        // PREEMPT_SHORT, 6.12 form: the shorter-slice wakee cancels A's
+        // protection and wins.
+        let (mut rq, mut ses) = mk(|k| k.run_to_parity_min_slice = false);
+        assert!(rq.check_preempt_wakeup_eevdf(&mut ses, 2, false, false, 0));
+        assert!(!CfsRq::protect_slice(&ses[0]));
+        // 6.17 form: the wakee is tested with protection lifted, wins, and
+        // A's protection is cancelled.
+        let (mut rq, mut ses) = mk(|_| {});
+        assert!(rq.check_preempt_wakeup_eevdf(&mut ses, 2, false, false, 0));
+        assert!(!CfsRq::protect_slice(&ses[0]));
+    }
+
+    #[test]
+    fn min_slice_protection_and_no_run_to_parity_quantum() {
+        // 6.17: a curr picked while a 0.1 ms request is queued is protected
+        // for 0.1 ms of its own time, not its whole 3 ms request.
+        let mut rq = rq();
+        let mut ses = ents(&[0, 0]);
+        queue(&mut rq, &mut ses, 0, 0, 3_000_000);
+        queue(&mut rq, &mut ses, 1, 0, 100_000);
+        rq.set_next_entity_eevdf(&mut ses, 0, 0);
+        assert_eq!(ses[0].vprot, 100_000);
+        rq.update_curr_eevdf(&mut ses, 99_999);
+        assert!(!rq.resched);
+        rq.update_curr_eevdf(&mut ses, 100_000);
+        assert!(rq.resched, "update_curr() reschedules when protection ends");
+        // 6.17 without RUN_TO_PARITY: the unscaled base slice (0.7 ms).
+        let mut rq = rq_with(|k| k.run_to_parity = false);
+        let mut ses = ents(&[0, 0]);
+        queue(&mut rq, &mut ses, 0, 0, 3_000_000);
+        queue(&mut rq, &mut ses, 1, 0, 3_000_000);
+        rq.set_next_entity_eevdf(&mut ses, 0, 0);
+        assert_eq!(ses[0].vprot, 700_000);
+        // 6.6-6.16: protection lasts to the deadline.
+        let mut rq = rq_with(|k| k.run_to_parity_min_slice = false);
+        let mut ses = ents(&[0, 0]);
+        queue(&mut rq, &mut ses, 0, 0, 3_000_000);
+        queue(&mut rq, &mut ses, 1, 0, 100_000);
+        rq.set_next_entity_eevdf(&mut ses, 0, 0);
+        assert_eq!(ses[0].vprot, 3_000_000);
+    }
+
+    #[test]
+    fn update_deadline_starts_a_new_request_at_the_tick() {
+        let mut rq = rq();
+        let mut ses = ents(&[0, 0]);
+        rq.enqueue_entity_eevdf(&mut ses, 0, EnqueueFlags::default(), 0);
+        rq.enqueue_entity_eevdf(&mut ses, 1, EnqueueFlags::default(), 0);
+        rq.set_next_entity_eevdf(&mut ses, 0, 0);
+        rq.update_curr_eevdf(&mut ses, 699_999);
+        assert!(!rq.resched);
+        assert_eq!(ses[0].deadline, 700_000);
+        rq.update_curr_eevdf(&mut ses, 1_000_000);
+        assert!(rq.resched);
+        assert_eq!(ses[0].deadline, 1_000_000 + 700_000);
+    }
+
+    #[test]
+    fn delayed_dequeue_keeps_an_ineligible_sleeper_queued() {
+        let mut rq = rq();
+        let mut ses = ents(&[0, 0, 0]);
+        for id in 0..3 {
+            rq.enqueue_entity_eevdf(&mut ses, id, EnqueueFlags::default(), 0);
+        }
+        rq.set_next_entity_eevdf(&mut ses, 0, 0);
+        // A ran 300 µs (V = 100 µs): not eligible, so it stays queued.
+        assert!(!rq.dequeue_entity_eevdf(&mut ses, 0, sleep(), 300_000));
+        assert!(ses[0].sched_delayed && ses[0].on_rq);
+        assert_eq!(rq.nr_running, 3);
+        // An exiting task (special state) is never delayed.
+        let special = DequeueFlags {
+            sleep: true,
+            special: true,
+            delayed: false,
+        };
+        let mut rq2 = rq_with(|_| {});
+        let mut ses2 = ents(&[0, 0]);
+        rq2.enqueue_entity_eevdf(&mut ses2, 0, EnqueueFlags::default(), 0);
+        rq2.enqueue_entity_eevdf(&mut ses2, 1, EnqueueFlags::default(), 0);
+        rq2.set_next_entity_eevdf(&mut ses2, 0, 0);
+        assert!(rq2.dequeue_entity_eevdf(&mut ses2, 0, special, 300_000));
+        // Woken while still negative-lag: requeued unchanged.
+        rq.put_prev_entity(&mut ses, 300_000);
+        rq.requeue_delayed_entity(&mut ses, 0);
+        assert!(!ses[0].sched_delayed);
+        assert_eq!(ses[0].vruntime, 300_000);
+        // Delayed again, then B runs to 1 ms: V = (300 + 1000 + 0)/3 µs, A's
+        // lag turns positive, and DELAY_ZERO re-places it at the V of the
+        // others ((1000 + 0)/2 = 500 µs) with zero lag.
+        rq.set_next_entity_eevdf(&mut ses, 0, 300_000);
+        assert!(!rq.dequeue_entity_eevdf(&mut ses, 0, sleep(), 300_000));
+        rq.put_prev_entity(&mut ses, 300_000);
+        rq.set_next_entity_eevdf(&mut ses, 1, 300_000);
+        rq.update_curr_eevdf(&mut ses, 1_300_000);
+        assert!(rq.entity_eligible(&ses, 0));
+        rq.requeue_delayed_entity(&mut ses, 0);
+        assert_eq!(ses[0].vruntime, 500_000);
+        assert_eq!(ses[0].vlag, 0);
+        // Completing a delayed dequeue clips a positive lag (DELAY_ZERO).
+        ses[0].sched_delayed = true;
+        rq.update_curr_eevdf(&mut ses, 2_300_000);
+        let flags = DequeueFlags {
+            sleep: true,
+            special: false,
+            delayed: true,
+        };
+        assert!(rq.dequeue_entity_eevdf(&mut ses, 0, flags, 2_300_000));
+        assert_eq!(ses[0].vlag, 0);
+        assert!(!ses[0].sched_delayed && !ses[0].on_rq);
+    }
+
+    #[test]
+    fn migration_keeps_the_relative_deadline() {
+        let mut src = rq_with(|k| k.delay_dequeue = false);
+        let mut dst = rq_with(|k| k.delay_dequeue = false);
+        let mut ses = ents(&[0, 0, 0]);
+        src.enqueue_entity_eevdf(&mut ses, 0, EnqueueFlags::default(), 0);
+        src.enqueue_entity_eevdf(&mut ses, 1, EnqueueFlags::default(), 0);
+        src.set_next_entity_eevdf(&mut ses, 0, 0);
+        src.update_curr_eevdf(&mut ses, 200_000);
+        src.put_prev_entity(&mut ses, 200_000);
+        // A: v 200 µs, deadline 700 µs: 500 µs of its request left.
+        src.dequeue_entity_eevdf(&mut ses, 0, DequeueFlags::default(), 200_000);
+        assert!(ses[0].rel_deadline);
+        dst.enqueue_entity_eevdf(&mut ses, 2, EnqueueFlags::default(), 200_000);
+        dst.enqueue_entity_eevdf(&mut ses, 0, EnqueueFlags::default(), 200_000);
+        assert_eq!(ses[0].deadline - ses[0].vruntime, 500_000);
+    }
+
+    #[test]
+    fn incremental_sums_match_the_weighted_mean() {
+        // A random walk of enqueues, runs, picks and dequeues of mixed nice
+        // levels: V from the incremental, min_vruntime-relative sums always
+        // equals ⌊Σ w·v / Σ w⌋ computed from scratch, and the runqueue's
+        // total lag stays within the rounding of V (|Σ lag| < Σ w).
+        let nices = [0, 0, 5, -5, 10, 0, 3, -3];
+        let mut rq = rq_with(|k| k.delay_dequeue = false);
+        let mut ses = ents(&nices);
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut rnd = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        let mut now = 0;
+        let mut checked = 0;
+        for step in 0..4000 {
+            now += 1 + rnd(400_000);
+            let id = rnd(nices.len() as u64) as TaskId;
+            if ses[id as usize].on_rq {
+                if rq.curr == Some(id) {
+                    rq.dequeue_entity_eevdf(&mut ses, id, sleep(), now);
+                    rq.put_prev_entity(&mut ses, now);
+                } else if rq.curr.is_none() {
+                    rq.dequeue_entity_eevdf(&mut ses, id, sleep(), now);
+                }
+            } else {
+                rq.enqueue_entity_eevdf(&mut ses, id, EnqueueFlags::default(), now);
+            }
+            if step % 3 == 0 {
+                // schedule(): pick with curr still set, then switch.
+                rq.update_curr_eevdf(&mut ses, now);
+                if let Some(n) = rq.pick_next_entity_eevdf(&ses) {
+                    if rq.curr != Some(n) {
+                        rq.put_prev_entity(&mut ses, now);
+                        rq.set_next_entity_eevdf(&mut ses, n, now);
+                    }
+                }
+            }
+            rq.update_curr_eevdf(&mut ses, now);
+            if rq.nr_running > 0 {
+                assert_eq!(rq.avg_vruntime(&ses), mean_v(&rq, &ses), "step {step}");
+                assert!(rq.total_lag(&ses).abs() < rq.load as i128, "step {step}");
+                checked += 1;
+            }
+        }
+        assert!(checked > 1000);
+    }
+}
