@@ -96,7 +96,12 @@ impl Sim<'_> {
     /// `dequeue_task()` under EEVDF (6.12 `dequeue_entities()`): a sleeping
     /// task may stay queued as `sched_delayed` (DELAY_DEQUEUE), in which case
     /// nothing is accounted and false is returned.
-    pub(crate) fn dequeue_task_eevdf(&mut self, cpu: usize, t: TaskId, flags: DequeueFlags) -> bool {
+    pub(crate) fn dequeue_task_eevdf(
+        &mut self,
+        cpu: usize,
+        t: TaskId,
+        flags: DequeueFlags,
+    ) -> bool {
         let now = self.now;
         let old = self.rqs[cpu].cfs.nr_running;
         let done = self.rqs[cpu]
