@@ -69,6 +69,39 @@ named_enum! {
         /// 3.8: target, then prev in the LLC, then a group of `sd_llc` (or
         /// below) whose CPUs are all idle.
         IdleGroup = "idle_group",
+        /// 4.9+ (10e2f1acd010) as 6.x has it: target, prev in the LLC,
+        /// `recent_used_cpu`, then `select_idle_smt`/`select_idle_core`/
+        /// `select_idle_cpu` over `sd_llc` (scan depth from SIS_UTIL).
+        IdleCpu = "idle_cpu",
+    }
+}
+
+named_enum! {
+    /// PELT, per-entity load tracking (`kernel/sched/pelt.c`).
+    pub enum Pelt {
+        /// Not tracked (no preset before 3.8 has it; the 3.8–3.13 presets
+        /// leave it off, as their balancer never reads it).
+        Off = "off",
+        /// 5.7+ (the 4.3 rewrite 9d89c257dfb9 with 5.7's runnable_avg
+        /// 9f68395333ad and 5.15's PELT_MIN_DIVIDER): load_avg,
+        /// runnable_avg and util_avg per entity and per runqueue.
+        V5_7 = "v5.7",
+    }
+}
+
+named_enum! {
+    /// `wake_affine()`.
+    pub enum WakeAffine {
+        /// 2.6.36–4.13: instantaneous loads with the waker's weight taken
+        /// off on a sync wake-up, half the level's imbalance_pct as slack.
+        Load = "load",
+        /// 4.14+ WA_IDLE only: `wake_affine_idle()`.
+        Idle = "idle",
+        /// WA_WEIGHT (with WA_BIAS) only: `wake_affine_weight()` on PELT load.
+        Weight = "weight",
+        /// 4.14+ default (WA_IDLE, WA_WEIGHT, WA_BIAS): idle test first,
+        /// then the PELT-load comparison.
+        IdleWeight = "idle_weight",
     }
 }
 
@@ -150,6 +183,12 @@ pub struct Kernel {
     pub wakeup_preemption: bool,
     pub last_buddy: bool,
     pub next_buddy: bool,
+    // -- PELT and 6.x wake-up placement (issue 17) --------------------------
+    pub pelt: Pelt,
+    pub wake_wide: bool,
+    pub wake_affine: WakeAffine,
+    pub recent_used_cpu: bool,
+    pub sis_util: bool,
     // -- EEVDF (6.6+): read only under pick = eevdf ------------------------
     pub pick: Pick,
     pub base_slice_ns: u64,
@@ -306,6 +345,16 @@ info("idle_cpu_nr_running", Change, "sched: Fix idle_cpu()", "908a3283728d", "~v
         "A preempted task is marked the last buddy."),
     info("next_buddy", Feature, "NEXT_BUDDY", "", "", true,
         "A woken task is marked the next buddy (under eevdf: pick_next_entity() takes it when eligible, 6.6 NEXT_BUDDY / 6.12 PICK_BUDDY)."),
+    info("pelt", Change, "sched/fair: Rewrite runnable load and utilization average tracking", "9d89c257dfb9", "v4.3", true,
+        "off: no per-entity load tracking; v5.7: load_avg, runnable_avg (9f68395333ad, 5.7) and util_avg per task and per runqueue, 1024 us periods, y^32 = 1/2, blocked load decaying (kernel/sched/pelt.c as 5.15-6.18 have it). Reported in r.tasks and r.cpus; read by wake_affine=\"weight\"/\"idle_weight\" and sis_util."),
+    info("wake_wide", Change, "sched/fair: Beef up wake_wide()", "63b0e9edceec", "~v4.3", false,
+        "select_task_rq_fair(): record_wakee() counts the waker's wakee flips (halved once a second) and wake_wide() refuses the affine wake-up when the smaller of the waker's and wakee's flips is at least sd_llc_size and the larger at least sd_llc_size times it; an unaffine wake-up then still runs select_idle_sibling(prev, prev) (the 6.x path). The first wake_wide, 62470419e993 (3.12), had a different test and is not modelled."),
+    info("wake_affine", Change, "sched/core: Fix wake_affine() performance regression (WA_IDLE, WA_WEIGHT, WA_BIAS)", "d153b153446f", "~v4.14", false,
+        "load: 2.6.36-4.13 wake_affine() on instantaneous loads; idle: wake_affine_idle() only (this CPU idle and cache-affine, a sync wake-up onto a CPU running only the waker, or prev idle); weight: wake_affine_weight() only, PELT cpu_load() against task_h_load() with WA_BIAS's half imbalance_pct; idle_weight: both, the 4.14+ default. weight and idle_weight need pelt."),
+    info("recent_used_cpu", Change, "sched/fair: Use a recently used CPU as an idle candidate and the basis for SIS", "32e839dda3ba", "~v4.15", false,
+        "select_idle_sibling(): before scanning the LLC, try the CPU the task last ran on before prev (p->recent_used_cpu) if it is idle, cache-affine with the target and allowed. Needs select_idle_sibling=\"idle_cpu\"."),
+    info("sis_util", Change, "sched/fair: Introduce SIS_UTIL to search idle CPU based on sum of util_avg", "70fb5ccf2ebb", "~v6.0", false,
+        "select_idle_cpu() scans at most sd_llc_shared->nr_idle_scan CPUs, which periodic load balancing at the LLC level sets from the LLC's summed PELT util (none at 85 % and above; the quadratic of update_idle_cpu_scan()). Needs pelt and select_idle_sibling=\"idle_cpu\"."),
     info("pick", Change, "sched/fair: Implement an EEVDF-like scheduling policy", "147f3efaa241", "v6.6", true,
         "cfs: leftmost vruntime with buddies and wake-up granularity; eevdf: avg_vruntime, lag, eligibility and virtual deadlines from base_slice_ns, pick_eevdf() at pick, tick and wake-up (latency_ns, min_granularity_ns, wakeup_granularity_ns, gentle_fair_sleepers, start_debit, last_buddy, compat_yield, yield_impl, next_buddy_over_last and preempt_sets_next_buddy are then unread, as 5e963f2bd465 'Commit to EEVDF' removed them)."),
     info("base_slice_ns", Tunable, "sysctl_sched_base_slice", "", "v6.6", true,
@@ -338,7 +387,7 @@ pub const RETIRED_FIELDS: &[(&str, &str)] = &[
     ("domain_defaults", "split into mc_busy_factor, mc_prefer_sibling and sd_numa"),
     ("buddy_rules", "split into next_buddy_over_last and preempt_sets_next_buddy"),
     ("balance_policy", "not modelled yet: the power-aware policies arrive with seed case 3 (issue 20)"),
-    ("load_metric", "not modelled yet: PELT arrives with issues 17 and 20"),
+    ("load_metric", "not modelled yet: PELT is tracked with pelt=\"v5.7\" (read by wake_affine and sis_util); the balancer's use of it arrives with the 5.5 balancer (issue 17)"),
     ("rt_push", "not modelled yet: the RT class and its push/pull arrive with seed case 4 (issue 21)"),
 ];
 
@@ -398,6 +447,11 @@ impl Kernel {
             wakeup_preemption: true,
             last_buddy: true,
             next_buddy: false,
+            pelt: Pelt::Off,
+            wake_wide: false,
+            wake_affine: WakeAffine::Load,
+            recent_used_cpu: false,
+            sis_util: false,
             pick: Pick::Cfs,
             // The EEVDF fields of the CFS presets are those of the 6.18 kernel
             // this machine runs (0.70 ms base slice since 2ae891b82695, the
@@ -561,6 +615,11 @@ impl Fields for Kernel {
             "wakeup_preemption" => b(self.wakeup_preemption),
             "last_buddy" => b(self.last_buddy),
             "next_buddy" => b(self.next_buddy),
+            "pelt" => s(self.pelt.name()),
+            "wake_wide" => b(self.wake_wide),
+            "wake_affine" => s(self.wake_affine.name()),
+            "recent_used_cpu" => b(self.recent_used_cpu),
+            "sis_util" => b(self.sis_util),
             "pick" => s(self.pick.name()),
             "base_slice_ns" => i(self.base_slice_ns),
             "place_lag" => b(self.place_lag),
@@ -641,6 +700,11 @@ impl Fields for Kernel {
             "wakeup_preemption" => self.wakeup_preemption = v.as_bool(name)?,
             "last_buddy" => self.last_buddy = v.as_bool(name)?,
             "next_buddy" => self.next_buddy = v.as_bool(name)?,
+            "pelt" => self.pelt = Pelt::parse(name, v)?,
+            "wake_wide" => self.wake_wide = v.as_bool(name)?,
+            "wake_affine" => self.wake_affine = WakeAffine::parse(name, v)?,
+            "recent_used_cpu" => self.recent_used_cpu = v.as_bool(name)?,
+            "sis_util" => self.sis_util = v.as_bool(name)?,
             "pick" => self.pick = Pick::parse(name, v)?,
             "base_slice_ns" => self.base_slice_ns = v.as_u64(name, 100_000, MAX_TUNABLE_NS)?,
             "place_lag" => self.place_lag = v.as_bool(name)?,
@@ -672,6 +736,47 @@ impl Fields for Kernel {
                 self.min_granularity_ns,
                 format!("at most latency_ns ({})", self.latency_ns),
             ));
+        }
+        let needs_pelt = |field: &str, value: &str| {
+            CoreError::invalid(
+                field,
+                value,
+                format!(
+                    "a value that does not read PELT while pelt=\"off\" (set pelt=\"v5.7\" with {field}={value})"
+                ),
+            )
+        };
+        if self.pelt == Pelt::Off {
+            if matches!(
+                self.wake_affine,
+                WakeAffine::Weight | WakeAffine::IdleWeight
+            ) {
+                return Err(needs_pelt(
+                    "wake_affine",
+                    &format!("{:?}", self.wake_affine.name()),
+                ));
+            }
+            if self.sis_util {
+                return Err(needs_pelt("sis_util", "True"));
+            }
+        }
+        let needs_sis = |field: &str| {
+            CoreError::invalid(
+                field,
+                "True",
+                format!(
+                    "False while select_idle_sibling={:?} ({field} is part of select_idle_sibling=\"idle_cpu\")",
+                    self.select_idle_sibling.name()
+                ),
+            )
+        };
+        if self.select_idle_sibling != SelectIdleSibling::IdleCpu {
+            if self.recent_used_cpu {
+                return Err(needs_sis("recent_used_cpu"));
+            }
+            if self.sis_util {
+                return Err(needs_sis("sis_util"));
+            }
         }
         Ok(())
     }

@@ -45,9 +45,20 @@ impl Status {
     }
 }
 
+/// PELT signals per row (task or CPU), present only when the kernel
+/// tracks them (`Kernel::pelt`): the value at the task's exit or at the end
+/// of the run, a blocked entity or idle runqueue decayed to then.
+#[derive(Clone, Debug, Default)]
+pub struct PeltColumns {
+    pub load_avg: Vec<f64>,
+    pub runnable_avg: Vec<f64>,
+    pub util_avg: Vec<f64>,
+}
+
 /// One row per task.
 #[derive(Clone, Debug, Default)]
 pub struct TaskTable {
+    pub pelt: Option<PeltColumns>,
     pub task: Vec<i64>,
     pub name: Vec<String>,
     pub nice: Vec<i64>,
@@ -66,6 +77,7 @@ pub struct TaskTable {
 /// One row per CPU.
 #[derive(Clone, Debug, Default)]
 pub struct CpuTable {
+    pub pelt: Option<PeltColumns>,
     pub cpu: Vec<i64>,
     pub socket: Vec<i64>,
     pub core: Vec<i64>,

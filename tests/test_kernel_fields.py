@@ -55,6 +55,9 @@ def small_hackbench(ipc: str = "socket") -> Callable:
     return lambda: hackbench(groups=2, fds=4, loops=50, ipc=ipc)
 
 
+V38_PELT = sl.Kernel.preset("v3.8").replace(pelt="v5.7")
+V38_SIS6 = V38_PELT.replace(select_idle_sibling="idle_cpu")
+
 FIELD_SCENARIOS: dict[str, Scenario] = {
     # -- tunables ------------------------------------------------------------
     # 10x the cache-hot threshold: the avg_idle throttle skips most newidle passes.
@@ -358,6 +361,46 @@ FIELD_SCENARIOS: dict[str, Scenario] = {
     "last_buddy": (UP, "v3.8", None, short_sleepers(12, run_us=300, sleep_us=300), 0.2, SWITCHES),
     # NEXT_BUDDY (off in every preset) marks each hackbench wakee.
     "next_buddy": ("vm-2", "v3.8", None, small_hackbench(), None, SWITCHES),
+    # -- PELT and 6.x wake-up placement (issue 17) ----------------------------
+    # Tracking on: the runqueues' util_avg appears (0 when off).
+    "pelt": ("vm-2", "v3.8", "v5.7", lambda: spinners([0, 0]), 0.2, ("pelt.cpu_util_avg",)),
+    # 1-group hackbench on vm-2: senders and receivers flip wakees, so
+    # wake-ups stop being pulled to the waker's CPU.
+    "wake_wide": (
+        "vm-2",
+        "v3.8",
+        None,
+        lambda: hackbench(groups=1, fds=4, loops=50, ipc="pipe"),
+        None,
+        ("cpu_migrations", "context_switches"),
+    ),
+    # WA_IDLE + WA_WEIGHT on PELT load instead of instantaneous weights.
+    "wake_affine": (
+        "nhm-ep",
+        V38_PELT,
+        "idle_weight",
+        small_hackbench(),
+        None,
+        ("cpu_migrations", "context_switches", "schedstat.ttwu_move_affine"),
+    ),
+    # The CPU a wakee used before prev, tried before scanning the LLC.
+    "recent_used_cpu": (
+        "nhm-ep",
+        V38_SIS6,
+        None,
+        lambda: hackbench(groups=4, fds=8, loops=50),
+        None,
+        ("cpu_migrations", "context_switches"),
+    ),
+    # The LLC scan limited by the summed util: 12 short sleepers keep
+    # core2-2s's LLCs busy enough that wake-ups stop scanning them.
+    "sis_util": (
+        "core2-2s",
+        V38_SIS6,
+        None,
+        short_sleepers(12),
+        0.3,
+        ("cpu_migrations", "context_switches"),
     # -- EEVDF (6.6+) ----------------------------------------------------------
     # 5 hogs on 2 CPUs: CFS slices of latency/nr_running vs EEVDF requests of
     # base_slice (1.4 ms scaled), ended at the next tick.
@@ -429,6 +472,10 @@ def _metrics(r: sl.Result) -> dict[str, float]:
     for col in ss.columns:
         if col not in ("cpu", "domain", "level", "span_weight"):
             out[f"schedstat.{col}"] = float(ss[col].sum())
+    # PELT's signals (present only when Kernel.pelt tracks them).
+    out["pelt.cpu_util_avg"] = (
+        float(r.cpus["util_avg"].sum()) if "util_avg" in r.cpus.columns else 0.0
+    )
     return out
 
 

@@ -69,7 +69,7 @@ class KernelFields(TypedDict):
     nohz_ilb: Literal["push", "nr_busy"]
     nohz_kick_ipi: Literal["function_call", "resched"]
     nohz_kick_after_rebalance: bool
-    select_idle_sibling: Literal["any_idle", "idle_group"]
+    select_idle_sibling: Literal["any_idle", "idle_group", "idle_cpu"]
     mc_busy_factor: int
     mc_prefer_sibling: bool
     sd_numa: Literal["node", "numa_levels"]
@@ -82,6 +82,11 @@ class KernelFields(TypedDict):
     wakeup_preemption: bool
     last_buddy: bool
     next_buddy: bool
+    pelt: Literal["off", "v5.7"]
+    wake_wide: bool
+    wake_affine: Literal["load", "idle", "weight", "idle_weight"]
+    recent_used_cpu: bool
+    sis_util: bool
     pick: Literal["cfs", "eevdf"]
     base_slice_ns: int
     place_lag: bool

@@ -85,14 +85,17 @@ class Result:
     def tasks(self) -> pl.DataFrame:
         """A row per task: task (pid), name, nice, cpu (last), cpu_s, user_s,
         sys_s, wait_s (runnable but not running), voluntary_cs,
-        involuntary_cs, migrations, wakeups, exited."""
+        involuntary_cs, migrations, wakeups, exited; with ``Kernel.pelt`` on,
+        also load_avg, runnable_avg and util_avg (PELT, at the task's exit or
+        the end of the run)."""
         return pl.DataFrame(self._raw["tasks"])
 
     @cached_property
     def cpus(self) -> pl.DataFrame:
         """A row per CPU: topology, user_s, sys_s, idle_s, context_switches
         (every switch on that CPU, idle included, as vmstat counts), ticks,
-        interrupts."""
+        interrupts; with ``Kernel.pelt`` on, also the runqueue's load_avg,
+        runnable_avg and util_avg at the end of the run."""
         return pl.DataFrame(self._raw["cpus"])
 
     @cached_property

@@ -281,6 +281,11 @@ fn result_to_py<'py>(py: Python<'py>, r: SimResult) -> PyResult<Bound<'py, PyDic
     tasks.set_item("migrations", t.migrations.into_pyarray(py))?;
     tasks.set_item("wakeups", t.wakeups.into_pyarray(py))?;
     tasks.set_item("exited", t.exited.into_pyarray(py))?;
+    if let Some(pc) = t.pelt {
+        tasks.set_item("load_avg", pc.load_avg.into_pyarray(py))?;
+        tasks.set_item("runnable_avg", pc.runnable_avg.into_pyarray(py))?;
+        tasks.set_item("util_avg", pc.util_avg.into_pyarray(py))?;
+    }
     out.set_item("tasks", tasks)?;
 
     let c = r.cpus;
@@ -297,6 +302,11 @@ fn result_to_py<'py>(py: Python<'py>, r: SimResult) -> PyResult<Bound<'py, PyDic
     cpus.set_item("context_switches", c.context_switches.into_pyarray(py))?;
     cpus.set_item("ticks", c.ticks.into_pyarray(py))?;
     cpus.set_item("interrupts", c.interrupts.into_pyarray(py))?;
+    if let Some(pc) = c.pelt {
+        cpus.set_item("load_avg", pc.load_avg.into_pyarray(py))?;
+        cpus.set_item("runnable_avg", pc.runnable_avg.into_pyarray(py))?;
+        cpus.set_item("util_avg", pc.util_avg.into_pyarray(py))?;
+    }
     out.set_item("cpus", cpus)?;
 
     let v = r.vmstat;

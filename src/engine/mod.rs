@@ -177,6 +177,10 @@ pub struct Sim<'a> {
     pub(crate) sd: Vec<Vec<Domain>>,
     pub(crate) cpu_power: Vec<u64>,
     pub(crate) nohz: Nohz,
+    /// PELT signals (`None` unless `Kernel::pelt` is on).
+    pub(crate) pelt: Option<crate::sched::pelt::PeltState>,
+    /// 4.x–6.x wake-up placement state (wakee flips, recent_used_cpu, LLC hints).
+    pub(crate) wake: crate::sched::wakeup::WakeState,
     /// CPUs with an empty runqueue / with ≥ 2 runnable tasks (Lozi).
     pub(crate) n_empty: usize,
     pub(crate) n_overloaded: usize,
@@ -289,6 +293,9 @@ impl<'a> Sim<'a> {
             cpu_power: crate::domains::cpu_power(machine),
             sd,
             nohz: Nohz::new(n),
+            pelt: (kernel.pelt != crate::kernel::Pelt::Off)
+                .then(|| crate::sched::pelt::PeltState::new(n)),
+            wake: crate::sched::wakeup::WakeState::new(machine),
             n_empty: n,
             n_overloaded: 0,
             lozi_last: 0,
@@ -603,7 +610,8 @@ impl<'a> Sim<'a> {
         self.lozi_account();
         self.sampler
             .finish(self.now, &self.rqs, self.nr_running_total);
-        report::build(
+        let pelt = self.pelt_columns();
+        let mut r = report::build(
             status,
             self.now,
             self.events,
@@ -616,6 +624,11 @@ impl<'a> Sim<'a> {
             self.trace,
             self.sampler_truncated,
             self.workload.metrics(self.now),
-        )
+        );
+        if let Some((tasks, cpus)) = pelt {
+            r.tasks.pelt = Some(tasks);
+            r.cpus.pelt = Some(cpus);
+        }
+        r
     }
 }

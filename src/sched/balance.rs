@@ -758,6 +758,10 @@ impl Sim<'_> {
         let (this_cpu, lvl, idle) = (env.dst_cpu, env.sd, env.idle);
         let it = idle as usize;
         self.counters.lb_calls[it] += 1;
+        if idle != IdleType::NewlyIdle {
+            // update_sd_lb_stats() → update_idle_cpu_scan() (SIS_UTIL).
+            self.update_idle_cpu_scan(this_cpu, lvl);
+        }
         env.cost += self.cost.lb_base_ns;
         self.rqs[this_cpu].bal.stats[lvl].lb_count[it] += 1;
         let mut moved = 0;

@@ -65,6 +65,7 @@ impl Sim<'_> {
     pub(crate) fn activate_task(&mut self, cpu: usize, t: TaskId, flags: EnqueueFlags) {
         let now = self.now;
         let old = self.rqs[cpu].cfs.nr_running;
+        self.pelt_enqueue(cpu, t);
         self.rqs[cpu]
             .cfs
             .enqueue_entity(&self.fair, &mut self.ses, t, flags, now);
@@ -87,15 +88,21 @@ impl Sim<'_> {
         }
         let now = self.now;
         let old = self.rqs[cpu].cfs.nr_running;
+        self.pelt_update(cpu, t);
         self.rqs[cpu]
             .cfs
             .dequeue_entity(&mut self.ses, t, sleep, now);
+        if self.tasks[t as usize].state == TaskState::Exited {
+            self.pelt_detach(cpu, t);
+        }
         self.dequeued(cpu, t, old);
     }
 
     /// `dequeue_task()` under EEVDF (6.12 `dequeue_entities()`): a sleeping
     /// task may stay queued as `sched_delayed` (DELAY_DEQUEUE), in which case
-    /// nothing is accounted and false is returned.
+    /// nothing is accounted and false is returned (its PELT average is
+    /// brought up to date and stays attached, as `update_load_avg(cfs_rq,
+    /// se, 0)` does for a delayed entity).
     pub(crate) fn dequeue_task_eevdf(
         &mut self,
         cpu: usize,
@@ -104,10 +111,14 @@ impl Sim<'_> {
     ) -> bool {
         let now = self.now;
         let old = self.rqs[cpu].cfs.nr_running;
+        self.pelt_update(cpu, t);
         let done = self.rqs[cpu]
             .cfs
             .dequeue_entity_eevdf(&mut self.ses, t, flags, now);
         if done {
+            if flags.special {
+                self.pelt_detach(cpu, t);
+            }
             self.dequeued(cpu, t, old);
         }
         done
@@ -185,6 +196,7 @@ impl Sim<'_> {
     pub(crate) fn set_task_cpu(&mut self, t: TaskId, cpu: usize, trace_cpu: usize) {
         let old = self.tasks[t as usize].cpu as usize;
         if old != cpu {
+            self.pelt_detach(old, t);
             self.tasks[t as usize].migrations += 1;
             self.counters.cpu_migrations += 1;
             self.trace(
@@ -228,14 +240,9 @@ impl Sim<'_> {
         let id = self.tasks.len() as TaskId;
         let (w, inv) = nice_weight(task.nice);
         let mut se = SchedEntity::new(w, inv);
-        if self.fair.eevdf.is_some() {
-            // 6.6+: __sched_fork() zeroes vlag; the entity is placed by
-            // place_entity(ENQUEUE_INITIAL) when wake_up_new_task() enqueues it.
-            self.ses.push(se);
-            self.tasks.push(task);
-            return id;
-        }
-        {
+        // 6.6+ (eevdf): __sched_fork() zeroes vlag; the entity is placed by
+        // place_entity(ENQUEUE_INITIAL) when wake_up_new_task() enqueues it.
+        if self.fair.eevdf.is_none() {
             let now = self.now;
             let cfs = &mut self.rqs[home].cfs;
             cfs.update_curr(&mut self.ses, now);
@@ -247,6 +254,7 @@ impl Sim<'_> {
         }
         self.ses.push(se);
         self.tasks.push(task);
+        self.wake.add_task(id, home);
         id
     }
 
@@ -262,7 +270,9 @@ impl Sim<'_> {
         } else {
             self.tasks[id as usize].cpu = cpu as u32;
         }
+        self.wake.recent_used_cpu[id as usize] = cpu as u32;
         self.rq_sync(cpu);
+        self.pelt_init_task(cpu, id);
         let flags = EnqueueFlags {
             initial: true,
             ..Default::default()
@@ -339,6 +349,7 @@ impl Sim<'_> {
     fn ttwu_runnable(&mut self, t: TaskId, waker_cpu: usize) -> bool {
         let cpu = self.tasks[t as usize].cpu as usize;
         self.rq_sync(cpu);
+        self.pelt_update(cpu, t);
         self.rqs[cpu].cfs.requeue_delayed_entity(&mut self.ses, t);
         let task = &mut self.tasks[t as usize];
         task.state = TaskState::Runnable;
@@ -395,15 +406,22 @@ impl Sim<'_> {
             if self.rqs[cpu].cfs.nr_running == 0 {
                 self.idle_balance(cpu);
             }
+            if let Some(p) = self.rqs[cpu]
+                .cfs
+                .curr
+                .filter(|&p| self.ses[p as usize].on_rq)
+            {
+                self.pelt_update(cpu, p);
+            }
             let rq = &mut self.rqs[cpu];
             rq.cfs.put_prev_entity(&mut self.ses, now);
             let next = rq.cfs.pick_next_entity(&self.fair, &self.ses);
             if let Some(n) = next {
-                rq.cfs.set_next_entity(&mut self.ses, n, now);
+                self.pelt_update(cpu, n);
+                self.rqs[cpu].cfs.set_next_entity(&mut self.ses, n, now);
             }
             next
         };
-        let rq = &mut self.rqs[cpu];
         if let Some(p) = prev {
             let task = &mut self.tasks[p as usize];
             if task.state == TaskState::Running {
@@ -415,7 +433,10 @@ impl Sim<'_> {
             let task = &mut self.tasks[n as usize];
             task.state = TaskState::Running;
             task.wait_ns += now - task.wait_start;
+        } else {
+            self.update_idle_core(cpu);
         }
+        let rq = &mut self.rqs[cpu];
         if prev != next {
             rq.nr_switches += 1;
             if let Some(p) = prev {
@@ -507,15 +528,18 @@ impl Sim<'_> {
             }
             break Some(se);
         };
-        let cfs = &mut self.rqs[cpu].cfs;
         if next != prev || next.is_none() {
-            cfs.put_prev_entity(&mut self.ses, now);
+            if let Some(p) = prev.filter(|&p| self.ses[p as usize].on_rq) {
+                self.pelt_update(cpu, p);
+            }
+            self.rqs[cpu].cfs.put_prev_entity(&mut self.ses, now);
             if let Some(n) = next {
-                cfs.set_next_entity(&mut self.ses, n, now);
+                self.pelt_update(cpu, n);
+                self.rqs[cpu].cfs.set_next_entity(&mut self.ses, n, now);
             }
         }
         // The CPU reschedules now: a pending update_curr() request is met.
-        cfs.resched = false;
+        self.rqs[cpu].cfs.resched = false;
         next
     }
 
@@ -554,6 +578,10 @@ impl Sim<'_> {
         rq.ticks += 1;
         rq.irqs += 1;
         rq.cfs.update_curr(&mut self.ses, now);
+        if let Some(c) = rq.cfs.curr {
+            self.pelt_update(cpu, c);
+        }
+        let rq = &mut self.rqs[cpu];
         if self.fair.eevdf.is_some() {
             // entity_tick() (6.6+): update_curr() decides.
             if std::mem::take(&mut rq.cfs.resched) {

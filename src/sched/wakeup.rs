@@ -2,17 +2,250 @@
 //! `kernel/sched/fair.c` (3.8): `select_task_rq_fair()`, `wake_affine()`,
 //! `select_idle_sibling()`, `find_idlest_group()`, `find_idlest_cpu()`.
 //! No task groups: `effective_load()` is the weight itself.
+//!
+//! The 4.x–6.x pieces, each behind its `Kernel` field (kernel/sched/fair.c
+//! as 6.6–6.18 have them): `record_wakee()`/`wake_wide()` (`wake_wide`),
+//! `wake_affine_idle()`/`wake_affine_weight()` (`wake_affine`),
+//! `recent_used_cpu`, and 6.x `select_idle_sibling()` with
+//! `select_idle_smt()`/`select_idle_core()`/`select_idle_cpu()` and
+//! SIS_UTIL's `update_idle_cpu_scan()` (`select_idle_sibling="idle_cpu"`,
+//! `sis_util`). Not modelled: per-CPU kthreads, SCHED_IDLE CPUs,
+//! clusters, asymmetric capacity, core scheduling, WF_CURRENT_CPU.
 
 use super::fair::TaskId;
+use super::pelt::SCHED_CAPACITY_SCALE;
 use crate::domains::{sd, SCALE};
 use crate::engine::Sim;
-use crate::kernel::SelectIdleSibling;
+use crate::kernel::{SelectIdleSibling, WakeAffine};
+use crate::topology::Machine;
+
+/// The wake-up placement state 4.x–6.x keep beside the task and the LLC:
+/// `wakee_flips`, `wakee_flip_decay_ts`, `last_wakee`, `recent_used_cpu`
+/// per task; `sd_llc_shared`'s `has_idle_cores` and `nr_idle_scan` per LLC.
+#[derive(Clone, Debug, Default)]
+pub struct WakeState {
+    pub wakee_flips: Vec<u32>,
+    pub wakee_flip_decay_ts: Vec<u64>,
+    pub last_wakee: Vec<Option<TaskId>>,
+    pub recent_used_cpu: Vec<u32>,
+    pub has_idle_cores: Vec<bool>,
+    pub nr_idle_scan: Vec<u32>,
+}
+
+impl WakeState {
+    /// Every LLC starts with all its CPUs idle: idle cores, a full scan.
+    pub fn new(m: &Machine) -> Self {
+        let nllc = m
+            .cpus()
+            .iter()
+            .map(|c| c.llc as usize + 1)
+            .max()
+            .unwrap_or(0);
+        let llc_size = |l: usize| m.cpus().iter().filter(|c| c.llc as usize == l).count() as u32;
+        WakeState {
+            has_idle_cores: vec![true; nllc],
+            nr_idle_scan: (0..nllc).map(llc_size).collect(),
+            ..WakeState::default()
+        }
+    }
+
+    /// Room for task `t` (called at fork).
+    pub fn add_task(&mut self, t: TaskId, cpu: usize) {
+        let n = t as usize + 1;
+        self.wakee_flips.resize(n, 0);
+        self.wakee_flip_decay_ts.resize(n, 0);
+        self.last_wakee.resize(n, None);
+        self.recent_used_cpu.resize(n, cpu as u32);
+        self.recent_used_cpu[t as usize] = cpu as u32;
+    }
+}
+
+/// `wake_wide()` (fair.c, 4.3+ "Beef up wake_wide()"): a waker of many and
+/// a wakee of many (flips above `factor` = `sd_llc_size`, the larger
+/// `factor` times the smaller) are not pulled together.
+pub fn wake_wide_test(waker_flips: u32, wakee_flips: u32, factor: u32) -> bool {
+    let (master, slave) = if waker_flips < wakee_flips {
+        (wakee_flips, waker_flips)
+    } else {
+        (waker_flips, wakee_flips)
+    };
+    !(slave < factor || master < slave.saturating_mul(factor))
+}
+
+/// `wake_affine_weight()` arithmetic (fair.c 4.14+, WA_BIAS on): true
+/// when the waker's CPU wins (`this_eff_load < prev_eff_load`).
+#[allow(clippy::too_many_arguments)]
+pub fn wake_affine_weight_test(
+    this_load: u64,
+    prev_load: u64,
+    task_load: u64,
+    current_load: Option<u64>,
+    this_capacity: u64,
+    prev_capacity: u64,
+    imbalance_pct: u64,
+) -> bool {
+    let mut this_eff = this_load as i64;
+    if let Some(cl) = current_load {
+        if cl as i64 > this_eff {
+            return true;
+        }
+        this_eff -= cl as i64;
+    }
+    this_eff += task_load as i64;
+    this_eff *= 100;
+    this_eff *= prev_capacity as i64;
+    let mut prev_eff = prev_load as i64 - task_load as i64;
+    prev_eff *= 100 + (imbalance_pct as i64 - 100) / 2;
+    prev_eff *= this_capacity as i64;
+    if current_load.is_some() {
+        prev_eff += 1;
+    }
+    this_eff < prev_eff
+}
+
+/// `update_idle_cpu_scan()` arithmetic (fair.c 6.0+, SIS_UTIL): how many
+/// CPUs of an LLC of `llc_weight` CPUs a wake-up may scan when the LLC's
+/// summed util is `sum_util`: `llc_weight · (1 − x'²·pct²/(10⁴·1024)/1024)`
+/// with `x' = sum_util / llc_weight`, 0 at 100/pct (85 % for 117).
+pub fn idle_cpu_scan(sum_util: u64, llc_weight: u64, imbalance_pct: u64) -> u64 {
+    let x = sum_util / llc_weight;
+    let tmp = (x * x * imbalance_pct * imbalance_pct) / (10000 * 1024);
+    let y = 1024 - tmp.min(1024);
+    y * llc_weight / 1024
+}
 
 impl Sim<'_> {
-    /// `wake_affine(sd, p, sync)`: may `p` be pulled to the waker's CPU?
-    /// Compares the loads with the waker's weight removed on a sync wake-up,
-    /// with half the level's imbalance_pct as slack.
+    /// `wake_affine()`: the 2.6.36–4.13 load test or the 4.14+ split
+    /// (`wake_affine` field).
     fn wake_affine(
+        &mut self,
+        p: TaskId,
+        this_cpu: usize,
+        prev_cpu: usize,
+        lvl: usize,
+        waker: Option<TaskId>,
+        sync: bool,
+    ) -> bool {
+        match self.kernel.wake_affine {
+            WakeAffine::Load => self.wake_affine_load(p, this_cpu, prev_cpu, lvl, waker, sync),
+            mode => self.wake_affine_split(mode, p, this_cpu, prev_cpu, lvl, waker, sync),
+        }
+    }
+
+    fn cpus_share_cache(&self, a: usize, b: usize) -> bool {
+        self.machine.cpu(a).llc == self.machine.cpu(b).llc
+    }
+
+    /// `wake_affine_idle(this_cpu, prev_cpu, sync)` (4.14+): `Some(cpu)`
+    /// or `None` for `nr_cpumask_bits`.
+    fn wake_affine_idle(&self, this_cpu: usize, prev_cpu: usize, sync: bool) -> Option<usize> {
+        if self.idle_cpu(this_cpu) && self.cpus_share_cache(this_cpu, prev_cpu) {
+            return Some(if self.idle_cpu(prev_cpu) {
+                prev_cpu
+            } else {
+                this_cpu
+            });
+        }
+        if sync && self.rqs[this_cpu].cfs.nr_running == 1 {
+            return Some(this_cpu);
+        }
+        if self.idle_cpu(prev_cpu) {
+            return Some(prev_cpu);
+        }
+        None
+    }
+
+    /// `wake_affine(sd, p, this_cpu, prev_cpu, sync)` (4.14+): WA_IDLE,
+    /// then WA_WEIGHT on PELT `cpu_load()`/`task_h_load()` (the wakee's
+    /// load as of its last update, as the kernel reads it; the runqueues'
+    /// brought to now) with `capacity_of()` = SCHED_CAPACITY_SCALE (no
+    /// RT/IRQ pressure in the model); affine when the answer is the
+    /// waker's CPU.
+    #[allow(clippy::too_many_arguments)]
+    fn wake_affine_split(
+        &mut self,
+        mode: WakeAffine,
+        p: TaskId,
+        this_cpu: usize,
+        prev_cpu: usize,
+        lvl: usize,
+        waker: Option<TaskId>,
+        sync: bool,
+    ) -> bool {
+        let mut target = None;
+        if matches!(mode, WakeAffine::Idle | WakeAffine::IdleWeight) {
+            target = self.wake_affine_idle(this_cpu, prev_cpu, sync);
+        }
+        if matches!(mode, WakeAffine::Weight | WakeAffine::IdleWeight) && target.is_none() {
+            let this_load = self.pelt_cpu_load(this_cpu);
+            let prev_load = self.pelt_cpu_load(prev_cpu);
+            let current_load = if sync {
+                Some(waker.map_or(0, |w| self.pelt_task_load(w)))
+            } else {
+                None
+            };
+            let imb = self.sd[this_cpu][lvl].imbalance_pct;
+            if wake_affine_weight_test(
+                this_load,
+                prev_load,
+                self.pelt_task_load(p),
+                current_load,
+                SCHED_CAPACITY_SCALE,
+                SCHED_CAPACITY_SCALE,
+                imb,
+            ) {
+                target = Some(this_cpu);
+            }
+        }
+        if target != Some(this_cpu) {
+            return false;
+        }
+        self.rqs[this_cpu].bal.stats[lvl].ttwu_move_affine += 1;
+        true
+    }
+
+    /// `record_wakee(p)` (fair.c 4.3+): the waker's flips decay by half
+    /// once a second (HZ jiffies) and count each change of wakee.
+    fn record_wakee(&mut self, waker: TaskId, p: TaskId) {
+        let jiffies = self.jiffies();
+        let hz = self.kernel.hz as u64;
+        let w = &mut self.wake;
+        let wi = waker as usize;
+        if jiffies > w.wakee_flip_decay_ts[wi] + hz {
+            w.wakee_flips[wi] >>= 1;
+            w.wakee_flip_decay_ts[wi] = jiffies;
+        }
+        if w.last_wakee[wi] != Some(p) {
+            w.last_wakee[wi] = Some(p);
+            w.wakee_flips[wi] = w.wakee_flips[wi].saturating_add(1);
+        }
+    }
+
+    /// `sd_llc_size` of `cpu`: the span of its highest
+    /// SHARE_PKG_RESOURCES domain (1 without one).
+    fn sd_llc(&self, cpu: usize) -> Option<usize> {
+        self.sd[cpu]
+            .iter()
+            .rposition(|d| d.has(sd::SHARE_PKG_RESOURCES))
+    }
+
+    fn sd_llc_size(&self, cpu: usize) -> u32 {
+        self.sd_llc(cpu)
+            .map_or(1, |l| self.sd[cpu][l].span.len() as u32)
+    }
+
+    /// `wake_wide(p)` with `current` = the waker (an interrupt-context
+    /// wake-up has no waker and so no flips).
+    fn wake_wide(&self, p: TaskId, waker: Option<TaskId>, waker_cpu: usize) -> bool {
+        let master = waker.map_or(0, |w| self.wake.wakee_flips[w as usize]);
+        let slave = self.wake.wakee_flips[p as usize];
+        wake_wide_test(master, slave, self.sd_llc_size(waker_cpu))
+    }
+
+    /// `wake_affine(sd, p, sync)` (2.6.36–4.13): may `p` be pulled to the
+    /// waker's CPU? Compares the loads with the waker's weight removed on a
+    /// sync wake-up, with half the level's imbalance_pct as slack.
+    fn wake_affine_load(
         &mut self,
         p: TaskId,
         this_cpu: usize,
@@ -58,8 +291,11 @@ impl Sim<'_> {
     }
 
     /// `select_idle_sibling(p, target)`.
-    fn select_idle_sibling(&self, p: TaskId, target: usize, waker_cpu: usize) -> usize {
+    fn select_idle_sibling(&mut self, p: TaskId, target: usize, waker_cpu: usize) -> usize {
         let prev_cpu = self.tasks[p as usize].cpu as usize;
+        if self.kernel.select_idle_sibling == SelectIdleSibling::IdleCpu {
+            return self.select_idle_sibling_6x(p, prev_cpu, target);
+        }
         if target == waker_cpu && self.idle_cpu(waker_cpu) {
             return waker_cpu;
         }
@@ -127,7 +363,169 @@ impl Sim<'_> {
                 }
                 target
             }
+            SelectIdleSibling::IdleCpu => unreachable!("handled above"),
         }
+    }
+
+    fn smt_mask(&self, cpu: usize) -> impl Iterator<Item = usize> + '_ {
+        let core = self.machine.cpu(cpu).core;
+        let tpc = self.machine.threads_per_core as usize;
+        let first = cpu - cpu % tpc;
+        (first..first + tpc).filter(move |&c| self.machine.cpu(c).core == core)
+    }
+
+    fn sched_smt_active(&self) -> bool {
+        self.machine.threads_per_core > 1
+    }
+
+    /// `select_idle_sibling(p, prev, target)` (6.6–6.18): target if idle,
+    /// prev if idle and cache-affine, `recent_used_cpu`, then the LLC scan.
+    fn select_idle_sibling_6x(&mut self, p: TaskId, prev: usize, target: usize) -> usize {
+        if self.idle_cpu(target) {
+            return target;
+        }
+        if prev != target && self.cpus_share_cache(prev, target) && self.idle_cpu(prev) {
+            return prev;
+        }
+        if self.kernel.recent_used_cpu {
+            let r = self.wake.recent_used_cpu[p as usize] as usize;
+            self.wake.recent_used_cpu[p as usize] = prev as u32;
+            if r != prev
+                && r != target
+                && self.cpus_share_cache(r, target)
+                && self.idle_cpu(r)
+                && self.allowed(p, r)
+            {
+                return r;
+            }
+        }
+        let Some(lvl) = self.sd_llc(target) else {
+            return target;
+        };
+        let llc = self.machine.cpu(target).llc as usize;
+        let mut has_idle_core = false;
+        if self.sched_smt_active() {
+            has_idle_core = self.wake.has_idle_cores[llc];
+            if !has_idle_core && self.cpus_share_cache(prev, target) {
+                if let Some(i) = self.select_idle_smt(p, lvl, target, prev) {
+                    return i;
+                }
+            }
+        }
+        self.select_idle_cpu(p, lvl, has_idle_core, target)
+            .unwrap_or(target)
+    }
+
+    /// `select_idle_smt(p, sd, prev)`: an idle allowed SMT sibling of prev
+    /// inside `sd_llc`.
+    fn select_idle_smt(&self, p: TaskId, lvl: usize, target: usize, prev: usize) -> Option<usize> {
+        let d = &self.sd[target][lvl];
+        self.smt_mask(prev)
+            .find(|&c| c != prev && self.allowed(p, c) && d.contains(c) && self.idle_cpu(c))
+    }
+
+    /// `select_idle_cpu(p, sd_llc, has_idle_core, target)` (6.x): walk the
+    /// LLC from target+1, wrapping; with an idle-core hint look for a
+    /// whole idle core (`select_idle_core`), else for an idle CPU, at most
+    /// `nr_idle_scan` of them under SIS_UTIL. A failed idle-core search
+    /// clears the hint.
+    fn select_idle_cpu(
+        &mut self,
+        p: TaskId,
+        lvl: usize,
+        has_idle_core: bool,
+        target: usize,
+    ) -> Option<usize> {
+        let ncpus = self.rqs.len();
+        let mut cpus = vec![false; ncpus];
+        for &c in &self.sd[target][lvl].span {
+            cpus[c as usize] = self.allowed(p, c as usize);
+        }
+        let llc = self.machine.cpu(target).llc as usize;
+        let mut nr = i64::MAX;
+        if self.kernel.sis_util {
+            nr = self.wake.nr_idle_scan[llc] as i64 + 1;
+            if nr == 1 {
+                return None;
+            }
+        }
+        let mut idle_cpu = None;
+        for k in 1..=ncpus {
+            let cpu = (target + k) % ncpus;
+            if !cpus[cpu] {
+                continue;
+            }
+            if has_idle_core {
+                // select_idle_core(p, cpu, cpus, &idle_cpu)
+                let mut idle = true;
+                for c in self.smt_mask(cpu) {
+                    if !self.idle_cpu(c) {
+                        idle = false;
+                        if idle_cpu.is_none() {
+                            continue;
+                        }
+                        break;
+                    }
+                    if idle_cpu.is_none() && cpus[c] {
+                        idle_cpu = Some(c);
+                    }
+                }
+                if idle {
+                    return Some(cpu);
+                }
+                let sibs: Vec<usize> = self.smt_mask(cpu).collect();
+                for c in sibs {
+                    cpus[c] = false;
+                }
+            } else {
+                nr -= 1;
+                if nr <= 0 {
+                    return None;
+                }
+                if self.idle_cpu(cpu) {
+                    idle_cpu = Some(cpu);
+                    break;
+                }
+            }
+        }
+        if has_idle_core {
+            self.wake.has_idle_cores[llc] = false;
+        }
+        idle_cpu
+    }
+
+    /// `__update_idle_core(rq)` (6.x): a CPU going idle whose SMT siblings
+    /// are all idle sets its LLC's `has_idle_cores` hint.
+    pub(crate) fn update_idle_core(&mut self, cpu: usize) {
+        if self.kernel.select_idle_sibling != SelectIdleSibling::IdleCpu || !self.sched_smt_active()
+        {
+            return;
+        }
+        let llc = self.machine.cpu(cpu).llc as usize;
+        if self.wake.has_idle_cores[llc] {
+            return;
+        }
+        if self.smt_mask(cpu).all(|c| c == cpu || self.idle_cpu(c)) {
+            self.wake.has_idle_cores[llc] = true;
+        }
+    }
+
+    /// `update_idle_cpu_scan(env, sum_util)` (6.0+ SIS_UTIL): a periodic
+    /// (not newly idle) balance pass at the LLC level sets the LLC's scan
+    /// depth from the summed `cpu_util_cfs()` of its CPUs.
+    pub(crate) fn update_idle_cpu_scan(&mut self, this_cpu: usize, lvl: usize) {
+        if !self.kernel.sis_util || self.sd_llc(this_cpu) != Some(lvl) {
+            return;
+        }
+        let n = self.sd[this_cpu][lvl].span.len();
+        let mut sum_util = 0;
+        for k in 0..n {
+            let c = self.sd[this_cpu][lvl].span[k] as usize;
+            sum_util += self.pelt_cpu_util(c);
+        }
+        let pct = self.sd[this_cpu][lvl].imbalance_pct;
+        let llc = self.machine.cpu(this_cpu).llc as usize;
+        self.wake.nr_idle_scan[llc] = idle_cpu_scan(sum_util, n as u64, pct) as u32;
     }
 
     /// Wake-up path of `select_task_rq_fair()` (SD_BALANCE_WAKE is off at
@@ -150,13 +548,34 @@ impl Sim<'_> {
                 .as_ref()
                 .map_or(prev_cpu, |a| a[0] as usize);
         }
-        if !self.allowed(p, waker_cpu) || self.sd[waker_cpu].is_empty() {
-            return prev_cpu;
+        // 4.3+: record_wakee() and wake_wide() decide want_affine; an
+        // unaffine wake-up then still looks for an idle CPU near prev
+        // (select_idle_sibling(p, prev, prev) in 6.x).
+        let modern = self.kernel.wake_wide;
+        let mut want_affine = self.allowed(p, waker_cpu);
+        if modern {
+            if let Some(w) = waker {
+                self.record_wakee(w, p);
+            }
+            want_affine &= !self.wake_wide(p, waker, waker_cpu);
+        }
+        if !want_affine || self.sd[waker_cpu].is_empty() {
+            return if modern {
+                self.select_idle_sibling(p, prev_cpu, waker_cpu)
+            } else {
+                prev_cpu
+            };
         }
         let affine = self.sd[waker_cpu].iter().position(|d| {
             d.has(sd::LOAD_BALANCE) && d.has(sd::WAKE_AFFINE) && d.contains(prev_cpu)
         });
-        let Some(lvl) = affine else { return prev_cpu };
+        let Some(lvl) = affine else {
+            return if modern {
+                self.select_idle_sibling(p, prev_cpu, waker_cpu)
+            } else {
+                prev_cpu
+            };
+        };
         let target = if waker_cpu == prev_cpu
             || self.wake_affine(p, waker_cpu, prev_cpu, lvl, waker, sync)
         {
@@ -268,5 +687,92 @@ impl Sim<'_> {
             }
         }
         new_cpu
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wake_wide_needs_both_partners_flipping() {
+        // factor = sd_llc_size = 2 on vm-2.
+        assert!(wake_wide_test(10, 2, 2)); // slave 2 >= 2, master 10 >= 4
+        assert!(wake_wide_test(2, 10, 2)); // symmetric: the larger is master
+        assert!(!wake_wide_test(3, 2, 2)); // master 3 < 2·2
+        assert!(!wake_wide_test(100, 1, 2)); // slave below the LLC size
+        assert!(wake_wide_test(64, 8, 8)); // 8 >= 8, 64 >= 64
+        assert!(!wake_wide_test(63, 8, 8));
+    }
+
+    #[test]
+    fn wake_affine_weight_by_hand() {
+        // Not sync, equal capacities, MC imbalance_pct 125 → bias 112.
+        // this 1024+1024 = 2048·100 = 204800 vs prev (2048−1024)·112 = 114688.
+        assert!(!wake_affine_weight_test(
+            1024, 2048, 1024, None, 1024, 1024, 125
+        ));
+        // Idle waker CPU: 1024·100 = 102400 < 114688 → affine.
+        assert!(wake_affine_weight_test(
+            0, 2048, 1024, None, 1024, 1024, 125
+        ));
+        // Sync with the waker heavier than its CPU's load: affine at once.
+        assert!(wake_affine_weight_test(
+            512,
+            0,
+            1024,
+            Some(1024),
+            1024,
+            1024,
+            125
+        ));
+        // Sync: this = (2048−1024)+1024 = 2048·100 = 204800; prev =
+        // (2048−1024)·112 + 1 = 114689 → not affine.
+        assert!(!wake_affine_weight_test(
+            2048,
+            2048,
+            1024,
+            Some(1024),
+            1024,
+            1024,
+            125
+        ));
+        // Sync tie-break: this (1024−1024+1024)·100 = 102400, prev
+        // (1938−1024)·112 = 102368, +1 = 102369 → not affine; one more
+        // unit of prev load (1939: 102480+1) → affine.
+        assert!(!wake_affine_weight_test(
+            1024,
+            1938,
+            1024,
+            Some(1024),
+            1024,
+            1024,
+            125
+        ));
+        assert!(wake_affine_weight_test(
+            1024,
+            1939,
+            1024,
+            Some(1024),
+            1024,
+            1024,
+            125
+        ));
+    }
+
+    #[test]
+    fn sis_util_scan_depth_by_hand() {
+        // An idle LLC scans every CPU.
+        assert_eq!(idle_cpu_scan(0, 8, 117), 8);
+        // 50 %: x' = 512, 512²·117²/(10⁴·1024) = 350, y = 674, 674·8/1024 = 5.
+        assert_eq!(idle_cpu_scan(4 * 1024, 8, 117), 5);
+        // 85 %: x' = 870, tmp = 1011, y = 13, 13·8/1024 = 0: no scan.
+        assert_eq!(idle_cpu_scan(870 * 8, 8, 117), 0);
+        // Over 100/117: clamped, 0.
+        assert_eq!(idle_cpu_scan(1024 * 8, 8, 117), 0);
+        // The commit's 112-CPU table: 25 % → 103 (within the rounding of
+        // its own pct formula, which the merged quadratic replaced).
+        let n = idle_cpu_scan(112 * 256, 112, 117);
+        assert!((100..=104).contains(&n), "{n}");
     }
 }
