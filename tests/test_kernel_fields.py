@@ -401,6 +401,7 @@ FIELD_SCENARIOS: dict[str, Scenario] = {
         short_sleepers(12),
         0.3,
         ("cpu_migrations", "context_switches"),
+    ),
     # -- EEVDF (6.6+) ----------------------------------------------------------
     # 5 hogs on 2 CPUs: CFS slices of latency/nr_running vs EEVDF requests of
     # base_slice (1.4 ms scaled), ended at the next tick.
