@@ -149,3 +149,23 @@ def test_eevdf_info_names_the_commits():
     info = sl.Kernel.info().filter(pl.col("field") == "pick").row(0, named=True)
     assert info["commit"] == "147f3efaa241"
     assert info["release"] == "v6.6"
+
+
+def test_eevdf_with_pelt_and_6x_wakeup_placement():
+    # The EEVDF pick with the other issue-17 fields on (PELT, wake_wide,
+    # WA_IDLE/WA_WEIGHT, recent_used_cpu, the idle-CPU search, SIS_UTIL):
+    # deterministic, and every hackbench task runs to its end.
+    k = EEVDF.replace(
+        pelt="v5.7",
+        wake_wide=True,
+        wake_affine="idle_weight",
+        recent_used_cpu=True,
+        select_idle_sibling="idle_cpu",
+        sis_util=True,
+    )
+    w = hackbench(groups=2, fds=5, loops=50)
+    a = sl.simulate("quad-4c", k, w, seed=4)
+    b = sl.simulate("quad-4c", k, w, seed=4)
+    assert a.metrics == b.metrics
+    assert a.tasks["cpu_s"].min() > 0
+    assert a.cpus["util_avg"].sum() > 0
