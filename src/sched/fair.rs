@@ -6,6 +6,9 @@
 //! The rbtree is a `BTreeSet` keyed by `(vruntime, insertion seq)`: equal
 //! vruntimes order by insertion, as the kernel's "equal keys go right" rule
 //! does. Like the kernel, `curr` is *not* in the tree while it runs.
+//!
+//! Under `pick = eevdf` (a runqueue with `eevdf` set) the same entry points
+//! dispatch to `sched::eevdf`, where the tree is keyed by virtual deadline.
 
 use super::eevdf::EevdfParams;
 use super::weights::{calc_delta_fair, calc_delta_mine};
