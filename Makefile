@@ -2,7 +2,7 @@
 #   make test   install what the tests need, then run every check and test
 #               (pytest also on CPython 3.10 and 3.13 from pyenv, in .venv-py310/.venv-py313)
 #   make demo   install the package and run the built-in demo
-#   make bench  engine benchmarks and python -m schedlab.bench (not part of the tests)
+#   make bench  engine benchmarks, the scaling bench and python -m schedlab.bench (not part of the tests)
 PY ?= python3
 PIP ?= $(PY) -m pip
 WHEEL_DIR := dist
@@ -71,6 +71,7 @@ demo:
 bench:
 	cargo bench --bench engine
 	cargo bench --bench scenarios
+	cargo bench --bench scale
 	$(PY) -m schedlab.bench
 
 clean:

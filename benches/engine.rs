@@ -38,7 +38,7 @@ fn run(name: &str, machine: &str, secs: f64, make: &dyn Fn() -> Box<dyn Workload
             duration_ns: Some((secs * 1e9) as u64),
             trace_limit: None,
             sample_interval_ns: 100_000_000,
-            max_sample_values: schedlab::engine::MAX_SAMPLE_VALUES,
+            max_sample_bytes: schedlab::limits::MAX_VMSTAT_BYTES,
         };
         let t0 = Instant::now();
         let r = simulate(&m, &k, &c, w, opts, &|| false).unwrap();

@@ -17,7 +17,7 @@ fn run(machine: &Machine, kernel: &Kernel, w: Box<dyn Workload>) -> f64 {
         duration_ns: Some(600_000_000_000),
         trace_limit: None,
         sample_interval_ns: 100_000_000,
-        max_sample_values: 0,
+        max_sample_bytes: 0,
     };
     let r = simulate(
         machine,

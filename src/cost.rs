@@ -9,7 +9,7 @@
 //! HZ=1000 (Tsafrir 2007), i.e. ≈1 µs of direct handler time.
 
 use crate::config::{Fields, Value};
-use crate::error::CoreResult;
+use crate::error::{CoreError, CoreResult};
 use crate::topology::{Distance, Machine};
 
 #[derive(Clone, Debug, PartialEq)]
@@ -289,6 +289,20 @@ impl Fields for CostModel {
         };
         let x = v.as_u64(name, 0, max)?;
         *self.slot(name).ok_or_else(|| Self::unknown(name))? = x;
+        Ok(())
+    }
+
+    /// Checked where the cost model is built, not when a run starts (the
+    /// tick cost against the tick period depends on the kernel's `hz`, so
+    /// that check stays with the run).
+    fn validate(&self) -> CoreResult<()> {
+        if self.syscall_ns == 0 {
+            return Err(CoreError::invalid(
+                "syscall_ns",
+                0,
+                "at least 1 (a zero-cost system call lets a yield loop spin without time passing)",
+            ));
+        }
         Ok(())
     }
 }

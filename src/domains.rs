@@ -16,6 +16,8 @@
 
 use crate::kernel::{Kernel, SdNuma};
 use crate::topology::Machine;
+use std::collections::HashMap;
+use std::sync::Arc;
 
 /// SD_* flags (include/linux/sched.h, 2.6.3x–3.4 values).
 pub mod sd {
@@ -47,9 +49,11 @@ pub struct Group {
 #[derive(Clone, Debug)]
 pub struct Domain {
     pub name: &'static str,
-    /// Sorted CPUs of the span.
-    pub span: Vec<u32>,
-    pub groups: Vec<Group>,
+    /// Sorted CPUs of the span (shared by the span's CPUs).
+    pub span: Arc<[u32]>,
+    /// The level's groups (shared by the span's CPUs, as the kernel's
+    /// `struct sched_group`s are).
+    pub groups: Arc<[Group]>,
     /// Index of the group holding this CPU (the kernel's `sd->groups`).
     pub local_group: usize,
     pub flags: u32,
@@ -200,57 +204,134 @@ pub fn cpu_power(machine: &Machine) -> Vec<u64> {
     vec![p; machine.nr_cpus()]
 }
 
+/// How often (in CPUs) `build` polls its cancellation callback.
+const CANCEL_POLL_CPUS: usize = 64;
+
 /// The domain hierarchy of every CPU, lowest level first.
 pub fn build(machine: &Machine, kernel: &Kernel) -> Vec<Vec<Domain>> {
+    build_cancellable(machine, kernel, &|| false).expect("not cancelled")
+}
+
+/// [`build`], polling `cancel` every `CANCEL_POLL_CPUS` CPUs (so never on
+/// a machine smaller than that, whose setup is instant); `None` when it
+/// returned true.
+///
+/// Near-linear in CPUs, as `build_sched_domains()` is: each level's spans
+/// are computed once for the machine (one pass over the CPUs, keyed by core,
+/// LLC or node), and, as in the kernel, a level's groups (`struct
+/// sched_group`, kernel/sched/core.c 3.8 `build_sched_groups()`) and its span
+/// are shared by every CPU of the span: each CPU's `Domain` holds them by
+/// reference (`Arc`) beside its own balancing state and `local_group`. The
+/// domains and groups are the same as building each CPU's separately.
+// The CPU loop indexes several per-level tables by CPU.
+#[allow(clippy::needless_range_loop)]
+pub fn build_cancellable(
+    machine: &Machine,
+    kernel: &Kernel,
+    cancel: &dyn Fn() -> bool,
+) -> Option<Vec<Vec<Domain>>> {
     let n = machine.nr_cpus();
     let power = cpu_power(machine);
-    let span_of = |lv: Lv, cpu: usize| -> Vec<u32> {
-        let me = machine.cpu(cpu);
-        (0..n)
-            .filter(|&j| {
-                let o = machine.cpu(j);
-                match lv {
-                    Lv::Smt => o.core == me.core,
-                    Lv::Mc => o.llc == me.llc,
-                    Lv::Cpu => o.node == me.node,
-                    // All presets are full meshes of equal remote distance:
-                    // one NODE/NUMA level spanning the machine.
-                    Lv::Node => true,
-                }
-            })
-            .map(|j| j as u32)
-            .collect()
+    let levels = [Lv::Smt, Lv::Mc, Lv::Cpu, Lv::Node];
+    // Per level: each CPU's span id, and the spans (sorted CPU lists).
+    let key = |lv: Lv, cpu: usize| -> u32 {
+        let t = machine.cpu(cpu);
+        match lv {
+            Lv::Smt => t.core,
+            Lv::Mc => t.llc,
+            Lv::Cpu => t.node,
+            // All presets are full meshes of equal remote distance: one
+            // NODE/NUMA level spanning the machine.
+            Lv::Node => 0,
+        }
     };
+    let mut span_id: Vec<Vec<usize>> = Vec::with_capacity(levels.len());
+    let mut spans: Vec<Vec<Arc<[u32]>>> = Vec::with_capacity(levels.len());
+    for &lv in &levels {
+        let mut ids: HashMap<u32, usize> = HashMap::new();
+        let mut members: Vec<Vec<u32>> = Vec::new();
+        let mut of_cpu = Vec::with_capacity(n);
+        for cpu in 0..n {
+            let next = members.len();
+            let id = *ids.entry(key(lv, cpu)).or_insert(next);
+            if id == next {
+                members.push(Vec::new());
+            }
+            members[id].push(cpu as u32);
+            of_cpu.push(id);
+        }
+        span_id.push(of_cpu);
+        spans.push(members.into_iter().map(Arc::from).collect());
+    }
+    // The groups of (level, span, child level): the child-level spans of the
+    // span's CPUs in CPU order (single CPUs at the lowest level), shared;
+    // with the group index of each CPU of the span, in span order.
+    type Groups = (Arc<[Group]>, Arc<[u32]>);
+    let mut groups_memo: HashMap<(usize, usize, Option<usize>), Groups> = HashMap::new();
+    let mut make_groups = |li: usize, sid: usize, child: Option<usize>| -> Groups {
+        groups_memo
+            .entry((li, sid, child))
+            .or_insert_with(|| {
+                let mut index: HashMap<usize, u32> = HashMap::new();
+                let mut groups = Vec::new();
+                let mut of_cpu = Vec::with_capacity(spans[li][sid].len());
+                for &c in spans[li][sid].iter() {
+                    let g = match child {
+                        None => {
+                            groups.push(vec![c]);
+                            groups.len() - 1
+                        }
+                        Some(cl) => {
+                            let id = span_id[cl][c as usize];
+                            *index.entry(id).or_insert_with(|| {
+                                groups.push(spans[cl][id].to_vec());
+                                groups.len() as u32 - 1
+                            }) as usize
+                        }
+                    };
+                    of_cpu.push(g as u32);
+                }
+                let groups: Vec<Group> = groups
+                    .into_iter()
+                    .map(|cpus| {
+                        let p = cpus.iter().map(|&x| power[x as usize]).sum();
+                        Group { cpus, power: p }
+                    })
+                    .collect();
+                (Arc::from(groups), Arc::from(of_cpu))
+            })
+            .clone()
+    };
+    // Whether a level's span equals its child level's (memoised per pair).
+    let mut same_memo: HashMap<(usize, usize, usize, usize), bool> = HashMap::new();
     let mut out = Vec::with_capacity(n);
     for cpu in 0..n {
+        if cpu % CANCEL_POLL_CPUS == CANCEL_POLL_CPUS - 1 && cancel() {
+            return None;
+        }
         let mut doms: Vec<Domain> = Vec::new();
-        let mut child_span: Vec<u32> = vec![cpu as u32];
-        let mut child_lv: Option<Lv> = None;
-        for lv in [Lv::Smt, Lv::Mc, Lv::Cpu, Lv::Node] {
-            let span = span_of(lv, cpu);
-            if span.len() <= 1 || span == child_span {
+        let mut child: Option<(usize, usize)> = None;
+        for (li, &lv) in levels.iter().enumerate() {
+            let sid = span_id[li][cpu];
+            let span = &spans[li][sid];
+            // sd_degenerate() / sd_parent_degenerate(): one CPU, or the
+            // child's span again.
+            if span.len() <= 1 {
                 continue;
             }
-            // Groups: the child-level spans of the CPUs in this span.
-            let child_lv_span = |c: usize| -> Vec<u32> {
-                match child_lv {
-                    None => vec![c as u32],
-                    Some(clv) => span_of(clv, c),
-                }
-            };
-            let mut groups: Vec<Group> = Vec::new();
-            for &c in &span {
-                if groups.iter().any(|g| g.cpus.contains(&c)) {
+            if let Some((cl, cs)) = child {
+                let same = *same_memo
+                    .entry((li, sid, cl, cs))
+                    .or_insert_with(|| **span == *spans[cl][cs]);
+                if same {
                     continue;
                 }
-                let cpus = child_lv_span(c as usize);
-                let p = cpus.iter().map(|&x| power[x as usize]).sum();
-                groups.push(Group { cpus, power: p });
             }
-            let local_group = groups
-                .iter()
-                .position(|g| g.cpus.contains(&(cpu as u32)))
+            let (groups, group_of) = make_groups(li, sid, child.map(|c| c.0));
+            let pos = span
+                .binary_search(&(cpu as u32))
                 .expect("cpu in its own span");
+            let local_group = group_of[pos] as usize;
             let (name, p) = params(lv, kernel, span.len() as u64);
             doms.push(Domain {
                 name,
@@ -274,12 +355,11 @@ pub fn build(machine: &Machine, kernel: &Kernel) -> Vec<Vec<Domain>> {
                 max_newidle_lb_cost: 0,
                 next_decay_max_lb_cost: 0,
             });
-            child_span = span;
-            child_lv = Some(lv);
+            child = Some((li, sid));
         }
         out.push(doms);
     }
-    out
+    Some(out)
 }
 
 #[cfg(test)]
@@ -295,7 +375,7 @@ mod tests {
         let m = Machine::preset("core2-2s").unwrap();
         let d = build(&m, &Kernel::v2_6_36());
         assert_eq!(names(&d[0]), vec!["MC", "CPU"]);
-        assert_eq!(d[0][0].span, vec![0, 1]);
+        assert_eq!(*d[0][0].span, [0, 1]);
         assert_eq!(d[0][1].span.len(), 8);
         assert_eq!(d[0][1].groups.len(), 4);
         assert_eq!(d[5][1].local_group, 2);
@@ -309,7 +389,7 @@ mod tests {
         let d = build(&m, &Kernel::v2_6_36());
         assert_eq!(names(&d[3]), vec!["SIBLING", "MC", "NODE"]);
         let smt = &d[3][0];
-        assert_eq!(smt.span, vec![2, 3]);
+        assert_eq!(*smt.span, [2, 3]);
         assert_eq!(smt.groups[0].power, 589);
         assert_eq!(d[3][1].groups.len(), 4);
         assert_eq!(d[3][1].groups[0].power, 1178);
@@ -329,5 +409,132 @@ mod tests {
         assert_eq!(d[1][0].groups.len(), 2);
         let up = Machine::new(1, 1, 1, None, None).unwrap();
         assert!(build(&up, &Kernel::v3_8())[0].is_empty());
+    }
+
+    /// (span, groups, local group, name, min_interval) per CPU and level.
+    type RefDomain = (Vec<u32>, Vec<Group>, usize, &'static str, u64);
+
+    /// The per-CPU construction `build` replaced (each CPU's spans and
+    /// groups computed from scratch, cubic in CPUs): the reference the
+    /// shared, near-linear build must equal.
+    fn build_reference(machine: &Machine, kernel: &Kernel) -> Vec<Vec<RefDomain>> {
+        let n = machine.nr_cpus();
+        let power = cpu_power(machine);
+        let span_of = |lv: Lv, cpu: usize| -> Vec<u32> {
+            let me = machine.cpu(cpu);
+            (0..n)
+                .filter(|&j| {
+                    let o = machine.cpu(j);
+                    match lv {
+                        Lv::Smt => o.core == me.core,
+                        Lv::Mc => o.llc == me.llc,
+                        Lv::Cpu => o.node == me.node,
+                        Lv::Node => true,
+                    }
+                })
+                .map(|j| j as u32)
+                .collect()
+        };
+        let mut out = Vec::new();
+        for cpu in 0..n {
+            let mut doms = Vec::new();
+            let mut child_span = vec![cpu as u32];
+            let mut child_lv: Option<Lv> = None;
+            for lv in [Lv::Smt, Lv::Mc, Lv::Cpu, Lv::Node] {
+                let span = span_of(lv, cpu);
+                if span.len() <= 1 || span == child_span {
+                    continue;
+                }
+                let mut groups: Vec<Group> = Vec::new();
+                for &c in &span {
+                    if groups.iter().any(|g| g.cpus.contains(&c)) {
+                        continue;
+                    }
+                    let cpus = match child_lv {
+                        None => vec![c],
+                        Some(clv) => span_of(clv, c as usize),
+                    };
+                    let p = cpus.iter().map(|&x| power[x as usize]).sum();
+                    groups.push(Group { cpus, power: p });
+                }
+                let local = groups
+                    .iter()
+                    .position(|g| g.cpus.contains(&(cpu as u32)))
+                    .unwrap();
+                let (name, p) = params(lv, kernel, span.len() as u64);
+                doms.push((span.clone(), groups, local, name, p.min));
+                child_span = span;
+                child_lv = Some(lv);
+            }
+            out.push(doms);
+        }
+        out
+    }
+
+    #[test]
+    fn the_shared_build_equals_the_per_cpu_reference() {
+        let mut shapes: Vec<Machine> = crate::topology::MACHINE_PRESETS
+            .iter()
+            .map(|n| Machine::preset(n).unwrap())
+            .collect();
+        for (s, c, t, llc, nodes) in [
+            (1, 1, 1, None, None),
+            (1, 1, 2, None, None),
+            (2, 6, 2, Some(3), None),
+            (2, 6, 2, Some(3), Some(4)),
+            (2, 6, 2, Some(1), Some(4)),
+            (4, 4, 1, Some(4), Some(2)),
+            (1, 8, 2, Some(2), Some(4)),
+            (3, 4, 4, Some(1), Some(3)),
+            (2, 8, 1, Some(4), Some(1)),
+        ] {
+            shapes.push(Machine::new(s, c, t, llc, nodes).unwrap());
+        }
+        for m in &shapes {
+            for k in [Kernel::v2_6_36(), Kernel::v3_8()] {
+                let got = build(m, &k);
+                let want = build_reference(m, &k);
+                assert_eq!(got.len(), want.len());
+                for (cpu, (g, w)) in got.iter().zip(&want).enumerate() {
+                    let g: Vec<_> = g
+                        .iter()
+                        .map(|d| {
+                            (
+                                d.span.to_vec(),
+                                d.groups.to_vec(),
+                                d.local_group,
+                                d.name,
+                                d.min_interval,
+                            )
+                        })
+                        .collect();
+                    assert_eq!(&g, w, "{} cpu {cpu}", m.nr_cpus());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn groups_and_spans_are_shared_by_the_cpus_of_a_span() {
+        let m = Machine::new(1, 4096, 1, None, None).unwrap();
+        let d = build(&m, &Kernel::v3_8());
+        assert_eq!(names(&d[0]), vec!["MC"]);
+        assert_eq!(d[4095][0].groups.len(), 4096);
+        assert_eq!(d[4095][0].local_group, 4095);
+        assert!(Arc::ptr_eq(&d[0][0].groups, &d[4095][0].groups));
+        assert!(Arc::ptr_eq(&d[0][0].span, &d[4095][0].span));
+    }
+
+    #[test]
+    fn a_cancelled_build_stops_early() {
+        let m = Machine::new(16, 128, 2, None, None).unwrap();
+        let calls = std::cell::Cell::new(0u32);
+        let cancel = || {
+            calls.set(calls.get() + 1);
+            calls.get() >= 3
+        };
+        assert!(build_cancellable(&m, &Kernel::v3_8(), &cancel).is_none());
+        assert_eq!(calls.get(), 3);
+        assert!(build_cancellable(&m, &Kernel::v3_8(), &|| true).is_none());
     }
 }

@@ -30,6 +30,10 @@ pub enum CoreError {
         got: String,
         expected: String,
     },
+    /// The cancellation callback asked the run to stop while the machine
+    /// was being set up (before the first event).
+    #[error("cancelled during setup")]
+    Cancelled,
 }
 
 impl CoreError {

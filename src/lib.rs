@@ -4,7 +4,7 @@
 //! Module map (DESIGN.md "Layout"): `topology` (Machine), `kernel` (Kernel
 //! profile), `cost` (CostModel), `engine` (event loop), `sched` (CFS and the
 //! scheduler core), `workload` (task state machines), `result` (columns),
-//! `trace`, `config` (named fields), `rng`. `bindings` (feature `python`) is
+//! `trace`, `config` (named fields), `rng`, `limits` (memory limits of a run). `bindings` (feature `python`) is
 //! the only place that knows Python.
 
 pub mod config;
@@ -13,6 +13,7 @@ pub mod domains;
 pub mod engine;
 pub mod error;
 pub mod kernel;
+pub mod limits;
 pub mod result;
 pub mod rng;
 pub mod sched;
@@ -34,8 +35,9 @@ pub use topology::Machine;
 pub use workload::Workload;
 
 /// Run one simulation: a pure function of (machine, kernel, costs,
-/// workload, options). `cancel` is polled every few thousand events; when it
-/// returns true the run stops with `Status::Cancelled`.
+/// workload, options). `cancel` is polled while the machine is set up and
+/// then every few thousand events; when it returns true the run stops with
+/// `Status::Cancelled` (`Err(CoreError::Cancelled)` during setup).
 pub fn simulate(
     machine: &Machine,
     kernel: &Kernel,
@@ -44,6 +46,6 @@ pub fn simulate(
     opts: RunOptions,
     cancel: &dyn Fn() -> bool,
 ) -> CoreResult<SimResult> {
-    let sim = engine::Sim::new(machine, kernel, cost, workload, opts)?;
+    let sim = engine::Sim::new_cancellable(machine, kernel, cost, workload, opts, cancel)?;
     Ok(sim.run(cancel))
 }

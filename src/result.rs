@@ -135,6 +135,10 @@ pub struct SimResult {
     pub runqueue: Array2<i64>,
     pub schedstat: SchedstatTable,
     pub trace: Option<Trace>,
+    /// Engine statistic, not a model result (not in the Python frames):
+    /// the mean number of events pending in the queue at each pop, stale
+    /// ones included (benches/scale.rs sizes its bare-heap reference by it).
+    pub mean_pending_events: f64,
 }
 
 impl SimResult {

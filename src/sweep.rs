@@ -51,6 +51,12 @@ fn run_one(spec: RunSpec, cancel: &AtomicBool) -> RunOutcome {
             metrics: res.metrics,
             wall_ns,
         },
+        Err(crate::error::CoreError::Cancelled) => RunOutcome {
+            status: Status::Cancelled.name(),
+            detail: String::new(),
+            metrics: Vec::new(),
+            wall_ns,
+        },
         Err(e) => RunOutcome {
             status: Status::Error(String::new()).name(),
             detail: e.to_string(),
@@ -130,6 +136,15 @@ mod tests {
                 }
             })
             .collect()
+    }
+
+    #[test]
+    fn a_run_cancelled_during_setup_is_a_cancelled_outcome() {
+        let mut spec = specs(1).pop().unwrap();
+        spec.machine = Machine::new(2, 64, 2, None, None).unwrap();
+        let out = run_one(spec, &AtomicBool::new(true));
+        assert_eq!(out.status, "cancelled");
+        assert!(out.metrics.is_empty());
     }
 
     #[test]

@@ -96,14 +96,6 @@ impl Machine {
                 format!("at most {MAX_CPUS} CPUs"),
             ));
         }
-        let llc_cores = llc_cores.unwrap_or(cores_per_socket);
-        if llc_cores == 0 || cores_per_socket % llc_cores != 0 {
-            return Err(CoreError::invalid(
-                "llc_cores",
-                llc_cores,
-                format!("a divisor of cores_per_socket ({cores_per_socket})"),
-            ));
-        }
         let numa_nodes = numa_nodes.unwrap_or(sockets);
         let nodes_ok = numa_nodes >= 1
             && (sockets % numa_nodes == 0
@@ -114,6 +106,36 @@ impl Machine {
                 numa_nodes,
                 format!(
                     "a divisor of sockets ({sockets}) or a multiple of it that splits each socket's cores evenly"
+                ),
+            ));
+        }
+        // Each level nests in the next (SMT ⊂ core ⊂ LLC ⊂ socket, and the
+        // node either holds whole sockets or splits one, and then holds
+        // whole LLCs). x86 does not let an LLC straddle two nodes either:
+        // match_llc() / topology_sane() in arch/x86/kernel/smpboot.c ignore
+        // such a sharing ("llc-sibling ... is not on the same node"). The
+        // default LLC is a socket, or a node when nodes split sockets.
+        let node_cores = if numa_nodes > sockets {
+            cores_per_socket / (numa_nodes / sockets)
+        } else {
+            cores_per_socket
+        };
+        let llc_cores = llc_cores.unwrap_or(node_cores);
+        if llc_cores == 0 || cores_per_socket % llc_cores != 0 {
+            return Err(CoreError::invalid(
+                "llc_cores",
+                llc_cores,
+                format!("a divisor of cores_per_socket ({cores_per_socket})"),
+            ));
+        }
+        if node_cores % llc_cores != 0 {
+            return Err(CoreError::invalid(
+                "llc_cores",
+                llc_cores,
+                format!(
+                    "a divisor of the cores of a NUMA node ({node_cores}: {numa_nodes} nodes \
+                     split {sockets} socket(s) of {cores_per_socket} cores), so that each \
+                     last-level cache lies within one node"
                 ),
             ));
         }
@@ -257,7 +279,12 @@ mod tests {
         assert!(Machine::new(0, 4, 1, None, None).is_err());
         assert!(Machine::new(2, 4, 1, Some(3), None).is_err());
         assert!(Machine::new(2, 4, 1, None, Some(3)).is_err());
-        assert!(Machine::new(1, 4, 1, None, Some(2)).is_ok());
+        assert!(Machine::new(1, 4, 1, Some(2), Some(2)).is_ok());
+        // the default LLC is then a node; a socket-wide one would straddle two
+        assert_eq!(Machine::new(1, 4, 1, None, Some(2)).unwrap().llc_cores, 2);
+        assert!(Machine::new(1, 4, 1, Some(4), Some(2)).is_err());
+        assert!(Machine::new(2, 12, 1, Some(4), Some(4)).is_err());
+        assert!(Machine::new(2, 12, 1, Some(3), Some(4)).is_ok());
         assert!(Machine::preset("nope").is_err());
     }
 }

@@ -205,3 +205,17 @@ def test_ctrl_c_stops_a_run():
             sl.simulate("skl-sp-2s", "v3.8", w, duration_s=500.0)
     finally:
         timer.cancel()
+
+
+@pytest.mark.parametrize("shape", [(1, 4096, 1), (16, 128, 2)])
+def test_a_4096_cpu_machine_runs(shape):
+    # Issue 22 / 16.6: setup is near-linear in CPUs (it was about cubic: 95 s
+    # and 1.15 GB for Machine(1, 4096)); speed is measured by
+    # `cargo bench --bench scale`, not here. The domains are the kernel's:
+    # one MC level of 4096 single-CPU groups, or SIBLING, MC, NUMA.
+    r = sl.simulate(sl.Machine(*shape), "v3.8", spinners([0] * 4), duration_s=1e-3)
+    assert r.ok
+    assert r.cpus.height == 4096
+    levels = ["MC"] if shape[2] == 1 else ["SIBLING", "MC", "NUMA"]
+    assert r.schedstat.filter(pl.col("cpu") == 4095)["level"].to_list() == levels
+    assert r.schedstat.height == 4096 * len(levels)

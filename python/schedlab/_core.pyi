@@ -17,6 +17,9 @@ __all__ = [
     "KERNEL_RETIRED_FIELDS",
     "COST_FIELDS",
     "IDLE_TYPES",
+    "MAX_TASKS",
+    "MAX_TRACE_ROWS",
+    "MAX_VMSTAT_BYTES",
     "machine_presets",
     "machine_preset",
     "machine_check",
@@ -27,6 +30,8 @@ __all__ = [
     "cost_replace",
     "cost_for_machine",
     "workload_check",
+    "workload_tasks",
+    "footprint",
     "simulate",
     "run_batch",
     "BatchInterrupted",
@@ -186,6 +191,16 @@ KERNEL_FIELD_INFO: list[FieldInfo]
 KERNEL_RETIRED_FIELDS: list[tuple[str, str]]
 COST_FIELDS: list[str]
 IDLE_TYPES: list[str]
+MAX_TASKS: int
+MAX_TRACE_ROWS: int
+MAX_VMSTAT_BYTES: int
+
+class Footprint(TypedDict):
+    tasks: int
+    cpus: int
+    vmstat: int
+    trace: int
+    total: int
 
 def machine_presets() -> list[str]: ...
 def machine_preset(name: str) -> MachineFields: ...
@@ -197,6 +212,16 @@ def cost_defaults() -> CostFields: ...
 def cost_replace(fields: dict[str, Any], changes: dict[str, Any]) -> CostFields: ...
 def cost_for_machine(machine: dict[str, Any]) -> CostFields: ...
 def workload_check(kind: str, params: dict[str, Any]) -> None: ...
+def workload_tasks(kind: str, params: dict[str, Any]) -> int: ...
+def footprint(
+    tasks: int,
+    ncpus: int,
+    *,
+    sampled: bool,
+    duration_ns: int | None,
+    interval_ns: int,
+    trace_limit: int | None,
+) -> Footprint: ...
 def simulate(
     machine: dict[str, Any],
     kernel_base: str,

@@ -146,10 +146,7 @@ def bisect(
         differences between points are paired by replicate."""
         runs = _runs(m, g, costs, w, pts, reps, seed, duration_s, duration_ns, 100_000_000)
         for r in runs:
-            s = runs[r.replicate].row["seed"]
-            r.row["seed"] = s
-            if r.spec is not None:
-                r.spec = {**r.spec, "seed": s}
+            r.seed = runs[r.replicate].seed
         df = _execute(runs, nthreads, progress)
         out = np.full((len(pts), reps), np.nan)
         if metric in df.columns:

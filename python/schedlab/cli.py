@@ -108,23 +108,37 @@ def _check_output(path: str, force: bool) -> Path:
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from . import _core
+    from .estimate import calibrate, estimate
     from .spec import _sweep_args, load_spec
-    from .sweep import _execute, _plan
+    from .sweep import _execute, _fingerprint, _load_checkpoint, _plan
 
     output = _check_output(args.output, args.force)
     spec = load_spec(args.spec)
     if args.threads is not None:
         spec["threads"] = args.threads
     progress = not args.no_progress
+    # planned lazily: counting needs no run, and memory stays bounded
     plan = _plan(**_sweep_args(spec), progress=progress, executor=None)
-    points = len({r.point for r in plan.runs})
-    invalid = len({r.point for r in plan.runs if r.spec is None})
+    valid = plan.count_valid()
+    invalid = 0 if valid is None else plan.n_points - valid
     print(
-        f"schedlab: {len(plan.runs)} runs ({points} points x {len(plan.runs) // points} "
+        f"schedlab: {plan.n_runs} runs ({plan.n_points} points x {plan.replicates} "
         f"replicates{f'; invalid points: {invalid}' if invalid else ''}) to {args.output}",
         file=sys.stderr,
     )
-    df = _execute(plan.runs, plan.nthreads, progress, checkpoint=args.checkpoint)
+    checkpoint = Path(args.checkpoint) if args.checkpoint else None
+    fp = _fingerprint(plan) if checkpoint else None
+    rows = _load_checkpoint(checkpoint, fp, plan) if checkpoint and fp else []
+    # the time per run: from the checkpoint's finished runs, else from a
+    # few calibration runs (the sweep's own runs, not run again)
+    timed = [r for r in rows if r["status"] != "error"]
+    if not timed:
+        timed = calibrate(plan, {(r["point"], r["replicate"]) for r in rows})
+        rows += timed
+    print(f"schedlab: {estimate(plan, timed, plan.n_runs - len(rows))}", file=sys.stderr)
+    df = _execute(
+        plan, plan.nthreads, progress, checkpoint=args.checkpoint, rows=rows, fingerprint=fp
+    )
     df.write_parquet(
         output,
         metadata={

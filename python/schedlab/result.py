@@ -149,17 +149,23 @@ class Result:
         if tr is None:
             return None
         events = pl.Enum(_core.TRACE_EVENTS)
-        kind = pl.Series("kind", tr["kind"])
+        # the event names from their codes inside polars (a numpy array of
+        # names would take 72 bytes a row)
         df = pl.DataFrame(
             {
                 "time_ns": tr["time_ns"],
                 "cpu": tr["cpu"],
+                "kind": tr["kind"],
                 "pid": tr["pid"],
                 "a": tr["a"],
                 "b": tr["b"],
             }
         ).with_columns(
-            pl.Series("event", np.array(_core.TRACE_EVENTS)[kind.to_numpy()], dtype=events)
+            pl.col("kind")
+            .replace_strict(
+                list(range(len(_core.TRACE_EVENTS))), _core.TRACE_EVENTS, return_dtype=events
+            )
+            .alias("event")
         )
         ev = pl.col("event")
         return df.select(

@@ -112,7 +112,9 @@ def simulate(
     A finite workload runs to completion; ``duration_s`` bounds simulated
     time (required for endless workloads such as spinners). ``seed=None``
     draws a fresh seed and records it in ``result.seed``. ``trace=True``
-    keeps up to ``trace_limit`` scheduler events (``result.trace``).
+    keeps up to ``trace_limit`` scheduler events (``result.trace``; at most
+    ``MAX_TRACE_ROWS``, 2·10⁷). A workload of more than ``MAX_TASKS`` (10⁶)
+    tasks is refused; vmstat keeps at most 400 MB of rows (README "Limits").
     ``interval_s`` is the vmstat / CPU-timeline sampling interval.
     The GIL is released while the model runs; Ctrl-C stops it.
     """
@@ -127,7 +129,7 @@ def simulate(
     seed = need_int("seed", seed, lo=0, hi=2**64 - 1)
     duration_ns = None if duration_s is None else seconds_to_ns("duration_s", duration_s)
     need_bool("trace", trace)
-    limit = need_int("trace_limit", trace_limit, lo=1, hi=2**40)
+    limit = need_int("trace_limit", trace_limit, lo=1, hi=_core.MAX_TRACE_ROWS)
     interval_ns = interval_to_ns("interval_s", interval_s)
     kf = {k2: v for k2, v in k.to_dict().items() if k2 != "name"}
     raw = _core.simulate(

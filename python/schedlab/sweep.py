@@ -7,9 +7,10 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import Executor, Future, as_completed
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -63,16 +64,32 @@ class SweepInterrupted(KeyboardInterrupt):
 
 @dataclass
 class _Run:
+    """One planned run. The configuration row and spec are the point's,
+    shared by its replicates; each run's own are built when needed (so a
+    planned run costs a few hundred bytes, not a row of every column)."""
+
     point: int
     replicate: int
-    row: dict[str, Any]
-    spec: dict[str, Any] | None
+    seed: int
+    base_row: dict[str, Any]
+    base_spec: dict[str, Any] | None
     error: str | None
 
     @property
+    def row(self) -> dict[str, Any]:
+        row: dict[str, Any] = {"point": self.point, "replicate": self.replicate, **self.base_row}
+        row["seed"] = self.seed
+        return row
+
+    @property
+    def spec(self) -> dict[str, Any] | None:
+        return None if self.base_spec is None else {**self.base_spec, "seed": self.seed}
+
+    @property
     def runnable(self) -> dict[str, Any]:
-        assert self.spec is not None
-        return self.spec
+        spec = self.spec
+        assert spec is not None
+        return spec
 
 
 def _grid_keys(workload: Workload) -> list[str]:
@@ -158,6 +175,47 @@ def _grid_points(grid: dict[str, list[Any]]) -> Iterable[dict[str, Any]]:
         yield dict(zip(keys, values, strict=True))
 
 
+def _resolve_point(
+    machine: Machine,
+    kernel: Kernel,
+    costs: CostModel | None,
+    workload: Workload,
+    point: Mapping[str, Any],
+    duration_s: float | None,
+    duration_ns: int | None,
+    interval_ns: int,
+) -> tuple[dict[str, Any], dict[str, Any] | None, str | None]:
+    """A point's configuration row and spec (its replicates share them), or
+    the error that makes it invalid."""
+    try:
+        m, k, c, w = _resolve(machine, kernel, costs, workload, point)
+        return (
+            config_row(m, k, c, w, 0, duration_s),
+            _spec(m, k, c, w, 0, duration_ns, interval_ns),
+            None,
+        )
+    except (ValueError, TypeError) as e:
+        return {}, None, str(e)
+    except OverflowError as e:  # a value too large for the core (a safety net)
+        return {}, None, f"invalid grid point {_point_text(point)}: {e}"
+
+
+def _point_runs(
+    p: int,
+    point: Mapping[str, Any],
+    resolved: tuple[dict[str, Any], dict[str, Any] | None, str | None],
+    kinds: Mapping[str, set[type]],
+    replicates: int,
+    seed: int,
+) -> list[_Run]:
+    base_row, base_spec, err = resolved
+    if err is not None:
+        base_row, err = _error_row(point, err, kinds)
+    return [
+        _Run(p, r, derive_seed(seed, p, r), base_row, base_spec, err) for r in range(replicates)
+    ]
+
+
 def _runs(
     machine: Machine,
     kernel: Kernel,
@@ -170,37 +228,43 @@ def _runs(
     duration_ns: int | None,
     interval_ns: int,
 ) -> list[_Run]:
-    # Every point's configuration is resolved (validated) here, before any
-    # run: an invalid point becomes an "error" row, the others run.
-    resolved: list[tuple[Mapping[str, Any], dict[str, Any], dict[str, Any] | None, str | None]] = []
-    for point in points:
-        try:
-            m, k, c, w = _resolve(machine, kernel, costs, workload, point)
-            # The configuration is the same for every replicate: build its
-            # row and spec once per point, and copy them with each
-            # replicate's seed (the nested spec dicts are shared read-only).
-            base_row = config_row(m, k, c, w, 0, duration_s)
-            base_spec: dict[str, Any] | None = _spec(m, k, c, w, 0, duration_ns, interval_ns)
-            resolved.append((point, base_row, base_spec, None))
-        except (ValueError, TypeError) as e:
-            resolved.append((point, {}, None, str(e)))
-        except OverflowError as e:  # a value too large for the core (a safety net)
-            resolved.append((point, {}, None, f"invalid grid point {_point_text(point)}: {e}"))
+    """Every run of ``points`` (a short list: ``bisect``'s), all resolved
+    (validated) before any run: an invalid point becomes "error" rows."""
+    pts = list(points)
+    resolved = [
+        _resolve_point(machine, kernel, costs, workload, pt, duration_s, duration_ns, interval_ns)
+        for pt in pts
+    ]
     kinds = _column_kinds(
         [config_row(machine, kernel, costs or CostModel.preset(machine), workload, 0, duration_s)],
-        [row for _, row, spec, _ in resolved if spec is not None],
+        [row for row, spec, _ in resolved if spec is not None],
     )
-    runs = []
-    for p, (point, base_row, base_spec, err) in enumerate(resolved):
-        if err is not None:
-            base_row, err = _error_row(point, err, kinds)
-        for r in range(replicates):
-            s = derive_seed(seed, p, r)
-            row: dict[str, Any] = {"point": p, "replicate": r, **base_row}
-            row["seed"] = s
-            spec = None if base_spec is None else {**base_spec, "seed": s}
-            runs.append(_Run(p, r, row, spec, err))
-    return runs
+    return [
+        run
+        for p, (pt, res) in enumerate(zip(pts, resolved, strict=True))
+        for run in _point_runs(p, pt, res, kinds, replicates, seed)
+    ]
+
+
+class _RunList:
+    """Planned runs held in a list (``bisect``'s few), with ``_Plan``'s
+    interface for ``_execute``."""
+
+    def __init__(self, runs: list[_Run]) -> None:
+        self._runs = runs
+        self._seeds: dict[tuple[int, int], int] | None = None
+
+    @property
+    def n_runs(self) -> int:
+        return len(self._runs)
+
+    def __iter__(self) -> Iterator[_Run]:
+        return iter(self._runs)
+
+    def seed_of(self, point: Any, replicate: Any) -> int | None:
+        if self._seeds is None:
+            self._seeds = {(r.point, r.replicate): r.seed for r in self._runs}
+        return self._seeds.get((point, replicate))
 
 
 _I64 = (-(2**63), 2**63 - 1)
@@ -307,7 +371,7 @@ def _frame(rows: Iterable[dict[str, Any]]) -> pl.DataFrame:
     return pl.from_dicts(rows, infer_schema_length=None).select(order)
 
 
-def _fingerprint(runs: list[_Run]) -> str:
+def _fingerprint(runs: Iterable[_Run]) -> str:
     h = hashlib.sha256()
     for r in runs:
         h.update(
@@ -354,7 +418,7 @@ def _bad_checkpoint(path: Path, what: str) -> ConfigError:
     )
 
 
-def _load_checkpoint(path: Path, fingerprint: str, runs: Sequence[_Run]) -> list[dict[str, Any]]:
+def _load_checkpoint(path: Path, fingerprint: str, runs: _Planned) -> list[dict[str, Any]]:
     """The resumable rows of the checkpoint at ``path``, after checking that
     it reads, was written by this schedlab version for this sweep
     (``fingerprint``), is unaltered (its content hash) and holds only
@@ -387,13 +451,12 @@ def _load_checkpoint(path: Path, fingerprint: str, runs: Sequence[_Run]) -> list
     missing = [c for c in ("point", "replicate", "seed", "status") if c not in df.columns]
     if missing:
         raise _bad_checkpoint(path, f"it has no column {', '.join(missing)}")
-    planned = {(r.point, r.replicate): r for r in runs}
     seen: set[tuple[Any, Any]] = set()
     rows = df.to_dicts()
     for row in rows:
         key = (row["point"], row["replicate"])
-        run = planned.get(key) if isinstance(key[0], int) and isinstance(key[1], int) else None
-        if run is None:
+        seed = runs.seed_of(*key)
+        if seed is None:
             raise _bad_checkpoint(
                 path, f"it holds a row (point={key[0]!r}, replicate={key[1]!r}) not in the sweep"
             )
@@ -402,11 +465,11 @@ def _load_checkpoint(path: Path, fingerprint: str, runs: Sequence[_Run]) -> list
                 path, f"it holds the row (point={key[0]}, replicate={key[1]}) more than once"
             )
         seen.add(key)
-        if row["seed"] != run.row["seed"]:
+        if row["seed"] != seed:
             raise _bad_checkpoint(
                 path,
                 f"its row (point={key[0]}, replicate={key[1]}) has seed={row['seed']!r}, "
-                f"not the sweep's {run.row['seed']}",
+                f"not the sweep's {seed}",
             )
     return [r for r in rows if r["status"] != "cancelled"]
 
@@ -504,13 +567,138 @@ def sweep(
         duration_s=duration_s,
         interval_s=interval_s,
     )
-    return _execute(plan.runs, plan.nthreads, progress, executor, checkpoint, chunk_size)
+    return _execute(plan, plan.nthreads, progress, executor, checkpoint, chunk_size)
+
+
+#: The most runs a sweep may plan (points × replicates).
+MAX_RUNS = 10_000_000
 
 
 @dataclass
 class _Plan:
-    runs: list[_Run]
+    """A sweep's runs, planned lazily: iterating resolves (validates) the
+    grid's points one at a time, in order, so planning holds one point's
+    configuration at a time whatever the grid's size. Each point is the
+    same as the eager ``_runs`` makes (the same rows, specs, errors)."""
+
+    machine: Machine
+    kernel: Kernel
+    costs: CostModel | None
+    workload: Workload
+    grid: dict[str, list[Any]]
+    replicates: int
+    seed: int
+    duration_s: float | None
+    duration_ns: int | None
+    interval_ns: int
     nthreads: int
+    kinds: dict[str, set[type]]
+
+    @property
+    def n_points(self) -> int:
+        return math.prod(len(v) for v in self.grid.values())
+
+    @property
+    def n_runs(self) -> int:
+        return self.n_points * self.replicates
+
+    def __iter__(self) -> Iterator[_Run]:
+        for p, point in enumerate(_grid_points(self.grid)):
+            yield from self.runs_of(p, point)
+
+    def runs_of(self, p: int, point: Mapping[str, Any]) -> list[_Run]:
+        """The runs of point number ``p`` (``point``), one per replicate."""
+        res = _resolve_point(
+            self.machine,
+            self.kernel,
+            self.costs,
+            self.workload,
+            point,
+            self.duration_s,
+            self.duration_ns,
+            self.interval_ns,
+        )
+        return _point_runs(p, point, res, self.kinds, self.replicates, self.seed)
+
+    def seed_of(self, point: Any, replicate: Any) -> int | None:
+        """The seed of run (point, replicate), or None if it is not planned."""
+        ok = all(isinstance(x, int) and not isinstance(x, bool) for x in (point, replicate))
+        if ok and 0 <= point < self.n_points and 0 <= replicate < self.replicates:
+            return derive_seed(self.seed, point, replicate)
+        return None
+
+    def _parts(self) -> list[list[str]]:
+        """The grid keys by what their validity depends on: machine and
+        costs, kernel, workload. A point is valid if and only if each of its
+        three parts is (``_resolve`` checks each on its own)."""
+        a = [k for k in self.grid if k == "machine" or k in CostModel.fields()]
+        b = [k for k in self.grid if k == "kernel" or k in Kernel.fields()]
+        c = [k for k in self.grid if k.startswith("workload.")]
+        return [a, b, c]
+
+    def _valid(self, point: Mapping[str, Any]) -> bool:
+        try:
+            _resolve(self.machine, self.kernel, self.costs, self.workload, point)
+        except (ValueError, TypeError, OverflowError):
+            return False
+        return True
+
+    def _subpoints(self, keys: list[str]) -> Iterable[dict[str, Any]]:
+        return _grid_points({k: self.grid[k] for k in keys})
+
+    def count_valid(self, budget: int = 100_000) -> int | None:
+        """The number of valid points, from each part's valid sub-points
+        (their product), or None if the parts hold more than ``budget``
+        sub-points in all."""
+        parts = self._parts()
+        if sum(math.prod(len(self.grid[k]) for k in keys) for keys in parts) > budget:
+            return None
+        return math.prod(sum(map(self._valid, self._subpoints(keys))) for keys in parts)
+
+
+def _plan_kinds(
+    machine: Machine,
+    kernel: Kernel,
+    costs: CostModel | None,
+    workload: Workload,
+    grid: dict[str, list[Any]],
+    duration_s: float | None,
+    plan: _Plan,
+) -> dict[str, set[type]]:
+    """``_column_kinds`` of the whole grid without resolving every point.
+    Every column but the ``workload.<arg>`` ones holds one type whatever the
+    point (the core normalises Kernel and CostModel fields; names are
+    text), so only the swept workload arguments' types depend on which
+    points are valid: those of the valid workload sub-points, if some
+    machine-and-costs and some kernel sub-point is valid too."""
+    base_row = config_row(
+        machine, kernel, costs or CostModel.preset(machine), workload, 0, duration_s
+    )
+    kinds = _column_kinds([base_row], [])
+    mach, kern, wl = plan._parts()
+    if not wl or not all(any(map(plan._valid, plan._subpoints(ks))) for ks in (mach, kern)):
+        return kinds
+    args = [k[len("workload.") :] for k in wl]
+    wanted = {
+        a: {type(v) for v in grid[f"workload.{a}"] if isinstance(v, bool | int | float | str)}
+        for a in args
+    }
+    found: dict[str, set[type]] = {a: set() for a in args}
+    for sub in plan._subpoints(wl):
+        try:
+            w = workload.replace(**{k[len("workload.") :]: v for k, v in sub.items()})
+        except (ValueError, TypeError, OverflowError):
+            continue
+        for a in args:
+            v = w.args.get(a)
+            if isinstance(v, bool | int | float | str):
+                found[a].add(type(v))
+        if found == wanted:
+            break
+    for a in args:
+        if found[a]:
+            kinds[f"workload.{a}"] = found[a]
+    return kinds
 
 
 def _plan(
@@ -528,8 +716,8 @@ def _plan(
     duration_s: float | None,
     interval_s: float,
 ) -> _Plan:
-    """Check ``sweep``'s arguments and resolve every grid point: the runs to
-    do (each invalid point's as "error" rows), before any of them runs."""
+    """Check ``sweep``'s arguments and plan its runs (lazily: see ``_Plan``;
+    each invalid point's become "error" rows, the others run)."""
     m = _machine(machine)
     k = _kernel(kernel)
     workload = _workload(workload)
@@ -547,48 +735,93 @@ def _plan(
     duration_ns = None if duration_s is None else seconds_to_ns("duration_s", duration_s)
     interval_ns = interval_to_ns("interval_s", interval_s)
     g = _normalise_grid(grid, workload)
-    runs = _runs(
-        m, k, costs, workload, _grid_points(g), reps, seed, duration_s, duration_ns, interval_ns
+    n_runs = math.prod(len(v) for v in g.values()) * reps
+    if n_runs > MAX_RUNS:
+        raise ConfigError(
+            f"invalid grid: {n_runs} runs (points x replicates={reps}); expected at most {MAX_RUNS}"
+        )
+    plan = _Plan(
+        m, k, costs, workload, g, reps, seed, duration_s, duration_ns, interval_ns, nthreads, {}
     )
-    if len(runs) > 10_000_000:
-        raise ConfigError(f"invalid grid: {len(runs)} runs; expected at most 10000000")
-    return _Plan(runs, nthreads)
+    plan.kinds = _plan_kinds(m, k, costs, workload, g, duration_s, plan)
+    return plan
+
+
+_Planned = _Plan | _RunList
+
+#: Chunks never hold more runs than this unless ``chunk_size`` says so, and
+#: an executor never has more than ``_WINDOW`` chunks submitted at once: a
+#: sweep's planned runs in memory stay bounded whatever its size.
+_MAX_CHUNK = 10_000
+_WINDOW = 64
 
 
 def _execute(
-    runs: list[_Run],
+    runs: _Planned | list[_Run],
     nthreads: int,
     progress: ProgressArg,
     executor: Executor | None = None,
     checkpoint: str | os.PathLike[str] | None = None,
     chunk_size: int | None = None,
+    rows: list[dict[str, Any]] | None = None,
+    fingerprint: str | None = None,
 ) -> pl.DataFrame:
-    """Run ``runs`` (locally or on ``executor``), checkpointing as they
-    finish; Ctrl-C raises ``SweepInterrupted`` with the finished rows."""
+    """Run ``runs`` (locally or on ``executor``), chunk by chunk as the plan
+    yields them, checkpointing as they finish; Ctrl-C raises
+    ``SweepInterrupted`` with the finished rows. ``rows``: finished rows to
+    start from (the checkpoint's and any run before, e.g. the CLI's
+    calibration runs), else the checkpoint is read here; ``fingerprint``:
+    the plan's, if already computed."""
+    planned = _RunList(runs) if isinstance(runs, list) else runs
     path = Path(checkpoint) if checkpoint is not None else None
-    fp = _fingerprint(runs) if path else ""
-    rows: list[dict[str, Any]] = _load_checkpoint(path, fp, runs) if path else []
+    fp = (fingerprint or _fingerprint(planned)) if path else ""
+    if rows is None:
+        rows = _load_checkpoint(path, fp, planned) if path else []
     finished = {(r["point"], r["replicate"]) for r in rows}
-    todo = [r for r in runs if (r.point, r.replicate) not in finished]
-    for r in todo:
-        if r.spec is None:
-            rows.append(_failed(r))
-    todo = [r for r in todo if r.spec is not None]
-    tick = _progress_bar(progress, len(runs), len(runs) - len(todo))
+    total = planned.n_runs
+    left = total - len(finished)
+    tick = _progress_bar(progress, total, total - left)
     cores = os.cpu_count() or 1
     # Local chunks: big enough to keep every core busy (a chunk waits for its
     # slowest run), small enough for ~32 progress/checkpoint steps.
-    size = chunk_size or (
-        max(1, len(todo) // (4 * cores)) if executor else max(4 * cores, -(-len(todo) // 32))
+    size = chunk_size or min(
+        _MAX_CHUNK,
+        max(1, left // (4 * cores)) if executor else max(4 * cores, -(-left // 32)),
     )
     size = need_int("chunk_size", size, lo=1, hi=10_000_000)
-    chunks = [todo[i : i + size] for i in range(0, len(todo), size)]
+    # rows added since the last checkpoint write, runs not yet counted
+    state = {"unsaved": 0, "untold": 0, "ran": 0}
+
+    def chunks() -> Iterator[list[_Run]]:
+        """The runs left to do, ``size`` at a time; an invalid point's runs
+        become rows as they are reached."""
+        chunk: list[_Run] = []
+        for r in planned:
+            if (r.point, r.replicate) in finished:
+                continue
+            if r.base_spec is None:
+                rows.append(_failed(r))
+                state["unsaved"] += 1
+                state["untold"] += 1
+                continue
+            chunk.append(r)
+            if len(chunk) == size:
+                yield chunk
+                chunk = []
+        if chunk:
+            yield chunk
+
+    def save() -> None:
+        if path:
+            _save_checkpoint(path, rows, fp)
+        state["unsaved"] = 0
 
     def done(chunk: list[_Run], outcomes: Sequence[Mapping[str, Any]]) -> None:
         rows.extend(_finish(r, o) for r, o in zip(chunk, outcomes, strict=True))
-        if path:
-            _save_checkpoint(path, rows, fp)
-        tick(len(chunk))
+        state["ran"] += 1
+        save()
+        tick(len(chunk) + state["untold"])
+        state["untold"] = 0
 
     def keep_finished(chunk: list[_Run], outcomes: Sequence[Mapping[str, Any]]) -> None:
         # An interrupted chunk: its finished runs (rows equal to an
@@ -600,11 +833,13 @@ def _execute(
             if o["status"] != "cancelled" and (r.point, r.replicate) not in have
         )
 
+    # the chunks submitted to the executor and not yet taken in
     futures: dict[Future[list[_core.BatchOutcome]], list[_Run]] = {}
 
     def salvage_futures() -> None:
         # Ctrl-C with an executor: the chunks not started are cancelled (a
-        # running one cannot be), those that finished are kept.
+        # running one cannot be), those that finished are kept; those not
+        # yet submitted never are.
         for f in futures:
             f.cancel()
         for f, chunk in futures.items():
@@ -617,7 +852,7 @@ def _execute(
 
     try:
         if executor is None:
-            for chunk in chunks:
+            for chunk in chunks():
                 try:
                     outcomes = _core.run_batch([r.runnable for r in chunk], nthreads)
                 except _core.BatchInterrupted as e:
@@ -625,10 +860,16 @@ def _execute(
                     raise
                 done(chunk, outcomes)
         else:
-            for c in chunks:
-                futures[executor.submit(_run_chunk, [r.runnable for r in c], nthreads or 1)] = c
-            for f in as_completed(futures):
-                done(futures[f], f.result())
+            todo = chunks()
+            while True:
+                for c in itertools.islice(todo, _WINDOW - len(futures)):
+                    futures[executor.submit(_run_chunk, [r.runnable for r in c], nthreads or 1)] = c
+                if not futures:
+                    break
+                ready, _ = wait(futures, return_when=FIRST_COMPLETED)
+                for f in ready:
+                    done(futures[f], f.result())
+                    del futures[f]
     except KeyboardInterrupt:
         # One Ctrl-C can surface twice: polars keeps its own SIGINT flag and
         # raises from its operation while Python's flag stays tripped, to fire
@@ -646,6 +887,8 @@ def _execute(
             except KeyboardInterrupt:
                 continue
         raise (err or SweepInterrupted(pl.DataFrame())) from None
-    if path and not todo:
-        _save_checkpoint(path, rows, fp)
+    if state["untold"]:
+        tick(state["untold"])
+    if path and (state["unsaved"] or not state["ran"]):
+        save()
     return _frame(rows)

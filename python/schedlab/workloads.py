@@ -145,6 +145,12 @@ def spinners(
         raise ConfigTypeError(
             f"invalid type for nice: got {type_name(nice)} {nice!r}, expected a list of ints"
         )
+    if len(nice) > _core.MAX_TASKS:  # refused before looking at (or copying) the values
+        raise ConfigError(
+            f"invalid nice=[{len(nice):,} values]: spinners(nice=...) makes one task per value; "
+            f"{len(nice):,} tasks exceeds the limit of {_core.MAX_TASKS:,} tasks (about 600 bytes "
+            "each; README 'Limits')"
+        )
     nices = [need_int(f"nice[{i}]", x, lo=-20, hi=19) for i, x in enumerate(nice)]
     n = len(nices)
     if n == 0:

@@ -19,6 +19,9 @@ fn exception_class<'py>(py: Python<'py>, name: &str) -> Option<Bound<'py, PyType
 
 pub fn py_err(py: Python<'_>, e: CoreError) -> PyErr {
     let msg = e.to_string();
+    if e == CoreError::Cancelled {
+        return pyo3::exceptions::PyKeyboardInterrupt::new_err(msg);
+    }
     let (name, is_type) = match e {
         CoreError::WrongType { .. } => ("ConfigTypeError", true),
         _ => ("ConfigError", false),

@@ -255,6 +255,35 @@ fn workload_check(py: Python<'_>, kind: &str, params: &Bound<'_, PyDict>) -> PyR
     workload_from(py, kind, params).map(|_| ())
 }
 
+/// The number of tasks a workload creates (`Workload::nr_tasks`).
+#[pyfunction]
+fn workload_tasks(py: Python<'_>, kind: &str, params: &Bound<'_, PyDict>) -> PyResult<u64> {
+    workload_from(py, kind, params).map(|w| w.nr_tasks())
+}
+
+/// The estimated peak bytes of one run (`limits::estimate`), by what they
+/// grow with: tasks, cpus, vmstat, trace.
+#[pyfunction]
+#[pyo3(signature = (tasks, ncpus, *, sampled, duration_ns, interval_ns, trace_limit))]
+fn footprint<'py>(
+    py: Python<'py>,
+    tasks: u64,
+    ncpus: usize,
+    sampled: bool,
+    duration_ns: Option<u64>,
+    interval_ns: u64,
+    trace_limit: Option<usize>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let f = crate::limits::estimate(tasks, ncpus, sampled, duration_ns, interval_ns, trace_limit);
+    let d = PyDict::new(py);
+    d.set_item("tasks", f.tasks)?;
+    d.set_item("cpus", f.cpus)?;
+    d.set_item("vmstat", f.vmstat)?;
+    d.set_item("trace", f.trace)?;
+    d.set_item("total", f.total())?;
+    Ok(d)
+}
+
 fn result_to_py<'py>(py: Python<'py>, r: SimResult) -> PyResult<Bound<'py, PyDict>> {
     let out = PyDict::new(py);
     out.set_item("status", r.status.name())?;
@@ -382,7 +411,7 @@ fn simulate<'py>(
         duration_ns,
         trace_limit,
         sample_interval_ns: interval_ns,
-        max_sample_values: crate::engine::MAX_SAMPLE_VALUES,
+        max_sample_bytes: crate::limits::MAX_VMSTAT_BYTES,
     };
     let interrupt: Mutex<Option<PyErr>> = Mutex::new(None);
     let cancel = || {
@@ -428,7 +457,7 @@ fn run_spec(py: Python<'_>, d: &Bound<'_, PyDict>) -> PyResult<crate::sweep::Run
         trace_limit: None,
         sample_interval_ns: item("interval_ns")?.extract()?,
         // A sweep row has no vmstat: no periodic samples.
-        max_sample_values: 0,
+        max_sample_bytes: 0,
     };
     Ok(crate::sweep::RunSpec {
         machine,
@@ -585,6 +614,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cost_replace, m)?)?;
     m.add_function(wrap_pyfunction!(cost_for_machine, m)?)?;
     m.add_function(wrap_pyfunction!(workload_check, m)?)?;
+    m.add_function(wrap_pyfunction!(workload_tasks, m)?)?;
+    m.add_function(wrap_pyfunction!(footprint, m)?)?;
+    m.add("MAX_TASKS", crate::limits::MAX_TASKS)?;
+    m.add("MAX_TRACE_ROWS", crate::limits::MAX_TRACE_ROWS)?;
+    m.add("MAX_VMSTAT_BYTES", crate::limits::MAX_VMSTAT_BYTES)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(run_batch, m)?)?;
     m.add("BatchInterrupted", m.py().get_type::<BatchInterrupted>())?;

@@ -95,11 +95,12 @@ pub struct RunOptions {
     pub trace_limit: Option<usize>,
     /// vmstat / CPU-timeline interval.
     pub sample_interval_ns: u64,
-    /// Keep at most this many vmstat rows × CPUs; past it the last row
-    /// covers the rest of the run and `vmstat_truncated` is 1. 0: no
-    /// periodic samples at all (one row for the whole run) — what a sweep
-    /// uses, so a run's memory does not grow with simulated time.
-    pub max_sample_values: usize,
+    /// Keep at most this many bytes of vmstat rows (`limits::vmstat_row_bytes`
+    /// each); past it the last row covers the rest of the run and
+    /// `vmstat_truncated` is 1. 0: no periodic samples at all (one row for
+    /// the whole run) — what a sweep uses, so a run's memory does not grow
+    /// with simulated time.
+    pub max_sample_bytes: u64,
 }
 
 impl Default for RunOptions {
@@ -109,13 +110,11 @@ impl Default for RunOptions {
             duration_ns: None,
             trace_limit: None,
             sample_interval_ns: 100_000_000,
-            max_sample_values: MAX_SAMPLE_VALUES,
+            max_sample_bytes: crate::limits::MAX_VMSTAT_BYTES,
         }
     }
 }
 
-/// Default cap on vmstat rows × CPUs kept by the sampler (≈ 400 MB of f64).
-pub const MAX_SAMPLE_VALUES: usize = 50_000_000;
 /// How often (in events) the loop polls the cancellation callback.
 const CANCEL_POLL_EVENTS: u64 = 1 << 14;
 /// More events than this at one instant means a workload spins without
@@ -196,6 +195,8 @@ pub struct Sim<'a> {
     sampler: Sampler,
     sampler_truncated: bool,
     events: u64,
+    /// Sum over events of the queue's length before the pop.
+    pending_sum: u64,
     opts: RunOptions,
 }
 
@@ -207,9 +208,28 @@ impl<'a> Sim<'a> {
         workload: Box<dyn Workload>,
         opts: RunOptions,
     ) -> CoreResult<Self> {
+        Self::new_cancellable(machine, kernel, cost, workload, opts, &|| false)
+    }
+
+    /// [`Sim::new`], polling `cancel` while the machine's domains are
+    /// built (the setup work that grows with the CPU count):
+    /// `Err(CoreError::Cancelled)` when it returns true.
+    pub fn new_cancellable(
+        machine: &'a Machine,
+        kernel: &'a Kernel,
+        cost: &'a CostModel,
+        workload: Box<dyn Workload>,
+        opts: RunOptions,
+        cancel: &dyn Fn() -> bool,
+    ) -> CoreResult<Self> {
         use crate::config::Fields;
         kernel.validate()?;
+        cost.validate()?;
         workload.validate(machine)?;
+        // memory limits, before anything is allocated (crate::limits)
+        let tasks = workload.nr_tasks();
+        crate::limits::check_tasks(&format!("{} tasks", workload.name()), tasks, tasks)?;
+        crate::limits::check_trace_limit(opts.trace_limit)?;
         if cost.syscall_ns == 0 {
             return Err(CoreError::invalid(
                 "syscall_ns",
@@ -258,7 +278,8 @@ impl<'a> Sim<'a> {
             ));
         }
         let n = machine.nr_cpus();
-        let sd = crate::domains::build(machine, kernel);
+        let sd = crate::domains::build_cancellable(machine, kernel, cancel)
+            .ok_or(CoreError::Cancelled)?;
         let fair = FairParams::new(kernel, n);
         let rqs = (0..n)
             .map(|cpu| {
@@ -307,6 +328,7 @@ impl<'a> Sim<'a> {
             sampler: Sampler::new(n),
             sampler_truncated: false,
             events: 0,
+            pending_sum: 0,
             opts,
         })
     }
@@ -316,7 +338,7 @@ impl<'a> Sim<'a> {
     /// events).
     pub fn run(mut self, cancel: &dyn Fn() -> bool) -> SimResult {
         self.init();
-        if self.opts.max_sample_values > 0 {
+        if self.opts.max_sample_bytes > 0 {
             self.queue.push(self.opts.sample_interval_ns, Event::Sample);
         }
         if let Some(d) = self.opts.duration_ns {
@@ -336,6 +358,7 @@ impl<'a> Sim<'a> {
             if self.events % CANCEL_POLL_EVENTS == 0 && cancel() {
                 break Status::Cancelled;
             }
+            self.pending_sum += self.queue.len() as u64;
             let Some(e) = self.queue.pop() else {
                 break self.nothing_left();
             };
@@ -383,9 +406,10 @@ impl<'a> Sim<'a> {
                     self.sync_all();
                     self.sampler
                         .sample(self.now, &self.rqs, self.nr_running_total);
-                    // Bounded memory: past MAX_SAMPLE_VALUES the last row
+                    // Bounded memory: past max_sample_bytes the last row
                     // covers the rest of the run (reported as truncated).
-                    if self.sampler.rows() * self.rqs.len() < self.opts.max_sample_values {
+                    let row = crate::limits::vmstat_row_bytes(self.rqs.len());
+                    if (self.sampler.rows() as u64 + 1) * row <= self.opts.max_sample_bytes {
                         self.queue
                             .push(self.now + self.opts.sample_interval_ns, Event::Sample);
                     } else {
@@ -611,6 +635,7 @@ impl<'a> Sim<'a> {
         self.sampler
             .finish(self.now, &self.rqs, self.nr_running_total);
         let pelt = self.pelt_columns();
+        let mean_pending = self.pending_sum as f64 / self.events.max(1) as f64;
         let mut r = report::build(
             status,
             self.now,
@@ -629,6 +654,7 @@ impl<'a> Sim<'a> {
             r.tasks.pelt = Some(tasks);
             r.cpus.pelt = Some(cpus);
         }
+        r.mean_pending_events = mean_pending;
         r
     }
 }

@@ -198,6 +198,7 @@ pub(crate) fn build(
         runqueue,
         schedstat,
         trace,
+        mean_pending_events: 0.0,
     }
 }
 

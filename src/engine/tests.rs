@@ -31,7 +31,7 @@ fn run(
         duration_ns: Some((secs * 1e9) as u64),
         trace_limit: None,
         sample_interval_ns: 100_000_000,
-        max_sample_values: crate::engine::MAX_SAMPLE_VALUES,
+        max_sample_bytes: crate::limits::MAX_VMSTAT_BYTES,
     };
     run_spinners(machine, kernel, &CostModel::default(), tasks, dist, opts)
 }
@@ -236,7 +236,7 @@ fn trace_is_bounded_and_reports_the_drop() {
         duration_ns: Some(1_000_000_000),
         trace_limit: Some(50),
         sample_interval_ns: 100_000_000,
-        max_sample_values: crate::engine::MAX_SAMPLE_VALUES,
+        max_sample_bytes: crate::limits::MAX_VMSTAT_BYTES,
     };
     let r = run_spinners(
         &one_cpu(),
@@ -272,6 +272,34 @@ fn cancellation_stops_the_run() {
 }
 
 #[test]
+fn cancellation_during_setup_is_honoured() {
+    // The cancel flag is already set: a 4096-CPU machine's setup stops at
+    // its first poll, before the first event, with CoreError::Cancelled.
+    let m = Machine::new(1, 4096, 1, None, None).unwrap();
+    let polls = std::cell::Cell::new(0u32);
+    let cancel = || {
+        polls.set(polls.get() + 1);
+        true
+    };
+    let w = Spinners::new(vec![spinner(0)], Dist::Fixed).unwrap();
+    let opts = RunOptions {
+        duration_ns: Some(1_000_000),
+        ..RunOptions::default()
+    };
+    let err = simulate(
+        &m,
+        &Kernel::v3_8(),
+        &CostModel::default(),
+        Box::new(w),
+        opts,
+        &cancel,
+    )
+    .unwrap_err();
+    assert_eq!(err, crate::CoreError::Cancelled);
+    assert_eq!(polls.get(), 1);
+}
+
+#[test]
 fn endless_workload_needs_a_bound() {
     let w = Spinners::new(vec![spinner(0)], Dist::Fixed).unwrap();
     let err = simulate(
@@ -297,6 +325,9 @@ struct PingPong {
 impl crate::workload::Workload for PingPong {
     fn name(&self) -> &'static str {
         "pingpong"
+    }
+    fn nr_tasks(&self) -> u64 {
+        self.done.len() as u64
     }
     fn validate(&self, _: &Machine) -> crate::CoreResult<()> {
         Ok(())
@@ -395,7 +426,8 @@ fn the_sampler_is_bounded_and_says_so() {
     let opts = RunOptions {
         duration_ns: Some(1_000_000_000),
         sample_interval_ns: 1_000_000,
-        max_sample_values: 20,
+        // ten rows of 2 CPUs (64 + 2·16 bytes each)
+        max_sample_bytes: 960,
         ..RunOptions::default()
     };
     let r = run_spinners(
@@ -453,11 +485,11 @@ fn a_wake_up_placed_on_another_cpu_pays_the_cache_refill() {
 
 #[test]
 fn without_periodic_samples_the_results_are_the_same() {
-    // What a sweep runs: max_sample_values 0 queues no Sample events, keeps
+    // What a sweep runs: max_sample_bytes 0 queues no Sample events, keeps
     // one whole-run vmstat row, and changes no other number.
     let m = Machine::preset("core2-2s").unwrap();
     let k = Kernel::v2_6_36();
-    let run = |max_sample_values| {
+    let run = |max_sample_bytes| {
         let task = SpinnerTask {
             run_ns: Some(200_000),
             sleep_ns: Some(300_000),
@@ -468,7 +500,7 @@ fn without_periodic_samples_the_results_are_the_same() {
             duration_ns: Some(300_000_000),
             trace_limit: None,
             sample_interval_ns: 10_000_000,
-            max_sample_values,
+            max_sample_bytes,
         };
         run_spinners(
             &m,
@@ -479,7 +511,7 @@ fn without_periodic_samples_the_results_are_the_same() {
             opts,
         )
     };
-    let sampled = run(crate::engine::MAX_SAMPLE_VALUES);
+    let sampled = run(crate::limits::MAX_VMSTAT_BYTES);
     let bare = run(0);
     assert!(sampled.vmstat.time_s.len() > 20);
     assert_eq!(bare.vmstat.time_s.len(), 1);

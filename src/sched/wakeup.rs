@@ -438,7 +438,7 @@ impl Sim<'_> {
     ) -> Option<usize> {
         let ncpus = self.rqs.len();
         let mut cpus = vec![false; ncpus];
-        for &c in &self.sd[target][lvl].span {
+        for &c in self.sd[target][lvl].span.iter() {
             cpus[c as usize] = self.allowed(p, c as usize);
         }
         let llc = self.machine.cpu(target).llc as usize;

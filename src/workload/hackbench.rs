@@ -133,11 +133,15 @@ impl Hackbench {
         pos("loops", p.loops, 100_000_000)?;
         pos("datasize", p.datasize, super::ipc::PAGE_SIZE)?;
         let tasks = 2 * p.groups as u64 * p.fds as u64;
-        if tasks > 1_000_000 {
+        if tasks > crate::limits::MAX_TASKS {
             return Err(CoreError::invalid(
                 "groups*fds",
-                tasks / 2,
-                "at most 500000 (2·groups·fds tasks)",
+                p.groups as u64 * p.fds as u64,
+                format!(
+                    "at most {} (2·groups·fds tasks; the limit is {} tasks)",
+                    crate::limits::MAX_TASKS / 2,
+                    crate::limits::MAX_TASKS
+                ),
             ));
         }
         if p.ipc == Ipc::Socket && p.sndbuf < 2 * (p.datasize + p.skb_overhead) as u64 {
@@ -404,6 +408,11 @@ impl Workload for Hackbench {
                 }
             }
         }
+    }
+
+    fn nr_tasks(&self) -> u64 {
+        // the 2·groups·fds workers (the main task aside)
+        2 * self.p.groups as u64 * self.p.fds as u64
     }
 
     fn finite(&self) -> bool {

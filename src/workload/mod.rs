@@ -148,6 +148,9 @@ pub trait Workload: Send {
     fn init(&mut self, ctx: &mut Ctx);
     /// The next action of `task`, which is running and done with its last one.
     fn step(&mut self, task: TaskId, ctx: &mut Ctx) -> Action;
+    /// The most tasks the workload creates over a run, a harness's one main
+    /// task aside (its memory grows with them: `limits::MAX_TASKS`).
+    fn nr_tasks(&self) -> u64;
     /// True if the workload ends by itself once all its tasks have exited;
     /// false if it needs a `duration_s` bound.
     fn finite(&self) -> bool;

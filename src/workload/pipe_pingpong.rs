@@ -208,6 +208,11 @@ impl Workload for PipePingpong {
         }
     }
 
+    fn nr_tasks(&self) -> u64 {
+        // A and B (the main task aside)
+        2
+    }
+
     fn finite(&self) -> bool {
         true
     }

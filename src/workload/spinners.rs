@@ -53,6 +53,11 @@ const SPIN_CHUNK_NS: u64 = 1_000_000_000;
 
 impl Spinners {
     pub fn new(tasks: Vec<SpinnerTask>, dist: Dist) -> CoreResult<Self> {
+        crate::limits::check_tasks(
+            "nice",
+            format!("[{} values]", tasks.len()),
+            tasks.len() as u64,
+        )?;
         if tasks.is_empty() {
             return Err(CoreError::invalid(
                 "nice",
@@ -179,6 +184,10 @@ impl Workload for Spinners {
                 }
             }
         }
+    }
+
+    fn nr_tasks(&self) -> u64 {
+        self.tasks.len() as u64
     }
 
     fn finite(&self) -> bool {

@@ -478,6 +478,10 @@ impl Workload for Volano {
         }
     }
 
+    fn nr_tasks(&self) -> u64 {
+        4 * self.p.rooms as u64 * self.p.users as u64
+    }
+
     fn finite(&self) -> bool {
         true
     }
