@@ -123,6 +123,13 @@ named_enum! {
     pub enum YieldImpl { UpdateCurr = "update_curr", SkipBuddy = "skip_buddy" }
 }
 
+named_enum! {
+    /// The fair class's pick: CFS (leftmost vruntime, with buddies and the
+    /// wake-up granularity) or EEVDF (147f3efaa241, v6.6: the eligible
+    /// entity with the earliest virtual deadline; `sched::eevdf`).
+    pub enum Pick { Cfs = "cfs", Eevdf = "eevdf" }
+}
+
 /// A kernel version's scheduler behaviour. Times in nanoseconds. Each field's
 /// kernel origin (commit, release) is in [`FIELD_INFO`].
 #[derive(Clone, Debug, PartialEq)]
@@ -182,6 +189,18 @@ pub struct Kernel {
     pub wake_affine: WakeAffine,
     pub recent_used_cpu: bool,
     pub sis_util: bool,
+    // -- EEVDF (6.6+): read only under pick = eevdf ------------------------
+    pub pick: Pick,
+    pub base_slice_ns: u64,
+    pub place_lag: bool,
+    pub place_deadline_initial: bool,
+    pub run_to_parity: bool,
+    pub preempt_short: bool,
+    pub delay_dequeue: bool,
+    pub delay_zero: bool,
+    pub place_rel_deadline: bool,
+    pub run_to_parity_min_slice: bool,
+    pub yield_forfeit: bool,
 }
 
 /// What a field is: a tunable (sysctl or CONFIG_), a scheduler feature bit
@@ -325,7 +344,7 @@ info("idle_cpu_nr_running", Change, "sched: Fix idle_cpu()", "908a3283728d", "~v
     info("last_buddy", Feature, "LAST_BUDDY", "", "", true,
         "A preempted task is marked the last buddy."),
     info("next_buddy", Feature, "NEXT_BUDDY", "", "", true,
-        "A woken task is marked the next buddy."),
+        "A woken task is marked the next buddy (under eevdf: pick_next_entity() takes it when eligible, 6.6 NEXT_BUDDY / 6.12 PICK_BUDDY)."),
     info("pelt", Change, "sched/fair: Rewrite runnable load and utilization average tracking", "9d89c257dfb9", "v4.3", true,
         "off: no per-entity load tracking; v5.7: load_avg, runnable_avg (9f68395333ad, 5.7) and util_avg per task and per runqueue, 1024 us periods, y^32 = 1/2, blocked load decaying (kernel/sched/pelt.c as 5.15-6.18 have it). Reported in r.tasks and r.cpus; read by wake_affine=\"weight\"/\"idle_weight\" and sis_util."),
     info("wake_wide", Change, "sched/fair: Beef up wake_wide()", "63b0e9edceec", "~v4.3", false,
@@ -336,6 +355,28 @@ info("idle_cpu_nr_running", Change, "sched: Fix idle_cpu()", "908a3283728d", "~v
         "select_idle_sibling(): before scanning the LLC, try the CPU the task last ran on before prev (p->recent_used_cpu) if it is idle, cache-affine with the target and allowed. Needs select_idle_sibling=\"idle_cpu\"."),
     info("sis_util", Change, "sched/fair: Introduce SIS_UTIL to search idle CPU based on sum of util_avg", "70fb5ccf2ebb", "~v6.0", false,
         "select_idle_cpu() scans at most sd_llc_shared->nr_idle_scan CPUs, which periodic load balancing at the LLC level sets from the LLC's summed PELT util (none at 85 % and above; the quadratic of update_idle_cpu_scan()). Needs pelt and select_idle_sibling=\"idle_cpu\"."),
+    info("pick", Change, "sched/fair: Implement an EEVDF-like scheduling policy", "147f3efaa241", "v6.6", true,
+        "cfs: leftmost vruntime with buddies and wake-up granularity; eevdf: avg_vruntime, lag, eligibility and virtual deadlines from base_slice_ns, pick_eevdf() at pick, tick and wake-up (latency_ns, min_granularity_ns, wakeup_granularity_ns, gentle_fair_sleepers, start_debit, last_buddy, compat_yield, yield_impl, next_buddy_over_last and preempt_sets_next_buddy are then unread, as 5e963f2bd465 'Commit to EEVDF' removed them)."),
+    info("base_slice_ns", Tunable, "sysctl_sched_base_slice", "", "v6.6", true,
+        "EEVDF request size r_i before tunable scaling: deadline = vruntime + base_slice/w; 0.75 ms in 6.6-6.14, 0.70 ms from 6.15 (2ae891b82695)."),
+    info("place_lag", Feature, "PLACE_LAG", "86bfbb7ce4f6", "v6.6", true,
+        "place_entity() keeps an entity's lag (vlag, inflated by (W + w)/W) across sleep and migration; off: it is placed at avg_vruntime with zero lag."),
+    info("place_deadline_initial", Feature, "PLACE_DEADLINE_INITIAL", "147f3efaa241", "v6.6", false,
+        "A new task (ENQUEUE_INITIAL) starts with half a slice to its deadline."),
+    info("run_to_parity", Feature, "RUN_TO_PARITY", "63304558ba5d", "v6.6", true,
+        "Slice protection: the picked entity keeps the CPU against wake-ups until its deadline (or the 0-lag point), unless it stops being eligible."),
+    info("preempt_short", Feature, "PREEMPT_SHORT", "85e511df3cec", "v6.12", true,
+        "A woken entity with a shorter slice may cancel the running entity's slice protection (do_preempt_short()/did_preempt_short())."),
+    info("delay_dequeue", Feature, "DELAY_DEQUEUE", "152e11f6df29", "v6.12", true,
+        "A task going to sleep while not eligible (negative lag) stays queued (sched_delayed) until it is picked, which dequeues it, or woken, which requeues it in place."),
+    info("delay_zero", Feature, "DELAY_ZERO", "54a58a787791", "v6.12", true,
+        "A delayed entity's positive lag is clipped to 0 when its dequeue completes or it is woken (requeue_delayed_entity())."),
+    info("place_rel_deadline", Feature, "PLACE_REL_DEADLINE", "82e9d0456e06", "v6.12", true,
+        "A migration (dequeue that is not a sleep) keeps the virtual deadline relative to vruntime, so the entity keeps its place in its request."),
+    info("run_to_parity_min_slice", Change, "sched/fair: Limit run to parity to the min slice of enqueued entities", "052c3d87c82e", "~v6.17", true,
+        "6.17 slice protection (with 0b9ca2dcabc3, 74eec63661d4, 9de74a9850b9): se->vprot = min(deadline, vruntime + the smallest slice queued) or, without run_to_parity, the unscaled base slice; update_curr() reschedules whenever protection has ended; a shorter-slice wakee is tested with protection lifted."),
+    info("yield_forfeit", Change, "sched/fair: Forfeit vruntime on yield", "79104becf42b", "~v6.19", true,
+        "Under eevdf, sched_yield() sets an eligible yielder's vruntime to its deadline and starts a new request (backported to 6.18.2 and 6.12 stable); false: 6.6's deadline += one vslice."),
 ];
 
 /// Fields of earlier schedlab versions, and what replaced them.
@@ -348,7 +389,6 @@ pub const RETIRED_FIELDS: &[(&str, &str)] = &[
     ("balance_policy", "not modelled yet: the power-aware policies arrive with seed case 3 (issue 20)"),
     ("load_metric", "not modelled yet: PELT is tracked with pelt=\"v5.7\" (read by wake_affine and sis_util); the balancer's use of it arrives with the 5.5 balancer (issue 17)"),
     ("rt_push", "not modelled yet: the RT class and its push/pull arrive with seed case 4 (issue 21)"),
-    ("pick", "not modelled yet: EEVDF arrives with issue 17; the model's pick is CFS"),
 ];
 
 fn field_names_list() -> &'static [&'static str] {
@@ -412,6 +452,21 @@ impl Kernel {
             wake_affine: WakeAffine::Load,
             recent_used_cpu: false,
             sis_util: false,
+            pick: Pick::Cfs,
+            // The EEVDF fields of the CFS presets are those of the 6.18 kernel
+            // this machine runs (0.70 ms base slice since 2ae891b82695, the
+            // 6.17 slice protection, the 6.18.2-stable yield), so that
+            // `replace(pick="eevdf")` gives today's EEVDF.
+            base_slice_ns: 700_000,
+            place_lag: true,
+            place_deadline_initial: true,
+            run_to_parity: true,
+            preempt_short: true,
+            delay_dequeue: true,
+            delay_zero: true,
+            place_rel_deadline: true,
+            run_to_parity_min_slice: true,
+            yield_forfeit: true,
         }
     }
 
@@ -565,6 +620,17 @@ impl Fields for Kernel {
             "wake_affine" => s(self.wake_affine.name()),
             "recent_used_cpu" => b(self.recent_used_cpu),
             "sis_util" => b(self.sis_util),
+            "pick" => s(self.pick.name()),
+            "base_slice_ns" => i(self.base_slice_ns),
+            "place_lag" => b(self.place_lag),
+            "place_deadline_initial" => b(self.place_deadline_initial),
+            "run_to_parity" => b(self.run_to_parity),
+            "preempt_short" => b(self.preempt_short),
+            "delay_dequeue" => b(self.delay_dequeue),
+            "delay_zero" => b(self.delay_zero),
+            "place_rel_deadline" => b(self.place_rel_deadline),
+            "run_to_parity_min_slice" => b(self.run_to_parity_min_slice),
+            "yield_forfeit" => b(self.yield_forfeit),
             _ => None,
         }
     }
@@ -639,6 +705,17 @@ impl Fields for Kernel {
             "wake_affine" => self.wake_affine = WakeAffine::parse(name, v)?,
             "recent_used_cpu" => self.recent_used_cpu = v.as_bool(name)?,
             "sis_util" => self.sis_util = v.as_bool(name)?,
+            "pick" => self.pick = Pick::parse(name, v)?,
+            "base_slice_ns" => self.base_slice_ns = v.as_u64(name, 100_000, MAX_TUNABLE_NS)?,
+            "place_lag" => self.place_lag = v.as_bool(name)?,
+            "place_deadline_initial" => self.place_deadline_initial = v.as_bool(name)?,
+            "run_to_parity" => self.run_to_parity = v.as_bool(name)?,
+            "preempt_short" => self.preempt_short = v.as_bool(name)?,
+            "delay_dequeue" => self.delay_dequeue = v.as_bool(name)?,
+            "delay_zero" => self.delay_zero = v.as_bool(name)?,
+            "place_rel_deadline" => self.place_rel_deadline = v.as_bool(name)?,
+            "run_to_parity_min_slice" => self.run_to_parity_min_slice = v.as_bool(name)?,
+            "yield_forfeit" => self.yield_forfeit = v.as_bool(name)?,
             _ => {
                 if let Some((_, why)) = RETIRED_FIELDS.iter().find(|(n, _)| *n == name) {
                     return Err(CoreError::Retired {

@@ -61,7 +61,8 @@ def test_kernel_presets_and_replace():
         "compat_yield",
         "newidle_rearm",
     }
-    assert not set(sl.Kernel.fields()) & {"balance_policy", "load_metric", "rt_push", "pick"}
+    assert not set(sl.Kernel.fields()) & {"balance_policy", "load_metric", "rt_push"}
+    assert sl.Kernel.preset("v3.13").pick == "cfs"
 
 
 def test_v38_yields_through_the_skip_buddy():

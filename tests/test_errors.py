@@ -44,10 +44,16 @@ BAD = [
         r"min_granularity_ns.*latency_ns",
     ),
     (
-        lambda: sl.Kernel.preset("v3.8").replace(pick="eevdf"),
+        lambda: sl.Kernel.preset("v3.8").replace(pick="bfs"),
         ValueError,
-        r"pick.*not modelled yet.*EEVDF",
+        r"pick=.*bfs.*cfs.*eevdf",
     ),
+    (
+        lambda: sl.Kernel.preset("v3.8").replace(base_slice_ns=10),
+        ValueError,
+        r"base_slice_ns=10",
+    ),
+    (lambda: sl.Kernel.preset("v3.8").replace(delay_dequeue="yes"), TypeError, r"delay_dequeue"),
     (
         lambda: sl.Kernel.preset("v3.8").replace(lb_rules="3.8"),
         ValueError,

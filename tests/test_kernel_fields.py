@@ -34,6 +34,10 @@ UP = sl.Machine(1, 1, 1, name="1-cpu")
 # migration_cost_ns = 0 disables the avg_idle < migration_cost early return of
 # idle_balance(), so the 3.13 per-domain cost throttle becomes the only one.
 V313_NO_MIGRATION_COST = sl.Kernel.preset("v3.13").replace(migration_cost_ns=0)
+# 3.13 with the EEVDF pick (the EEVDF fields at their 6.18 values), and with
+# the 6.12 slice protection.
+EEVDF = sl.Kernel.preset("v3.13").replace(pick="eevdf")
+EEVDF_612 = EEVDF.replace(run_to_parity_min_slice=False)
 
 NEWIDLE = ("newidle_balance_calls", "newidle_balance_pulled", "tasks_pulled")
 PULLS = ("cpu_migrations", "tasks_pulled", "newidle_balance_pulled")
@@ -397,6 +401,61 @@ FIELD_SCENARIOS: dict[str, Scenario] = {
         short_sleepers(12),
         0.3,
         ("cpu_migrations", "context_switches"),
+    ),
+    # -- EEVDF (6.6+) ----------------------------------------------------------
+    # 5 hogs on 2 CPUs: CFS slices of latency/nr_running vs EEVDF requests of
+    # base_slice (1.4 ms scaled), ended at the next tick.
+    "pick": ("vm-2", "v3.13", "eevdf", lambda: spinners([0] * 5), 0.2, SWITCHES),
+    # 3 hogs per CPU: a 3 ms request instead of 0.7 ms, fewer switches.
+    "base_slice_ns": ("vm-2", EEVDF, 3_000_000, lambda: spinners([0] * 6), 0.2, SWITCHES),
+    # Short sleepers: wake-ups placed at V − lag vs at V.
+    "place_lag": ("vm-2", EEVDF, None, short_sleepers(6), 0.2, SWITCHES),
+    # hackbench forks its tasks: a half-slice first deadline.
+    "place_deadline_initial": ("vm-2", EEVDF, None, small_hackbench(), None, (*SWITCHES, *PULLS)),
+    # Short sleepers: a protected curr keeps the CPU against wakees.
+    "run_to_parity": ("vm-2", EEVDF, None, short_sleepers(6), 0.2, SWITCHES),
+    # With the 6.12 protection (no min-slice rework): did_preempt_short()
+    # reschedules an unprotected, ineligible curr at update_curr().
+    "preempt_short": (
+        UP,
+        EEVDF_612,
+        None,
+        lambda: spinners(
+            [0, 0, 0], run_us=[None, 300, 300], sleep_us=[None, 2000, 700], dist="exp"
+        ),
+        0.3,
+        ("context_switches", "involuntary_cs"),
+    ),
+    # Short sleepers that sleep while owing service stay queued (or not).
+    "delay_dequeue": ("vm-2", EEVDF, None, short_sleepers(6), 0.2, (*SWITCHES, *PULLS)),
+    "delay_zero": ("vm-2", EEVDF, None, short_sleepers(6), 0.2, (*SWITCHES, *PULLS)),
+    # hackbench tasks preempted mid-request and pulled keep their deadline.
+    "place_rel_deadline": (
+        "vm-2",
+        EEVDF,
+        None,
+        lambda: hackbench(groups=2, fds=10, loops=100),
+        None,
+        (*SWITCHES, *PULLS),
+    ),
+    # Without RUN_TO_PARITY, 6.17 still protects curr for the unscaled base
+    # slice (0.7 ms); 6.6-6.16 not at all.
+    "run_to_parity_min_slice": (
+        "vm-2",
+        EEVDF.replace(run_to_parity=False),
+        None,
+        short_sleepers(6),
+        0.2,
+        ("context_switches", "involuntary_cs"),
+    ),
+    # Yielding loops: forfeit the request vs push the deadline by a slice.
+    "yield_forfeit": (
+        "vm-2",
+        EEVDF,
+        None,
+        lambda: spinners([0] * 4, run_us=100, yields=True),
+        0.2,
+        ("context_switches", "yields"),
     ),
 }
 

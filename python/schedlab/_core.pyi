@@ -92,6 +92,17 @@ class KernelFields(TypedDict):
     wake_affine: Literal["load", "idle", "weight", "idle_weight"]
     recent_used_cpu: bool
     sis_util: bool
+    pick: Literal["cfs", "eevdf"]
+    base_slice_ns: int
+    place_lag: bool
+    place_deadline_initial: bool
+    run_to_parity: bool
+    preempt_short: bool
+    delay_dequeue: bool
+    delay_zero: bool
+    place_rel_deadline: bool
+    run_to_parity_min_slice: bool
+    yield_forfeit: bool
 
 class CostFields(TypedDict):
     context_switch_ns: int

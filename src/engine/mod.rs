@@ -280,15 +280,20 @@ impl<'a> Sim<'a> {
         let n = machine.nr_cpus();
         let sd = crate::domains::build_cancellable(machine, kernel, cancel)
             .ok_or(CoreError::Cancelled)?;
+        let fair = FairParams::new(kernel, n);
         let rqs = (0..n)
-            .map(|cpu| Rq::new(kernel.migration_cost_ns, sd[cpu].len()))
+            .map(|cpu| {
+                let mut rq = Rq::new(kernel.migration_cost_ns, sd[cpu].len());
+                rq.cfs.eevdf = fair.eevdf;
+                rq
+            })
             .collect();
         Ok(Sim {
             now: 0,
             machine,
             kernel,
             cost,
-            fair: FairParams::new(kernel, n),
+            fair,
             tick_ns: tick_period_ns,
             queue: EventQueue::new(),
             tasks: Vec::new(),

@@ -7,7 +7,7 @@
 //! `sched::wakeup`, balancing in `sched::balance`.
 
 use super::balance::avg_idle_sample;
-use super::fair::{EnqueueFlags, SchedEntity, TaskId};
+use super::fair::{DequeueFlags, EnqueueFlags, SchedEntity, TaskId};
 use super::task::{Task, TaskState, Work};
 use super::weights::nice_weight;
 use crate::engine::{Event, Overhead, Sim};
@@ -77,6 +77,15 @@ impl Sim<'_> {
     /// `deactivate_task()`: a task going to sleep or exiting (`sleep`), or
     /// being migrated (its vruntime is then normalised).
     pub(crate) fn deactivate_task(&mut self, cpu: usize, t: TaskId, sleep: bool) {
+        if self.fair.eevdf.is_some() {
+            let flags = DequeueFlags {
+                sleep,
+                special: self.tasks[t as usize].state == TaskState::Exited,
+                delayed: false,
+            };
+            self.dequeue_task_eevdf(cpu, t, flags);
+            return;
+        }
         let now = self.now;
         let old = self.rqs[cpu].cfs.nr_running;
         self.pelt_update(cpu, t);
@@ -86,6 +95,37 @@ impl Sim<'_> {
         if self.tasks[t as usize].state == TaskState::Exited {
             self.pelt_detach(cpu, t);
         }
+        self.dequeued(cpu, t, old);
+    }
+
+    /// `dequeue_task()` under EEVDF (6.12 `dequeue_entities()`): a sleeping
+    /// task may stay queued as `sched_delayed` (DELAY_DEQUEUE), in which case
+    /// nothing is accounted and false is returned (its PELT average is
+    /// brought up to date and stays attached, as `update_load_avg(cfs_rq,
+    /// se, 0)` does for a delayed entity).
+    pub(crate) fn dequeue_task_eevdf(
+        &mut self,
+        cpu: usize,
+        t: TaskId,
+        flags: DequeueFlags,
+    ) -> bool {
+        let now = self.now;
+        let old = self.rqs[cpu].cfs.nr_running;
+        self.pelt_update(cpu, t);
+        let done = self.rqs[cpu]
+            .cfs
+            .dequeue_entity_eevdf(&mut self.ses, t, flags, now);
+        if done {
+            if flags.special {
+                self.pelt_detach(cpu, t);
+            }
+            self.dequeued(cpu, t, old);
+        }
+        done
+    }
+
+    /// The accounting of a completed dequeue: `rq->cfs_tasks`, runnable counts.
+    fn dequeued(&mut self, cpu: usize, t: TaskId, old: u32) {
         let list = &mut self.rqs[cpu].bal.cfs_tasks;
         if let Some(i) = list.iter().rposition(|&x| x == t) {
             list.remove(i);
@@ -125,15 +165,27 @@ impl Sim<'_> {
     ) {
         let now = self.now;
         let rq = &mut self.rqs[cpu];
-        let preempt = rq.cfs.curr.is_none()
-            || rq.cfs.check_preempt_wakeup(
-                &self.fair,
-                &mut self.ses,
-                p,
-                fork,
-                rq.need_resched,
-                now,
-            );
+        let preempt = if self.fair.eevdf.is_some() {
+            // resched_curr() from an update_curr() of this enqueue counts too.
+            let asked = std::mem::take(&mut rq.cfs.resched);
+            let need = rq.need_resched || asked;
+            let wake = rq.cfs.curr.is_none()
+                || rq
+                    .cfs
+                    .check_preempt_wakeup_eevdf(&mut self.ses, p, fork, need, now);
+            let asked_again = std::mem::take(&mut rq.cfs.resched);
+            wake || asked || asked_again
+        } else {
+            rq.cfs.curr.is_none()
+                || rq.cfs.check_preempt_wakeup(
+                    &self.fair,
+                    &mut self.ses,
+                    p,
+                    fork,
+                    rq.need_resched,
+                    now,
+                )
+        };
         if preempt {
             self.resched_cpu(cpu, local);
         }
@@ -188,7 +240,9 @@ impl Sim<'_> {
         let id = self.tasks.len() as TaskId;
         let (w, inv) = nice_weight(task.nice);
         let mut se = SchedEntity::new(w, inv);
-        {
+        // 6.6+ (eevdf): __sched_fork() zeroes vlag; the entity is placed by
+        // place_entity(ENQUEUE_INITIAL) when wake_up_new_task() enqueues it.
+        if self.fair.eevdf.is_none() {
             let now = self.now;
             let cfs = &mut self.rqs[home].cfs;
             cfs.update_curr(&mut self.ses, now);
@@ -219,7 +273,11 @@ impl Sim<'_> {
         self.wake.recent_used_cpu[id as usize] = cpu as u32;
         self.rq_sync(cpu);
         self.pelt_init_task(cpu, id);
-        self.activate_task(cpu, id, EnqueueFlags::default());
+        let flags = EnqueueFlags {
+            initial: true,
+            ..Default::default()
+        };
+        self.activate_task(cpu, id, flags);
         self.trace(home, TraceKind::WakeupNew, pid(Some(id)), cpu as i32, 0);
         self.check_preempt_curr(cpu, id, true, parent_cpu);
         self.rearm(cpu);
@@ -246,7 +304,12 @@ impl Sim<'_> {
             self.pending_timers -= 1;
         }
         let prev_cpu = self.tasks[ti].cpu as usize;
-        self.ses[ti].vruntime -= self.rqs[prev_cpu].cfs.min_vruntime;
+        if self.ses[ti].sched_delayed {
+            return self.ttwu_runnable(t, waker_cpu);
+        }
+        if self.fair.eevdf.is_none() {
+            self.ses[ti].vruntime -= self.rqs[prev_cpu].cfs.min_vruntime;
+        }
         let cpu = self.select_task_rq_wake(t, prev_cpu, waker_cpu, waker, sync);
         if cpu != waker_cpu {
             if let Some(l) = self.sd[waker_cpu].iter().position(|d| d.contains(cpu)) {
@@ -264,6 +327,7 @@ impl Sim<'_> {
             EnqueueFlags {
                 wakeup: true,
                 waking: true,
+                initial: false,
             },
         );
         let task = &mut self.tasks[ti];
@@ -274,6 +338,26 @@ impl Sim<'_> {
         self.trace(waker_cpu, TraceKind::Wakeup, pid(Some(t)), cpu as i32, 0);
         self.check_preempt_curr(cpu, t, false, Some(waker_cpu));
         self.update_avg_idle_on_wakeup(cpu);
+        self.rearm(cpu);
+        true
+    }
+
+    /// `ttwu_runnable()` (6.12): the task is still queued, `sched_delayed`
+    /// (DELAY_DEQUEUE), so it is requeued where it is
+    /// (`requeue_delayed_entity()`) without `select_task_rq()`, and may
+    /// preempt (`wakeup_preempt()`).
+    fn ttwu_runnable(&mut self, t: TaskId, waker_cpu: usize) -> bool {
+        let cpu = self.tasks[t as usize].cpu as usize;
+        self.rq_sync(cpu);
+        self.pelt_update(cpu, t);
+        self.rqs[cpu].cfs.requeue_delayed_entity(&mut self.ses, t);
+        let task = &mut self.tasks[t as usize];
+        task.state = TaskState::Runnable;
+        task.wait_start = self.now;
+        task.wakeups += 1;
+        self.counters.wakeups += 1;
+        self.trace(waker_cpu, TraceKind::Wakeup, pid(Some(t)), cpu as i32, 0);
+        self.check_preempt_curr(cpu, t, false, Some(waker_cpu));
         self.rearm(cpu);
         true
     }
@@ -316,18 +400,28 @@ impl Sim<'_> {
                 TaskState::Running | TaskState::Runnable => {}
             }
         }
-        if self.rqs[cpu].cfs.nr_running == 0 {
-            self.idle_balance(cpu);
-        }
-        if let Some(p) = self.rqs[cpu]
-            .cfs
-            .curr
-            .filter(|&p| self.ses[p as usize].on_rq)
-        {
-            self.pelt_update(cpu, p);
-        }
-        let rq = &mut self.rqs[cpu];
-        rq.cfs.put_prev_entity(&mut self.ses, now);
+        let next = if self.fair.eevdf.is_some() {
+            self.pick_next_task_eevdf(cpu, prev)
+        } else {
+            if self.rqs[cpu].cfs.nr_running == 0 {
+                self.idle_balance(cpu);
+            }
+            if let Some(p) = self.rqs[cpu]
+                .cfs
+                .curr
+                .filter(|&p| self.ses[p as usize].on_rq)
+            {
+                self.pelt_update(cpu, p);
+            }
+            let rq = &mut self.rqs[cpu];
+            rq.cfs.put_prev_entity(&mut self.ses, now);
+            let next = rq.cfs.pick_next_entity(&self.fair, &self.ses);
+            if let Some(n) = next {
+                self.pelt_update(cpu, n);
+                self.rqs[cpu].cfs.set_next_entity(&mut self.ses, n, now);
+            }
+            next
+        };
         if let Some(p) = prev {
             let task = &mut self.tasks[p as usize];
             if task.state == TaskState::Running {
@@ -335,11 +429,7 @@ impl Sim<'_> {
                 task.wait_start = now;
             }
         }
-        let next = rq.cfs.pick_next_entity(&self.fair, &self.ses);
         if let Some(n) = next {
-            self.pelt_update(cpu, n);
-            let rq = &mut self.rqs[cpu];
-            rq.cfs.set_next_entity(&mut self.ses, n, now);
             let task = &mut self.tasks[n as usize];
             task.state = TaskState::Running;
             task.wait_ns += now - task.wait_start;
@@ -402,6 +492,57 @@ impl Sim<'_> {
         self.rearm(cpu);
     }
 
+    /// `pick_next_task_fair()` under EEVDF (6.12 order): pick with `prev`
+    /// still `curr` (so its slice protection counts); a `sched_delayed`
+    /// pick completes its dequeue and the pick is repeated; with nothing
+    /// runnable, newidle balancing, then pick again. `prev` is put back and
+    /// the pick set as `curr` only when they differ
+    /// (`put_prev_set_next_task()`).
+    fn pick_next_task_eevdf(&mut self, cpu: usize, prev: Option<TaskId>) -> Option<TaskId> {
+        let now = self.now;
+        let mut balanced = false;
+        let next = loop {
+            if self.rqs[cpu].cfs.nr_running == 0 {
+                if balanced {
+                    break None;
+                }
+                balanced = true;
+                self.idle_balance(cpu);
+                continue;
+            }
+            let cfs = &mut self.rqs[cpu].cfs;
+            if cfs.curr.is_some_and(|c| self.ses[c as usize].on_rq) {
+                cfs.update_curr(&mut self.ses, now);
+            }
+            let Some(se) = cfs.pick_next_entity_eevdf(&self.ses) else {
+                break None;
+            };
+            if self.ses[se as usize].sched_delayed {
+                let flags = DequeueFlags {
+                    sleep: true,
+                    special: false,
+                    delayed: true,
+                };
+                self.dequeue_task_eevdf(cpu, se, flags);
+                continue;
+            }
+            break Some(se);
+        };
+        if next != prev || next.is_none() {
+            if let Some(p) = prev.filter(|&p| self.ses[p as usize].on_rq) {
+                self.pelt_update(cpu, p);
+            }
+            self.rqs[cpu].cfs.put_prev_entity(&mut self.ses, now);
+            if let Some(n) = next {
+                self.pelt_update(cpu, n);
+                self.rqs[cpu].cfs.set_next_entity(&mut self.ses, n, now);
+            }
+        }
+        // The CPU reschedules now: a pending update_curr() request is met.
+        self.rqs[cpu].cfs.resched = false;
+        next
+    }
+
     /// Leave a handler on `cpu`: reschedule if asked, re-arm the burst end.
     /// Without CONFIG_PREEMPT (the 2.6.36/3.8 server configurations), a
     /// task in a system call is not preempted: a pending reschedule waits for
@@ -441,7 +582,12 @@ impl Sim<'_> {
             self.pelt_update(cpu, c);
         }
         let rq = &mut self.rqs[cpu];
-        if (rq.cfs.nr_running > 1 || !self.fair.wakeup_preemption)
+        if self.fair.eevdf.is_some() {
+            // entity_tick() (6.6+): update_curr() decides.
+            if std::mem::take(&mut rq.cfs.resched) {
+                rq.need_resched = true;
+            }
+        } else if (rq.cfs.nr_running > 1 || !self.fair.wakeup_preemption)
             && rq.cfs.check_preempt_tick(&self.fair, &self.ses)
         {
             rq.need_resched = true;

@@ -6,10 +6,14 @@
 //! The rbtree is a `BTreeSet` keyed by `(vruntime, insertion seq)`: equal
 //! vruntimes order by insertion, as the kernel's "equal keys go right" rule
 //! does. Like the kernel, `curr` is *not* in the tree while it runs.
+//!
+//! Under `pick = eevdf` (a runqueue with `eevdf` set) the same entry points
+//! dispatch to `sched::eevdf`, where the tree is keyed by virtual deadline.
 
+use super::eevdf::EevdfParams;
 use super::weights::{calc_delta_fair, calc_delta_mine};
-use crate::kernel::{Kernel, YieldImpl};
-use std::collections::BTreeSet;
+use crate::kernel::{Kernel, Pick, YieldImpl};
+use std::collections::{BTreeMap, BTreeSet};
 
 pub type TaskId = u32;
 
@@ -26,8 +30,29 @@ pub struct SchedEntity {
     pub sum_exec_runtime: u64,
     pub prev_sum_exec_runtime: u64,
     pub on_rq: bool,
-    /// Tree key while in the tree.
-    key: (i64, u64),
+    /// Tree key while in the tree: (vruntime, seq) under CFS, (deadline,
+    /// seq) under EEVDF.
+    pub(super) key: (i64, u64),
+    // -- EEVDF (`sched::eevdf`); unused under CFS --------------------------
+    /// `se->deadline`: virtual deadline, vruntime + slice/w at the request's
+    /// start. Relative to vruntime while `rel_deadline`.
+    pub deadline: i64,
+    /// `se->vlag`: V − v saved at dequeue, clamped by `entity_lag()`.
+    pub vlag: i64,
+    /// `se->slice`: the request size r_i in ns.
+    pub slice: u64,
+    /// `se->custom_slice` (sched_attr::sched_runtime, 6.12): `slice` is the
+    /// task's own and is not reset to the base slice.
+    pub custom_slice: bool,
+    /// `se->sched_delayed` (DELAY_DEQUEUE): asleep but still queued.
+    pub sched_delayed: bool,
+    /// `se->rel_deadline` (PLACE_REL_DEADLINE).
+    pub rel_deadline: bool,
+    /// `se->vprot` (6.17; 6.6-6.16 kept it in `vlag`): slice protection
+    /// lasts while vruntime < vprot.
+    pub vprot: i64,
+    /// The vruntime under which the entity sits in `CfsRq::by_vruntime`.
+    pub(super) vkey: i64,
 }
 
 impl SchedEntity {
@@ -57,6 +82,8 @@ pub struct FairParams {
     pub yield_impl: YieldImpl,
     pub next_buddy_over_last: bool,
     pub preempt_sets_next_buddy: bool,
+    /// `Some` under `pick = eevdf`.
+    pub eevdf: Option<EevdfParams>,
 }
 
 impl FairParams {
@@ -80,6 +107,7 @@ impl FairParams {
             yield_impl: k.yield_impl,
             next_buddy_over_last: k.next_buddy_over_last,
             preempt_sets_next_buddy: k.preempt_sets_next_buddy,
+            eevdf: (k.pick == Pick::Eevdf).then(|| EevdfParams::new(k, f)),
         }
     }
 }
@@ -87,8 +115,8 @@ impl FairParams {
 /// `struct cfs_rq`.
 #[derive(Clone, Debug, Default)]
 pub struct CfsRq {
-    tree: BTreeSet<(i64, u64, TaskId)>,
-    seq: u64,
+    pub(super) tree: BTreeSet<(i64, u64, TaskId)>,
+    pub(super) seq: u64,
     pub min_vruntime: i64,
     /// Σ weight of queued entities, `curr` included (`cfs_rq->load.weight`).
     pub load: u64,
@@ -98,6 +126,21 @@ pub struct CfsRq {
     pub next: Option<TaskId>,
     pub last: Option<TaskId>,
     pub skip: Option<TaskId>,
+    // -- EEVDF (`sched::eevdf`) ---------------------------------------------
+    /// `Some` when this runqueue picks by EEVDF (set once at start-up).
+    pub eevdf: Option<EevdfParams>,
+    /// The queued entities (not `curr`) by (vruntime, seq): the kernel's
+    /// augmented `se->min_vruntime` of the tree's root.
+    pub(super) by_vruntime: BTreeSet<(i64, u64, TaskId)>,
+    /// Slices of the queued entities (multiset): the augmented
+    /// `se->min_slice` of the root.
+    pub(super) slices: BTreeMap<u64, u32>,
+    /// `cfs_rq->avg_vruntime`: Σ (v_i − min_vruntime)·w_i over the tree.
+    pub avg_vruntime: i128,
+    /// `cfs_rq->avg_load`: Σ w_i over the tree.
+    pub avg_load: u64,
+    /// `update_curr()` asked for `resched_curr()`; the core takes it.
+    pub resched: bool,
 }
 
 /// `inv_weight` the kernel derives lazily for a summed load
@@ -117,6 +160,20 @@ pub struct EnqueueFlags {
     pub wakeup: bool,
     /// The vruntime was normalised by `task_waking_fair` (or a migration).
     pub waking: bool,
+    /// `ENQUEUE_INITIAL` (6.6+): a new task, placed with half a slice under
+    /// PLACE_DEADLINE_INITIAL. CFS ignores it.
+    pub initial: bool,
+}
+
+/// Dequeue flags of the EEVDF path (`DEQUEUE_SLEEP`, `DEQUEUE_SPECIAL`,
+/// `DEQUEUE_DELAYED`, 6.12).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DequeueFlags {
+    pub sleep: bool,
+    /// A special task state (TASK_DEAD here): never delayed.
+    pub special: bool,
+    /// Completes the dequeue of a `sched_delayed` entity.
+    pub delayed: bool,
 }
 
 impl CfsRq {
@@ -138,12 +195,18 @@ impl CfsRq {
     }
 
     fn insert(&mut self, id: TaskId, se: &mut SchedEntity) {
+        if self.eevdf.is_some() {
+            return self.enqueue_eevdf(id, se);
+        }
         self.seq += 1;
         se.key = (se.vruntime, self.seq);
         self.tree.insert((se.key.0, se.key.1, id));
     }
 
     fn remove(&mut self, id: TaskId, se: &SchedEntity) {
+        if self.eevdf.is_some() {
+            return self.dequeue_eevdf(id, se);
+        }
         let removed = self.tree.remove(&(se.key.0, se.key.1, id));
         debug_assert!(removed, "entity {id} not in the tree");
     }
@@ -152,6 +215,9 @@ impl CfsRq {
     /// `exec_start`, advance its vruntime, then `update_min_vruntime()`.
     /// Returns the wall time charged.
     pub fn update_curr(&mut self, ses: &mut [SchedEntity], now: u64) -> u64 {
+        if self.eevdf.is_some() {
+            return self.update_curr_eevdf(ses, now);
+        }
         let Some(c) = self.curr else { return 0 };
         let se = &mut ses[c as usize];
         let delta = now.saturating_sub(se.exec_start);
@@ -231,6 +297,9 @@ impl CfsRq {
         flags: EnqueueFlags,
         now: u64,
     ) {
+        if self.eevdf.is_some() {
+            return self.enqueue_entity_eevdf(ses, id, flags, now);
+        }
         if !flags.wakeup || flags.waking {
             ses[id as usize].vruntime += self.min_vruntime;
         }
@@ -250,6 +319,14 @@ impl CfsRq {
     /// `dequeue_entity()`: a sleeping entity keeps its absolute vruntime;
     /// any other (migration) is normalised against `min_vruntime`.
     pub fn dequeue_entity(&mut self, ses: &mut [SchedEntity], id: TaskId, sleep: bool, now: u64) {
+        if self.eevdf.is_some() {
+            let flags = DequeueFlags {
+                sleep,
+                ..Default::default()
+            };
+            self.dequeue_entity_eevdf(ses, id, flags, now);
+            return;
+        }
         self.update_curr(ses, now);
         self.clear_buddies(id);
         let se = &mut ses[id as usize];
@@ -322,6 +399,9 @@ impl CfsRq {
 
     /// `set_next_entity()`: take `id` out of the tree and make it `curr`.
     pub fn set_next_entity(&mut self, ses: &mut [SchedEntity], id: TaskId, now: u64) {
+        if self.eevdf.is_some() {
+            return self.set_next_entity_eevdf(ses, id, now);
+        }
         let se = &mut ses[id as usize];
         if se.on_rq {
             self.remove(id, se);
@@ -413,6 +493,9 @@ impl CfsRq {
     /// 2.6.39+/3.8 (`YieldImpl::SkipBuddy`): mark it the skip buddy.
     /// `compat_yield` wins over the skip buddy when both are set.
     pub fn yield_task_fair(&mut self, p: &FairParams, ses: &mut [SchedEntity], now: u64) {
+        if self.eevdf.is_some() {
+            return self.yield_task_eevdf(ses, now);
+        }
         let Some(c) = self.curr else { return };
         if self.nr_running == 1 {
             return;
@@ -483,7 +566,7 @@ mod tests {
             0,
             EnqueueFlags {
                 wakeup: true,
-                waking: false,
+                ..Default::default()
             },
             0,
         );

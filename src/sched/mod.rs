@@ -1,12 +1,14 @@
 //! The scheduler model, after `kernel/sched/`: runqueue and task state
 //! (`rq`, `task`: the analogue of `sched.h`), CFS runqueues (`fair`),
-//! weights, per-entity load tracking (`pelt`), wake-up placement (`wakeup`), load balancing (`balance`) and the
+//! the EEVDF pick (`eevdf`, 6.6+), weights, per-entity load tracking (`pelt`),
+//! wake-up placement (`wakeup`), load balancing (`balance`) and the
 //! core entry points (`core`) the engine calls. Nothing here knows the
 //! workload interface: the system-call layer that interprets a workload's
 //! actions is `engine::syscall`.
 
 pub mod balance;
 pub mod core;
+pub mod eevdf;
 pub mod fair;
 pub mod pelt;
 pub mod rq;
