@@ -236,3 +236,20 @@ def test_the_cli_prints_the_run_count_and_estimates_and_runs_everything(tmp_path
     err = capsys.readouterr().err.strip().splitlines()
     assert "6 timed runs" in err[1]
     assert pl.read_parquet(out).select(cols).equals(plain.select(cols))
+
+
+def test_the_cli_estimate_times_valid_points_when_the_evenly_spaced_ones_are_invalid(
+    tmp_path, capsys
+):
+    # 9 points; those at 0, 3 and 6 (the evenly spaced starts) have loops=-1
+    spec = tmp_path / "s.toml"
+    grid = '[grid]\nwake_affine = ["load", "idle", "idle"]\n"workload.loops" = [-1, 20, 20]'
+    spec.write_text(SPEC.replace("[grid]\nmigration_cost_ns = [0, 250000, 500000]", grid))
+    out = tmp_path / "o.parquet"
+    # exit status 1: some rows are not "ok"
+    assert main(["sweep", str(spec), "-o", str(out), "--no-progress"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert "invalid points: 3" in err[0]
+    assert "3 timed runs" in err[1], err[1]
+    df = pl.read_parquet(out)
+    assert df["status"].to_list() == ["error", "error", "ok", "ok", "ok", "ok"] * 3

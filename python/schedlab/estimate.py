@@ -31,6 +31,8 @@ RUN_OVERHEAD_S = 0.25e-3
 PLAN_SAMPLE = 100
 #: Runs calibrated at most (spread over the grid; replicate 0 of each).
 SAMPLES = 3
+#: Points tried from each calibration start, past invalid or finished ones.
+SEARCH = 64
 
 
 @dataclass
@@ -56,14 +58,20 @@ def _duration(s: float) -> str:
 
 def calibration_runs(plan: _Plan, finished: set[tuple[int, int]]) -> list[_Run]:
     """Up to ``SAMPLES`` runnable runs spread evenly over the grid's points
-    (replicate 0 of each), not among ``finished``."""
+    (replicate 0 of each), not among ``finished``: from each of ``SAMPLES``
+    evenly spaced points, the first valid unfinished one within ``SEARCH``
+    points (before the next start)."""
     n = plan.n_points
     want = sorted({(i * n) // SAMPLES for i in range(min(SAMPLES, n))})
     runs: list[_Run] = []
-    for p, point in enumerate(_points_at(plan, want)):
-        run = plan.runs_of(want[p], point)[0]
-        if run.base_spec is not None and (run.point, run.replicate) not in finished:
-            runs.append(run)
+    for j, start in enumerate(want):
+        stop = min(want[j + 1] if j + 1 < len(want) else n, start + SEARCH)
+        indices = list(range(start, stop))
+        for p, point in zip(indices, _points_at(plan, indices), strict=True):
+            run = plan.runs_of(p, point)[0]
+            if run.base_spec is not None and (run.point, run.replicate) not in finished:
+                runs.append(run)
+                break
     return runs
 
 

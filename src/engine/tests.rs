@@ -632,3 +632,37 @@ fn the_watchdog_leaves_ordinary_runs_alone() {
     let r = run(&one_cpu(), &Kernel::v3_8(), vec![long], Dist::Fixed, 8.0, 1);
     assert_eq!(r.status, Status::Ok);
 }
+
+#[test]
+fn a_forked_task_remembers_its_parent_cpu_as_recent_used_cpu() {
+    // 6.x wake_up_new_task(): `p->recent_used_cpu = task_cpu(p)` (the
+    // parent's CPU) before `select_task_rq()` moves the child; the first
+    // wake-up's select_idle_sibling() may then return to the parent's CPU.
+    use crate::engine::Sim;
+    use crate::sched::task::Task;
+    let m = Machine::new(1, 4, 1, None, None).unwrap();
+    let mut k = Kernel::preset("v3.8").unwrap();
+    k.select_idle_sibling = crate::kernel::SelectIdleSibling::IdleCpu;
+    k.recent_used_cpu = true;
+    let cost = CostModel::default();
+    let w = Spinners::new(vec![spinner(0)], Dist::Fixed).unwrap();
+    let opts = RunOptions {
+        seed: 1,
+        duration_ns: Some(1_000_000),
+        trace_limit: None,
+        sample_interval_ns: 100_000_000,
+        max_sample_bytes: 0,
+    };
+    let mut sim = Sim::new(&m, &k, &cost, Box::new(w), opts).unwrap();
+    let mut moved = 0;
+    for _ in 0..3 {
+        let id = sim.tasks.len() as u32;
+        let t = Task::new("child".into(), 1, 0, 0, None, sim.now);
+        sim.sched_fork(t, 0);
+        sim.wake_up_new_task(id, 0, Some(0));
+        moved += usize::from(sim.tasks[id as usize].cpu != 0);
+        assert_eq!(sim.wake.recent_used_cpu[id as usize], 0, "task {id}");
+    }
+    // fork balancing spread the children, so the check above could fail
+    assert!(moved >= 2, "{moved}");
+}

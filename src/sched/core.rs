@@ -270,7 +270,8 @@ impl Sim<'_> {
         } else {
             self.tasks[id as usize].cpu = cpu as u32;
         }
-        self.wake.recent_used_cpu[id as usize] = cpu as u32;
+        // 6.x sets p->recent_used_cpu = task_cpu(p) (home, the parent's
+        // CPU) before select_task_rq() moves the child: sched_fork() did it.
         self.rq_sync(cpu);
         self.pelt_init_task(cpu, id);
         let flags = EnqueueFlags {
