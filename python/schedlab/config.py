@@ -24,6 +24,14 @@ def _no_name(cls: str, changes: Mapping[str, Any], hint: str) -> None:
         raise ConfigError(f"invalid {cls} field name={changes['name']!r}: {hint}")
 
 
+def _known(cls: str, changes: Mapping[str, Any], fields: list[str]) -> None:
+    """Refuse a field ``cls`` does not have, before any value is checked
+    (the core checks a CostModel value before its name)."""
+    for k in changes:
+        if k not in fields:
+            raise ConfigError(f"unknown {cls} field {k!r}: expected one of {', '.join(fields)}")
+
+
 class _Frozen:
     __slots__ = ("_f",)
     _f: dict[str, Any]
@@ -181,6 +189,10 @@ class Kernel(_Frozen):
 
     def __init__(self, base: str = "v3.8", **changes: Any) -> None:
         need_str("base", base)
+        if base not in _core.kernel_presets():
+            raise ConfigError(
+                f"invalid base={base!r}: expected one of {', '.join(_core.kernel_presets())}"
+            )
         _no_name("Kernel", changes, _KERNEL_NAME_HINT)
         object.__setattr__(self, "_f", _core.kernel_replace(base, {}, changes))
 
@@ -326,6 +338,7 @@ class CostModel(_Frozen):
 
     def __init__(self, **changes: Any) -> None:
         _no_name("CostModel", changes, _COST_NAME_HINT)
+        _known("CostModel", changes, _core.COST_FIELDS)
         object.__setattr__(self, "_f", _core.cost_replace({}, changes))
 
     @classmethod
@@ -346,6 +359,7 @@ class CostModel(_Frozen):
 
     def replace(self, **changes: Any) -> CostModel:
         _no_name("CostModel", changes, _COST_NAME_HINT)
+        _known("CostModel", changes, _core.COST_FIELDS)
         c: CostModel = CostModel._from(_core.cost_replace(self._f, changes))
         return c
 

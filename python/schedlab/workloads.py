@@ -12,7 +12,15 @@ from dataclasses import dataclass, field
 from typing import Any, ParamSpec
 
 from . import _core
-from ._check import is_list, need_bool, need_choice, need_int, need_scaled, type_name
+from ._check import (
+    is_list,
+    need_bool,
+    need_choice,
+    need_int,
+    need_scaled,
+    need_str,
+    type_name,
+)
 from .exceptions import ConfigError, ConfigTypeError
 
 P = ParamSpec("P")
@@ -49,6 +57,7 @@ class Workload:
     @staticmethod
     def parameters(kind: str) -> list[str]:
         """The parameter names of workload ``kind``."""
+        need_str("kind", kind)
         if kind not in _FACTORIES:
             raise ConfigError(
                 f"invalid workload kind {kind!r}: expected one of {', '.join(_FACTORIES)}"
