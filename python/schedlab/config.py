@@ -32,6 +32,18 @@ def _known(cls: str, changes: Mapping[str, Any], fields: list[str]) -> None:
             raise ConfigError(f"unknown {cls} field {k!r}: expected one of {', '.join(fields)}")
 
 
+def _kernel_names(changes: Mapping[str, Any]) -> None:
+    """Refuse a name that is not a Kernel field before any value is
+    converted (a value beyond 64 bits would otherwise be reported under the
+    unknown name), with the core's own message for that name: an unknown
+    field, or one the core explains (``pick``, ``lb_rules``)."""
+    for k in changes:
+        if k not in _core.KERNEL_FIELDS:
+            # False converts to every field's value type, so only the name is judged
+            _core.kernel_replace(_core.kernel_presets()[0], {}, {k: False})
+            raise ConfigError(f"unknown Kernel field {k!r}: expected one of Kernel.fields()")
+
+
 class _Frozen:
     __slots__ = ("_f",)
     _f: dict[str, Any]
@@ -194,6 +206,7 @@ class Kernel(_Frozen):
                 f"invalid base={base!r}: expected one of {', '.join(_core.kernel_presets())}"
             )
         _no_name("Kernel", changes, _KERNEL_NAME_HINT)
+        _kernel_names(changes)
         object.__setattr__(self, "_f", _core.kernel_replace(base, {}, changes))
 
     @classmethod
@@ -230,6 +243,7 @@ class Kernel(_Frozen):
     def replace(self, **changes: Any) -> Kernel:
         """A copy with ``changes`` applied; all validated, all or nothing."""
         _no_name("Kernel", changes, _KERNEL_NAME_HINT)
+        _kernel_names(changes)
         fields = {k: v for k, v in self._f.items() if k != "name"}
         k: Kernel = Kernel._from(_core.kernel_replace(self._f["name"], fields, changes))
         return k

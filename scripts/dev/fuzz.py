@@ -39,7 +39,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--minutes", type=float, default=30.0, help="wall time to spend (default 30)")
     ap.add_argument("--examples", type=int, default=500, help="max_examples per round")
-    ap.add_argument("-k", default=None, help="pytest -k expression to select tests")
+    ap.add_argument("-k", default="test_prop_", help="pytest -k (default: the properties)")
     ap.add_argument("--round-timeout", type=float, default=900.0, help="seconds per round")
     ap.add_argument("--logs", type=Path, default=Path("fuzz-logs"), help="where failing rounds go")
     ap.add_argument("--json", type=Path, default=None, help="also write the counts here")
