@@ -816,3 +816,13 @@ def test_an_unknown_kernel_field_is_named_before_its_value_is_converted(changes,
     ):
         with pytest.raises(sl.ConfigError, match=pattern):
             call()
+
+
+def test_a_sndbuf_too_small_for_the_datasize_names_both():
+    # found by the suite: hackbench(groups=1, sndbuf=1536).replace(datasize=101)
+    # said only 'invalid sndbuf=1536: expected at least two messages' truesize'
+    w = sl.workloads.hackbench(groups=1, sndbuf=1536, datasize=100)
+    pattern = r"sndbuf=1536: .*2 \* \(datasize=101 \+ skb_overhead=668\) = 1538"
+    with pytest.raises(sl.ConfigError, match=pattern):
+        w.replace(datasize=101)
+    assert w.replace(datasize=101, ipc="pipe").params["sndbuf"] == 1536  # pipes have no sndbuf

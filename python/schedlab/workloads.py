@@ -234,6 +234,14 @@ def hackbench(
         "sndbuf": _count("sndbuf", sndbuf, 2**31),
         "skb_overhead": need_int("skb_overhead", skb_overhead, lo=0, hi=65536),
     }
+    truesize = params["datasize"] + params["skb_overhead"]
+    if params["ipc"] == "socket" and params["sndbuf"] < 2 * truesize:
+        # the core's own check, with the arguments it depends on named
+        raise ConfigError(
+            f"invalid sndbuf={params['sndbuf']}: expected at least two messages' truesize, "
+            f"2 * (datasize={params['datasize']} + skb_overhead={params['skb_overhead']}) "
+            f"= {2 * truesize}, for ipc='socket'"
+        )
     _core.workload_check("hackbench", params)
     return Workload("hackbench", params, dict(params))
 
