@@ -224,7 +224,7 @@ def hackbench(
     ``sndbuf`` (net.core.wmem_default) and ``skb_overhead`` (truesize beyond
     the payload) set when socket senders block.
     """
-    params = {
+    params: dict[str, Any] = {
         "groups": _count("groups", groups, 100_000),
         "fds": _count("fds", fds, 1000),
         "loops": _count("loops", loops, 100_000_000),
@@ -234,13 +234,13 @@ def hackbench(
         "sndbuf": _count("sndbuf", sndbuf, 2**31),
         "skb_overhead": need_int("skb_overhead", skb_overhead, lo=0, hi=65536),
     }
-    truesize = params["datasize"] + params["skb_overhead"]
-    if params["ipc"] == "socket" and params["sndbuf"] < 2 * truesize:
+    size, overhead = params["datasize"], params["skb_overhead"]
+    if params["ipc"] == "socket" and params["sndbuf"] < 2 * (size + overhead):
         # the core's own check, with the arguments it depends on named
         raise ConfigError(
             f"invalid sndbuf={params['sndbuf']}: expected at least two messages' truesize, "
-            f"2 * (datasize={params['datasize']} + skb_overhead={params['skb_overhead']}) "
-            f"= {2 * truesize}, for ipc='socket'"
+            f"2 * (datasize={size} + skb_overhead={overhead}) = {2 * (size + overhead)}, "
+            "for ipc='socket'"
         )
     _core.workload_check("hackbench", params)
     return Workload("hackbench", params, dict(params))
