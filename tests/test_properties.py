@@ -475,12 +475,17 @@ small_machine = st.one_of(
 )
 
 
+#: The arguments that set a workload's size.
+_SIZES = {"nice", "groups", "fds", "loops", "rooms", "users", "messages"}
+
+
 @st.composite
 def small_workload(draw: st.DrawFn) -> sl.Workload:
     """A valid workload small enough to run in milliseconds."""
     kind = draw(st.sampled_from(WORKLOADS))
     spec = _WORKLOAD_VALID[kind]
-    args = {n: draw(s) for n, s in spec.items() if draw(st.booleans())}
+    # the sizes always (their defaults are full-size benchmarks), the rest maybe
+    args = {n: draw(s) for n, s in spec.items() if n in _SIZES or draw(st.booleans())}
     if kind == "spinners":
         args["nice"] = draw(spec["nice"])
         n = len(args["nice"])
@@ -492,7 +497,7 @@ def small_workload(draw: st.DrawFn) -> sl.Workload:
     try:
         w = getattr(sl.workloads, kind)(**args)
     except sl.ConfigError:  # a valid-looking mix the factory refuses (sndbuf below datasize)
-        w = getattr(sl.workloads, kind)(**({"nice": args["nice"]} if kind == "spinners" else {}))
+        w = getattr(sl.workloads, kind)(**{n: v for n, v in args.items() if n in _SIZES})
     assert isinstance(w, sl.Workload)
     return w
 
@@ -643,7 +648,14 @@ def grid_entry(draw: st.DrawFn, workload: sl.Workload) -> tuple[str, Any]:
     elif which < 8:
         p = draw(st.sampled_from(sl.Workload.parameters(workload.kind)))
         key = f"workload.{p}"
-        value = maybe_hostile(_WORKLOAD_VALID[workload.kind][p], 0.3)
+        valid = _WORKLOAD_VALID[workload.kind][p]
+        # a size gets hostile values that are invalid or small: a valid
+        # groups=50_000 would build 10^6 tasks (task-count caps: finding 5)
+        value = (
+            st.one_of(valid, bad_count, st.integers(-3, 3), st.sampled_from(ODD_FLOATS))
+            if p in _SIZES
+            else maybe_hostile(valid, 0.3)
+        )
     elif which < 9:
         key = draw(st.sampled_from(["kernel", "machine"]))
         value = maybe_hostile(
@@ -657,6 +669,13 @@ def grid_entry(draw: st.DrawFn, workload: sl.Workload) -> tuple[str, Any]:
     return key, draw(st.lists(value, min_size=1, max_size=3))
 
 
+#: Hostile counts that are all invalid.
+bad_count = st.one_of(
+    st.sampled_from([0, -1, 1_000_001, 2**63, 10**400, 1.0, math.nan, True, np.float64(2)]),
+    st.sampled_from(WRONG),
+)
+
+
 @st.composite
 def sweep_args(draw: st.DrawFn) -> dict[str, Any]:
     w = draw(small_workload())
@@ -665,6 +684,9 @@ def sweep_args(draw: st.DrawFn) -> dict[str, Any]:
     else:
         duration = None
     grid: Any = dict(draw(st.lists(grid_entry(w), max_size=3)))
+    if any(k.startswith("workload.") for k in grid):
+        # a hostile size can be valid and large (loops=9_670_082): bound the runs
+        duration = draw(st.floats(1e-4, 0.005))
     if draw(st.integers(0, 14)) == 0:
         grid = draw(hostile.filter(lambda v: v != {}))
     args: dict[str, Any] = {
@@ -677,7 +699,8 @@ def sweep_args(draw: st.DrawFn) -> dict[str, Any]:
         "progress": False,
     }
     if draw(st.integers(0, 4)) == 0:
-        args["replicates"] = draw(maybe_hostile(st.integers(1, 2), 0.6))
+        # hostile but never a large valid count (replicates=500_000 is a long sweep)
+        args["replicates"] = draw(st.one_of(st.integers(1, 3), bad_count))
     if draw(st.integers(0, 4)) == 0:
         args["seed"] = draw(maybe_hostile(st.integers(0, 2**64 - 1), 0.5))
     if draw(st.integers(0, 9)) == 0:
@@ -826,3 +849,20 @@ def test_a_sndbuf_too_small_for_the_datasize_names_both():
     with pytest.raises(sl.ConfigError, match=pattern):
         w.replace(datasize=101)
     assert w.replace(datasize=101, ipc="pipe").params["sndbuf"] == 1536  # pipes have no sndbuf
+
+
+def test_machine_refuses_threads_per_core_none():
+    # found by the suite: Machine(1, 1, None) silently took threads_per_core=1
+    with pytest.raises(sl.ConfigTypeError, match=r"threads_per_core: got NoneType None"):
+        sl.Machine(1, 1, None)
+    assert sl.Machine(1, 1, llc_cores=None, numa_nodes=None).threads_per_core == 1
+
+
+def test_a_lone_surrogate_grid_value_is_an_error_row():
+    # found by the suite: the error row kept "\ud800" in its text column, and
+    # building the frame raised UnicodeEncodeError, losing the whole sweep
+    w = sl.workloads.hackbench(groups=1, fds=1, loops=1)
+    df = sl.sweep("vm-2", "v3.8", w, {"tunable_scaling": [SURROGATE, "log"]}, progress=False)
+    assert df["status"].to_list() == ["error", "ok"]
+    assert df["tunable_scaling"].to_list() == [None, "log"]
+    assert "tunable_scaling" in df["status_detail"][0] and r"\ud800" in df["status_detail"][0]

@@ -112,6 +112,10 @@ class Machine(_Frozen):
         name: str = "custom",
     ) -> None:
         need_str("name", name)
+        if threads_per_core is None:  # the core would take None for its default, 1
+            raise ConfigTypeError(
+                "invalid type for threads_per_core: got NoneType None, expected int"
+            )
         f = _core.machine_check(
             {
                 "sockets": sockets,
