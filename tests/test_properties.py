@@ -44,7 +44,7 @@ _COMMON: dict[str, Any] = {
     "suppress_health_check": [HealthCheck.too_slow, HealthCheck.filter_too_much],
     "print_blob": True,
 }
-settings.register_profile("ci", max_examples=50, derandomize=True, database=None, **_COMMON)
+settings.register_profile("ci", max_examples=100, derandomize=True, database=None, **_COMMON)
 settings.register_profile(
     "fuzz",
     max_examples=int(os.environ.get("SCHEDLAB_FUZZ_EXAMPLES", "2000")),
@@ -55,7 +55,7 @@ settings.load_profile(os.environ.get("SCHEDLAB_HYPOTHESIS", "ci"))
 
 #: Each target's examples get this multiple of the profile's max_examples
 #: (constructors are cheap, runs are not).
-_CHEAP, _RUNS = 3, 2
+_CHEAP, _RUNS = 3, 3
 
 
 def _examples(factor: float) -> int:
@@ -727,6 +727,8 @@ def test_prop_sweep(args):
     if df is None:
         return
     assert isinstance(df, pl.DataFrame)
+    if grid is None:  # one point
+        grid = {}
     reps = args.get("replicates", 1)
     assert df.height == _size(grid) * reps
     assert df["point"].to_list() == [p for p in range(_size(grid)) for _ in range(reps)]
