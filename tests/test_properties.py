@@ -36,6 +36,7 @@ import pytest
 import schedlab as sl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from schedlab._check import is_list
 
 # --- profiles -----------------------------------------------------------------
 
@@ -734,6 +735,10 @@ def test_prop_sweep(args):
     assert df["point"].to_list() == [p for p in range(_size(grid)) for _ in range(reps)]
     assert set(df["status"].to_list()) <= STATUSES
     for key in grid:
+        # a workload argument whose every grid value is None or a list gets
+        # no column (run.config_row keeps scalars only; see the xfail below)
+        if key.startswith("workload.") and all(v is None or is_list(v) for v in grid[key]):
+            continue
         assert key in df.columns
     if not grid and df["status"][0] != "error":
         # a sweep's run gives simulate's numbers for its seed (events aside)
@@ -868,3 +873,18 @@ def test_a_lone_surrogate_grid_value_is_an_error_row():
     assert df["status"].to_list() == ["error", "ok"]
     assert df["tunable_scaling"].to_list() == [None, "log"]
     assert "tunable_scaling" in df["status_detail"][0] and r"\ud800" in df["status_detail"][0]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="found by the suite: a workload grid key whose values are all None or lists "
+    "gets no column (python/schedlab/run.py config_row keeps scalar arguments only), "
+    "though the README promises every grid key among the columns",
+)
+@pytest.mark.parametrize("values", [[None], [[0, 5]]], ids=["none", "list"])
+def test_every_grid_key_is_a_column_even_when_its_values_are_not_scalars(values):
+    w = sl.workloads.spinners(nice=[0, 0], run_us=100.0)
+    key = "workload.run_us" if values == [None] else "workload.nice"
+    df = sl.sweep("vm-2", "v3.8", w, {key: values}, duration_s=0.001, progress=False)
+    assert df["status"].to_list() == ["ok"]
+    assert key in df.columns
