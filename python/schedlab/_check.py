@@ -111,6 +111,12 @@ def need_bool(param: str, v: Any) -> bool:
 def need_str(param: str, v: Any) -> str:
     if not isinstance(v, str):
         raise ConfigTypeError(f"invalid type for {param}: got {type_name(v)} {v!r}, expected str")
+    try:
+        v.encode()
+    except UnicodeEncodeError:  # a lone surrogate ("\ud800") cannot reach the core
+        raise ConfigError(
+            f"invalid {param}={v!r}: expected text that encodes as UTF-8 (no lone surrogates)"
+        ) from None
     return v
 
 

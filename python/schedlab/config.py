@@ -24,6 +24,26 @@ def _no_name(cls: str, changes: Mapping[str, Any], hint: str) -> None:
         raise ConfigError(f"invalid {cls} field name={changes['name']!r}: {hint}")
 
 
+def _known(cls: str, changes: Mapping[str, Any], fields: list[str]) -> None:
+    """Refuse a field ``cls`` does not have, before any value is checked
+    (the core checks a CostModel value before its name)."""
+    for k in changes:
+        if k not in fields:
+            raise ConfigError(f"unknown {cls} field {k!r}: expected one of {', '.join(fields)}")
+
+
+def _kernel_names(changes: Mapping[str, Any]) -> None:
+    """Refuse a name that is not a Kernel field before any value is
+    converted (a value beyond 64 bits would otherwise be reported under the
+    unknown name), with the core's own message for that name: an unknown
+    field, or one the core explains (``pick``, ``lb_rules``)."""
+    for k in changes:
+        if k not in _core.KERNEL_FIELDS:
+            # False converts to every field's value type, so only the name is judged
+            _core.kernel_replace(_core.kernel_presets()[0], {}, {k: False})
+            raise ConfigError(f"unknown Kernel field {k!r}: expected one of Kernel.fields()")
+
+
 class _Frozen:
     __slots__ = ("_f",)
     _f: dict[str, Any]
@@ -92,6 +112,10 @@ class Machine(_Frozen):
         name: str = "custom",
     ) -> None:
         need_str("name", name)
+        if threads_per_core is None:  # the core would take None for its default, 1
+            raise ConfigTypeError(
+                "invalid type for threads_per_core: got NoneType None, expected int"
+            )
         f = _core.machine_check(
             {
                 "sockets": sockets,
@@ -197,7 +221,12 @@ class Kernel(_Frozen):
 
     def __init__(self, base: str = "v3.8", **changes: Any) -> None:
         need_str("base", base)
+        if base not in _core.kernel_presets():
+            raise ConfigError(
+                f"invalid base={base!r}: expected one of {', '.join(_core.kernel_presets())}"
+            )
         _no_name("Kernel", changes, _KERNEL_NAME_HINT)
+        _kernel_names(changes)
         object.__setattr__(self, "_f", _core.kernel_replace(base, {}, changes))
 
     @classmethod
@@ -234,6 +263,7 @@ class Kernel(_Frozen):
     def replace(self, **changes: Any) -> Kernel:
         """A copy with ``changes`` applied; all validated, all or nothing."""
         _no_name("Kernel", changes, _KERNEL_NAME_HINT)
+        _kernel_names(changes)
         fields = {k: v for k, v in self._f.items() if k != "name"}
         k: Kernel = Kernel._from(_core.kernel_replace(self._f["name"], fields, changes))
         return k
@@ -342,6 +372,7 @@ class CostModel(_Frozen):
 
     def __init__(self, **changes: Any) -> None:
         _no_name("CostModel", changes, _COST_NAME_HINT)
+        _known("CostModel", changes, _core.COST_FIELDS)
         object.__setattr__(self, "_f", _core.cost_replace({}, changes))
 
     @classmethod
@@ -362,6 +393,7 @@ class CostModel(_Frozen):
 
     def replace(self, **changes: Any) -> CostModel:
         _no_name("CostModel", changes, _COST_NAME_HINT)
+        _known("CostModel", changes, _core.COST_FIELDS)
         c: CostModel = CostModel._from(_core.cost_replace(self._f, changes))
         return c
 

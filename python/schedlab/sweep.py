@@ -299,8 +299,18 @@ def _fits(v: Any, kinds: set[type]) -> bool:
     if isinstance(v, float):
         return float in kinds
     if isinstance(v, str):
-        return str in kinds
+        return str in kinds and _utf8(v)
     return False
+
+
+def _utf8(s: str) -> bool:
+    """Whether ``s`` has a UTF-8 form (a polars string column needs one;
+    "\ud800" has none)."""
+    try:
+        s.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _point_text(point: Mapping[str, Any]) -> str:

@@ -12,7 +12,15 @@ from dataclasses import dataclass, field
 from typing import Any, ParamSpec
 
 from . import _core
-from ._check import is_list, need_bool, need_choice, need_int, need_scaled, type_name
+from ._check import (
+    is_list,
+    need_bool,
+    need_choice,
+    need_int,
+    need_scaled,
+    need_str,
+    type_name,
+)
 from .exceptions import ConfigError, ConfigTypeError
 
 P = ParamSpec("P")
@@ -49,6 +57,7 @@ class Workload:
     @staticmethod
     def parameters(kind: str) -> list[str]:
         """The parameter names of workload ``kind``."""
+        need_str("kind", kind)
         if kind not in _FACTORIES:
             raise ConfigError(
                 f"invalid workload kind {kind!r}: expected one of {', '.join(_FACTORIES)}"
@@ -221,7 +230,7 @@ def hackbench(
     ``sndbuf`` (net.core.wmem_default) and ``skb_overhead`` (truesize beyond
     the payload) set when socket senders block.
     """
-    params = {
+    params: dict[str, Any] = {
         "groups": _count("groups", groups, 100_000),
         "fds": _count("fds", fds, 1000),
         "loops": _count("loops", loops, 100_000_000),
@@ -231,6 +240,14 @@ def hackbench(
         "sndbuf": _count("sndbuf", sndbuf, 2**31),
         "skb_overhead": need_int("skb_overhead", skb_overhead, lo=0, hi=65536),
     }
+    size, overhead = params["datasize"], params["skb_overhead"]
+    if params["ipc"] == "socket" and params["sndbuf"] < 2 * (size + overhead):
+        # the core's own check, with the arguments it depends on named
+        raise ConfigError(
+            f"invalid sndbuf={params['sndbuf']}: expected at least two messages' truesize, "
+            f"2 * (datasize={size} + skb_overhead={overhead}) = {2 * (size + overhead)}, "
+            "for ipc='socket'"
+        )
     _core.workload_check("hackbench", params)
     return Workload("hackbench", params, dict(params))
 

@@ -48,7 +48,10 @@ pub fn value_from(param: &str, v: &Bound<'_, PyAny>) -> PyResult<Value> {
     } else if v.is_instance_of::<PyFloat>() {
         Ok(Value::Float(v.extract()?))
     } else if v.is_instance_of::<PyString>() {
-        Ok(Value::Str(v.extract()?))
+        // A str with a lone surrogate ("\ud800") has no UTF-8 form.
+        v.extract::<String>()
+            .map(Value::Str)
+            .map_err(|_| PyErr::from(CoreError::invalid(param, py_repr(v), UTF8_TEXT)))
     } else {
         let tn = v.get_type().name()?.to_string();
         Err(PyErr::from(CoreError::WrongType {
@@ -57,6 +60,16 @@ pub fn value_from(param: &str, v: &Bound<'_, PyAny>) -> PyResult<Value> {
             expected: "int, float, bool or str".into(),
         }))
     }
+}
+
+/// What a str must be to cross into the core.
+const UTF8_TEXT: &str = "text that encodes as UTF-8 (no lone surrogates)";
+
+/// `repr(v)` (ASCII-safe escapes for what UTF-8 cannot carry), for messages.
+fn py_repr(v: &Bound<'_, PyAny>) -> String {
+    v.repr()
+        .map(|r| r.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| "<unprintable>".into())
 }
 
 impl From<CoreError> for PyErr {
@@ -68,7 +81,9 @@ impl From<CoreError> for PyErr {
 pub fn values_from(d: &Bound<'_, PyDict>) -> PyResult<Vec<(String, Value)>> {
     let mut out = Vec::with_capacity(d.len());
     for (k, v) in d.iter() {
-        let k: String = k.extract()?;
+        let k: String = k
+            .extract()
+            .map_err(|_| PyErr::from(CoreError::invalid("field name", py_repr(&k), UTF8_TEXT)))?;
         if k == "name" {
             continue;
         }
