@@ -106,7 +106,7 @@ def estimate(plan: _Plan, timed: list[dict[str, Any]], left: int) -> Estimate:
     rows), spread over the threads; memory as the module says."""
     threads = plan.nthreads or os.cpu_count() or 1
     t = time.perf_counter()
-    sample = sum(1 for r in itertools.islice(plan, PLAN_SAMPLE) if r.spec is not None or r.row)
+    sample = sum(1 for _ in itertools.islice(plan, PLAN_SAMPLE))
     per_run = (time.perf_counter() - t) / max(1, sample) + RUN_OVERHEAD_S
     walls = [float(r["wall_s"]) for r in timed if r.get("status") != "error"]
     if walls:
