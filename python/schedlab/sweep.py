@@ -305,7 +305,7 @@ def _fits(v: Any, kinds: set[type]) -> bool:
 
 def _utf8(s: str) -> bool:
     """Whether ``s`` has a UTF-8 form (a polars string column needs one;
-    "\ud800" has none)."""
+    a lone surrogate such as U+D800 has none)."""
     try:
         s.encode()
     except UnicodeEncodeError:
