@@ -8,7 +8,7 @@ import schedlab as sl
 from schedlab.workloads import spinners
 
 PRESETS = sl.Machine.presets()
-SMT = {"nhm-ep", "snb-ep-4s", "skl-sp-2s"}
+SMT = {"nhm-ep", "snb-ep-4s", "skl-sp-2s", "epyc-genoa-2s", "spr-2s"}
 
 
 def test_presets_fix_every_variant():
