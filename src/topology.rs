@@ -195,13 +195,18 @@ impl Machine {
             // MB per socket), so 12 LLCs per socket; NPS1 (the default), one
             // node per socket. Sources: tomshardware.com EPYC 9755 article
             // (9654: 96/192, 384 MB L3 over 12 CCDs); llmperf.net Genoa/Turin
-            // table (8-core CCDs with 32 MB L3 each).
+            // table (8-core CCDs with 32 MB L3 each). Domains: SIBLING, MC
+            // (the CCX), CPU (the socket, 12 CCX groups), NUMA. 6.x x86
+            // (`build_sched_topology()`) has the same levels as SMT, CLS (L2
+            // per core here, so degenerate), MC, PKG (`cpu_cpu_mask`, kept:
+            // no NUMA inside the package under NPS1) and NUMA.
             "epyc-genoa-2s" => Self::new(2, 96, 2, Some(8), Some(2))?,
             // Intel Xeon Platinum 8480+ "Sapphire Rapids" 2 × 56 × 2 = 224
             // CPUs: one 105 MB L3 shared by the socket's cores (mesh), SNC
             // off (the default), one node per socket. Sources: computerbase.de
             // (8480+: 56 cores, the top of the mainstream series); cheap5v.com
-            // on the 56-core part (112 threads, 105 MB L3).
+            // on the 56-core part (112 threads, 105 MB L3). Domains: SIBLING,
+            // MC, NUMA (CPU = the LLC = the node, degenerate; 6.x's PKG too).
             "spr-2s" => Self::new(2, 56, 2, None, Some(2))?,
             _ => {
                 return Err(CoreError::invalid(
