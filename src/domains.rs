@@ -411,6 +411,31 @@ mod tests {
         assert!(build(&up, &Kernel::v3_8())[0].is_empty());
     }
 
+    /// Genoa: SMT, MC at the 8-core CCX, CPU (the socket = node: 6.x's PKG,
+    /// `cpu_cpu_mask`) over the 12 CCXs, then one NUMA level over the two
+    /// sockets. Sapphire Rapids: the L3 is the socket, so CPU is degenerate.
+    #[test]
+    fn todays_two_socket_boxes_build_their_levels() {
+        let g = Machine::preset("epyc-genoa-2s").unwrap();
+        let d = build(&g, &Kernel::v3_8());
+        for cpu in [0, 17, 383] {
+            assert_eq!(names(&d[cpu]), vec!["SIBLING", "MC", "CPU", "NUMA"]);
+            let sizes: Vec<usize> = d[cpu].iter().map(|x| x.span.len()).collect();
+            assert_eq!(sizes, vec![2, 16, 192, 384]);
+            let groups: Vec<usize> = d[cpu].iter().map(|x| x.groups.len()).collect();
+            assert_eq!(groups, vec![2, 8, 12, 2]);
+        }
+        assert_eq!(d[17][2].local_group, 1);
+        assert_eq!(d[17][2].groups[1].power, 8 * 1178);
+        let s = Machine::preset("spr-2s").unwrap();
+        let d = build(&s, &Kernel::v3_8());
+        assert_eq!(names(&d[200]), vec!["SIBLING", "MC", "NUMA"]);
+        let sizes: Vec<usize> = d[200].iter().map(|x| x.span.len()).collect();
+        assert_eq!(sizes, vec![2, 112, 224]);
+        assert_eq!(d[200][1].groups.len(), 56);
+        assert_eq!(d[200][2].local_group, 1);
+    }
+
     /// (span, groups, local group, name, min_interval) per CPU and level.
     type RefDomain = (Vec<u32>, Vec<Group>, usize, &'static str, u64);
 

@@ -56,6 +56,8 @@ pub const MACHINE_PRESETS: &[&str] = &[
     "wsm-4s-40c",
     "snb-ep-4s",
     "skl-sp-2s",
+    "epyc-genoa-2s",
+    "spr-2s",
 ];
 
 /// Upper bound on CPUs (keeps per-CPU tables and cpumasks bounded).
@@ -188,6 +190,24 @@ impl Machine {
             "snb-ep-4s" => Self::new(4, 8, 2, None, Some(4))?,
             // Skylake-SP 2 × 28 × 2 = 112 CPUs: the 0-day box of case 4.
             "skl-sp-2s" => Self::new(2, 28, 2, None, Some(2))?,
+            // AMD EPYC 9654 "Genoa" (Zen 4) 2 × 96 × 2 = 384 CPUs: 12 CCDs of
+            // 8 cores per socket, each CCD one CCX with its own 32 MB L3 (384
+            // MB per socket), so 12 LLCs per socket; NPS1 (the default), one
+            // node per socket. Sources: tomshardware.com EPYC 9755 article
+            // (9654: 96/192, 384 MB L3 over 12 CCDs); llmperf.net Genoa/Turin
+            // table (8-core CCDs with 32 MB L3 each). Domains: SIBLING, MC
+            // (the CCX), CPU (the socket, 12 CCX groups), NUMA. 6.x x86
+            // (`build_sched_topology()`) has the same levels as SMT, CLS (L2
+            // per core here, so degenerate), MC, PKG (`cpu_cpu_mask`, kept:
+            // no NUMA inside the package under NPS1) and NUMA.
+            "epyc-genoa-2s" => Self::new(2, 96, 2, Some(8), Some(2))?,
+            // Intel Xeon Platinum 8480+ "Sapphire Rapids" 2 × 56 × 2 = 224
+            // CPUs: one 105 MB L3 shared by the socket's cores (mesh), SNC
+            // off (the default), one node per socket. Sources: computerbase.de
+            // (8480+: 56 cores, the top of the mainstream series); cheap5v.com
+            // on the 56-core part (112 threads, 105 MB L3). Domains: SIBLING,
+            // MC, NUMA (CPU = the LLC = the node, degenerate; 6.x's PKG too).
+            "spr-2s" => Self::new(2, 56, 2, None, Some(2))?,
             _ => {
                 return Err(CoreError::invalid(
                     "name",
@@ -252,7 +272,7 @@ mod tests {
             .iter()
             .map(|n| Machine::preset(n).unwrap().nr_cpus())
             .collect();
-        assert_eq!(sizes, vec![2, 4, 8, 16, 40, 64, 112]);
+        assert_eq!(sizes, vec![2, 4, 8, 16, 40, 64, 112, 384, 224]);
         let q = Machine::preset("quad-4c").unwrap();
         assert_eq!(q.distance(0, 3), Distance::SharedLlc);
     }
@@ -272,6 +292,29 @@ mod tests {
         assert_eq!(m.distance(0, 2), Distance::SharedLlc);
         assert_eq!(m.distance(0, 56), Distance::RemoteNode);
         assert_eq!(m.cpu(111).node, 1);
+    }
+
+    #[test]
+    fn todays_two_socket_boxes_have_their_llcs_and_nodes() {
+        let count = |m: &Machine, f: fn(&CpuTopo) -> u32| {
+            let mut v: Vec<u32> = m.cpus().iter().map(f).collect();
+            v.dedup();
+            v.len()
+        };
+        let g = Machine::preset("epyc-genoa-2s").unwrap();
+        assert_eq!((g.nr_cpus(), g.llc_cores, g.numa_nodes), (384, 8, 2));
+        assert_eq!(count(&g, |t| t.llc), 24);
+        assert_eq!(count(&g, |t| t.node), 2);
+        // a CCX is 8 cores = 16 CPUs; the next CCX is on the same socket
+        assert_eq!(g.distance(0, 15), Distance::SharedLlc);
+        assert_eq!(g.distance(0, 16), Distance::SameSocket);
+        assert_eq!(g.distance(0, 192), Distance::RemoteNode);
+        assert_eq!((g.cpu(191).llc, g.cpu(192).llc), (11, 12));
+        let s = Machine::preset("spr-2s").unwrap();
+        assert_eq!((s.nr_cpus(), s.llc_cores, s.numa_nodes), (224, 56, 2));
+        assert_eq!(count(&s, |t| t.llc), 2);
+        assert_eq!(s.distance(0, 111), Distance::SharedLlc);
+        assert_eq!(s.distance(0, 112), Distance::RemoteNode);
     }
 
     #[test]

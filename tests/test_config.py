@@ -15,6 +15,8 @@ def test_machine_presets_match_design():
         "wsm-4s-40c",
         "snb-ep-4s",
         "skl-sp-2s",
+        "epyc-genoa-2s",
+        "spr-2s",
     ]
     sizes = {n: sl.Machine.preset(n).nr_cpus for n in sl.Machine.presets()}
     assert sizes == {
@@ -25,6 +27,8 @@ def test_machine_presets_match_design():
         "wsm-4s-40c": 40,
         "snb-ep-4s": 64,
         "skl-sp-2s": 112,
+        "epyc-genoa-2s": 384,
+        "spr-2s": 224,
     }
     m = sl.Machine.preset("core2-2s")
     assert (m.sockets, m.cores_per_socket, m.threads_per_core, m.llc_cores) == (2, 4, 1, 2)
