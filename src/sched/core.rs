@@ -331,16 +331,23 @@ impl Sim<'_> {
                 initial: false,
             },
         );
-        let task = &mut self.tasks[ti];
+        self.ttwu_do_wakeup(t, cpu, waker_cpu);
+        self.update_avg_idle_on_wakeup(cpu);
+        self.rearm(cpu);
+        true
+    }
+
+    /// `ttwu_do_wakeup()`: the queued task becomes runnable (its wait
+    /// starts, the wake-up is counted and traced) and may preempt `cpu`'s
+    /// current task (`wakeup_preempt()`, `check_preempt_curr()` before 6.6).
+    fn ttwu_do_wakeup(&mut self, t: TaskId, cpu: usize, waker_cpu: usize) {
+        let task = &mut self.tasks[t as usize];
         task.state = TaskState::Runnable;
         task.wait_start = self.now;
         task.wakeups += 1;
         self.counters.wakeups += 1;
         self.trace(waker_cpu, TraceKind::Wakeup, pid(Some(t)), cpu as i32, 0);
         self.check_preempt_curr(cpu, t, false, Some(waker_cpu));
-        self.update_avg_idle_on_wakeup(cpu);
-        self.rearm(cpu);
-        true
     }
 
     /// `ttwu_runnable()` (6.12): the task is still queued, `sched_delayed`
@@ -352,13 +359,7 @@ impl Sim<'_> {
         self.rq_sync(cpu);
         self.pelt_update(cpu, t);
         self.rqs[cpu].cfs.requeue_delayed_entity(&mut self.ses, t);
-        let task = &mut self.tasks[t as usize];
-        task.state = TaskState::Runnable;
-        task.wait_start = self.now;
-        task.wakeups += 1;
-        self.counters.wakeups += 1;
-        self.trace(waker_cpu, TraceKind::Wakeup, pid(Some(t)), cpu as i32, 0);
-        self.check_preempt_curr(cpu, t, false, Some(waker_cpu));
+        self.ttwu_do_wakeup(t, cpu, waker_cpu);
         self.rearm(cpu);
         true
     }

@@ -285,16 +285,10 @@ impl CfsRq {
     /// cancelled and `curr` is no longer eligible, or — 6.17 — whenever the
     /// protection has ended.
     pub(super) fn update_curr_eevdf(&mut self, ses: &mut [SchedEntity], now: u64) -> u64 {
-        let Some(c) = self.curr else { return 0 };
-        let se = &mut ses[c as usize];
-        let delta = now.saturating_sub(se.exec_start);
-        if delta == 0 {
+        let Some((c, delta)) = self.charge_curr(ses, now) else {
             return 0;
-        }
-        se.exec_start = now;
-        se.sum_exec_runtime += delta;
-        se.vruntime += calc_delta_fair(delta, se.weight, se.inv_weight) as i64;
-        let resched = self.update_deadline(se);
+        };
+        let resched = self.update_deadline(&mut ses[c as usize]);
         self.update_min_vruntime_eevdf(ses);
         if self.nr_running == 1 {
             return delta;

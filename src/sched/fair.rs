@@ -218,17 +218,28 @@ impl CfsRq {
         if self.eevdf.is_some() {
             return self.update_curr_eevdf(ses, now);
         }
-        let Some(c) = self.curr else { return 0 };
+        let Some((_, delta)) = self.charge_curr(ses, now) else {
+            return 0;
+        };
+        self.update_min_vruntime(ses);
+        delta
+    }
+
+    /// The charge common to CFS's and EEVDF's `update_curr()`: the wall time
+    /// since `curr`'s `exec_start` into its `sum_exec_runtime`, and its
+    /// vruntime advanced by `calc_delta_fair()`. `None` when there is no
+    /// `curr` or no time has passed; else `curr` and the time charged.
+    pub(super) fn charge_curr(&self, ses: &mut [SchedEntity], now: u64) -> Option<(TaskId, u64)> {
+        let c = self.curr?;
         let se = &mut ses[c as usize];
         let delta = now.saturating_sub(se.exec_start);
         if delta == 0 {
-            return 0;
+            return None;
         }
         se.exec_start = now;
         se.sum_exec_runtime += delta;
         se.vruntime += calc_delta_fair(delta, se.weight, se.inv_weight) as i64;
-        self.update_min_vruntime(ses);
-        delta
+        Some((c, delta))
     }
 
     /// `update_min_vruntime()`: monotonic, follows min(curr, leftmost).
