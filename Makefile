@@ -21,7 +21,7 @@ lint:
 	$(PIP) install --quiet "ruff>=0.5" "mypy>=1.10" types-tqdm
 	$(PY) -m ruff check python tests scripts
 	$(PY) -m ruff format --check python tests scripts
-	./scripts/check-binding-boundary.sh
+	./scripts/dev/check-binding-boundary.sh
 
 rust-test:
 	cargo test --release
@@ -36,7 +36,7 @@ install-test: wheel
 	$(PIP) install --quiet --force-reinstall --no-deps $(WHEEL_DIR)/schedlab-*.whl
 
 stubtest:
-	$(PY) -m mypy.stubtest schedlab._core --allowlist scripts/stubtest-allowlist.txt
+	$(PY) -m mypy.stubtest schedlab._core --allowlist scripts/dev/stubtest-allowlist.txt
 	$(PY) -m mypy
 
 # Notebooks run at CI size (NB_SMOKE=1); unset it for the full-size story.

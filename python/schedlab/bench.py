@@ -204,7 +204,7 @@ def real_perf(args: tuple[str, ...], reps: int) -> float | None:
     return best
 
 
-#: The 64-point sweep both benchmarks time (also scripts/bench_sweep.py):
+#: The 64-point sweep both benchmarks time (also scripts/dev/bench_sweep.py):
 #: hackbench -g 4 on core2-2s, v3.8, over this grid.
 SWEEP_GRID: dict[str, list[Any]] = {
     "migration_cost_ns": [0, 125_000, 250_000, 500_000, 1_000_000, 2_000_000, 4_000_000, 8_000_000],

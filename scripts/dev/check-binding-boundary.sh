@@ -4,7 +4,7 @@
 # workload interface (crate::workload); the system-call layer that interprets
 # workload actions is src/engine/syscall.rs.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 if grep -rnE '\b(pyo3|numpy)::' src --include='*.rs' | grep -v '^src/bindings/'; then
     echo "error: pyo3/numpy used outside src/bindings/" >&2
     exit 1

@@ -18,7 +18,7 @@ and reads `perf sched timehist --state`:
 - reap: the parent's run time after the last child started, per child
   (reading the ready bytes, waking the workers, wait4() for each).
 
-Needs perf and root. Usage: python scripts/measure_fork_startup.py [--reps 3]
+Needs perf and root. Usage: python scripts/calibration/measure_fork_startup.py [--reps 3]
 [--groups 10 20 50]. Tracing adds a few microseconds per scheduler event.
 """
 

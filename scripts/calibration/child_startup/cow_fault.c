@@ -1,6 +1,6 @@
 /* Cost of a copy-on-write page fault: fork, then the child writes one byte
  * to each of N pages the parent touched; prints the per-fault time. Used to
- * estimate CostModel.child_start_ns (scripts/measure_child_startup.sh). */
+ * estimate CostModel.child_start_ns (scripts/calibration/measure_child_startup.sh). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
