@@ -75,7 +75,26 @@ def _cmd_run(args: argparse.Namespace) -> int:
     duration = args.duration
     if duration is None and args.workload == "spinners":
         duration = 1.0
-    r = simulate(machine, kernel, w, seed=args.seed, duration_s=duration, costs=costs)
+    if args.perfetto is not None:
+        # checked before the run: the path, and that the perfetto package is there
+        _check_output(args.perfetto, force=True, flag="--perfetto")
+        from .pftrace import _perfetto_protos
+
+        try:
+            _perfetto_protos()
+        except ImportError as e:
+            raise SchedlabError(f"--perfetto: {e}") from None
+    r = simulate(
+        machine,
+        kernel,
+        w,
+        seed=args.seed,
+        duration_s=duration,
+        costs=costs,
+        trace=args.perfetto is not None,
+    )
+    if args.perfetto is not None:
+        r.to_perfetto(args.perfetto)
     if args.json:
         print(json.dumps({"status": r.status, **r.metrics}))
     else:
@@ -85,24 +104,24 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 0 if r.ok else 1
 
 
-def _check_output(path: str, force: bool) -> Path:
-    """The sweep's output path, checked before any run: not a directory, in
-    a writable directory, and not an existing file unless ``force``."""
+def _check_output(path: str, force: bool, flag: str = "--output") -> Path:
+    """An output path, checked before any run: not a directory, in a
+    writable directory, and not an existing file unless ``force``."""
     p = Path(path)
     if p.is_dir():
-        raise ConfigError(f"invalid --output={path!r}: a directory; expected a file to write")
+        raise ConfigError(f"invalid {flag}={path!r}: a directory; expected a file to write")
     parent = p.parent
     if not parent.is_dir():
-        raise ConfigError(f"invalid --output={path!r}: no such directory {str(parent)!r}")
+        raise ConfigError(f"invalid {flag}={path!r}: no such directory {str(parent)!r}")
     if not os.access(parent, os.W_OK | os.X_OK):
-        raise ConfigError(f"invalid --output={path!r}: directory {str(parent)!r} is not writable")
+        raise ConfigError(f"invalid {flag}={path!r}: directory {str(parent)!r} is not writable")
     if p.exists() or p.is_symlink():
         if not force:
             raise ConfigError(
-                f"invalid --output={path!r}: the file exists; pass --force to overwrite it"
+                f"invalid {flag}={path!r}: the file exists; pass --force to overwrite it"
             )
         if not os.access(p, os.W_OK):
-            raise ConfigError(f"invalid --output={path!r}: the file is not writable")
+            raise ConfigError(f"invalid {flag}={path!r}: the file is not writable")
     return p
 
 
@@ -188,6 +207,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--json", action="store_true", help="print metrics as one JSON object")
+    r.add_argument(
+        "--perfetto",
+        metavar="OUT.pftrace",
+        default=None,
+        help="also write the schedule as a Perfetto trace (needs schedlab[perfetto])",
+    )
     r.set_defaults(fn=_cmd_run)
     sw = sub.add_parser("sweep", help="run a sweep spec (TOML) to a Parquet file")
     sw.add_argument("spec", help="the sweep spec (see schedlab.spec)")

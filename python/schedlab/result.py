@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import os
 from collections.abc import Mapping
 from functools import cached_property
 from typing import Any
@@ -187,6 +188,17 @@ class Result:
             pl.when(ev == "sched_migrate_task").then(pl.col("a")).alias("orig_cpu"),
             pl.when(ev == "sched_migrate_task").then(pl.col("b")).alias("dest_cpu"),
         )
+
+    def to_perfetto(self, path: str | os.PathLike[str]) -> None:
+        """Write the schedule to ``path`` in Perfetto's trace format (open it in
+        ui.perfetto.dev): a track per CPU with the running task as slices,
+        wake-ups (with a flow to where the task next runs), migrations and
+        exits as instant events, and a run-queue counter track per CPU from
+        the vmstat samples. Needs ``trace=True`` and Perfetto's Python package
+        (``pip install 'schedlab[perfetto]'``). See ``schedlab.pftrace``."""
+        from .pftrace import write_perfetto
+
+        write_perfetto(self, path)
 
     def __repr__(self) -> str:
         m = self.metrics
