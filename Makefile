@@ -2,6 +2,7 @@
 #   make test   install what the tests need, then run every check and test
 #               (pytest also on CPython 3.10 and 3.13 from pyenv, in .venv-py310/.venv-py313)
 #   make demo   install the package and run the built-in demo
+#   make docs   install the package with the docs extra and serve the site (http://127.0.0.1:8000)
 #   make bench  engine benchmarks, the scaling bench and python -m schedlab.bench (not part of the tests)
 PY ?= python3
 PIP ?= $(PY) -m pip
@@ -10,9 +11,9 @@ WHEEL_DIR := dist
 EXTRA_PYS ?= 3.10 3.13
 PYTEST_EXTRA := $(addprefix pytest-py,$(EXTRA_PYS))
 
-.PHONY: test lint rust-test wheel install-test pytest pytest-extra $(PYTEST_EXTRA) stubtest demo bench clean
+.PHONY: test lint rust-test wheel install-test pytest pytest-extra $(PYTEST_EXTRA) stubtest docs-build docs demo bench clean
 
-test: lint rust-test install-test stubtest pytest pytest-extra
+test: lint rust-test install-test stubtest docs-build pytest pytest-extra
 
 lint:
 	cargo fmt --check
@@ -38,6 +39,18 @@ install-test: wheel
 stubtest:
 	$(PY) -m mypy.stubtest schedlab._core --allowlist scripts/dev/stubtest-allowlist.txt
 	$(PY) -m mypy
+
+# The documentation site, strict (a broken link, a bad reference or a generated table out of
+# step with the code fails), from the wheel already installed by install-test plus the docs extra.
+MKDOCS_ENV := NO_MKDOCS_2_WARNING=1 DISABLE_MKDOCS_2_WARNING=true
+docs-build:
+	$(PIP) install --quiet "$$(ls $(WHEEL_DIR)/schedlab-*.whl)[docs]"
+	$(MKDOCS_ENV) $(PY) -m mkdocs build --strict
+
+docs: wheel
+	$(PIP) install --quiet "$$(ls $(WHEEL_DIR)/schedlab-*.whl)[docs]"
+	$(PIP) install --quiet --force-reinstall --no-deps $(WHEEL_DIR)/schedlab-*.whl
+	$(MKDOCS_ENV) $(PY) -m mkdocs serve
 
 # Notebooks run at CI size (NB_SMOKE=1); unset it for the full-size story.
 pytest:
@@ -75,4 +88,4 @@ bench:
 	$(PY) -m schedlab.bench
 
 clean:
-	rm -rf target $(WHEEL_DIR)
+	rm -rf target $(WHEEL_DIR) site

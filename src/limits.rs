@@ -1,5 +1,5 @@
 //! The memory limits of one run, checked before anything is allocated, and
-//! the estimate of what a run keeps (README "Limits"). A run past a limit
+//! the estimate of what a run keeps (docs, "Errors and limits"). A run past a limit
 //! is refused with a `CoreError` naming the parameter, its value and the
 //! limit — never an allocation failure (which aborts the process).
 //!
@@ -13,8 +13,8 @@
 use crate::error::{CoreError, CoreResult};
 
 /// The most tasks a workload may create over a run. About 0.6 KB each in
-/// the core and the result (measured: 1 M spinners on `vm-2`, README
-/// "Limits"); the kernel's own `PID_MAX_LIMIT` is 4 M on 64-bit.
+/// the core and the result (measured: 1 M spinners on `vm-2`, docs,
+/// "Errors and limits"); the kernel's own `PID_MAX_LIMIT` is 4 M on 64-bit.
 pub const MAX_TASKS: u64 = 1_000_000;
 
 /// The most trace rows `trace_limit` may keep (25 bytes each in the core;

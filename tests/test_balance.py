@@ -46,7 +46,7 @@ def test_n_plus_k_spinners_end_balanced_and_stay_so(machine, kernel, extra):
     if kernel in ("v2.6.36", "v2.6.37") and machine in SMT:
         pytest.skip(
             "2.6.36/2.6.37 leave SMT siblings idle across nodes: their imbalance_pct "
-            "test accepts e.g. 60:54 tasks over two 56-thread nodes (see README)"
+            "test accepts e.g. 60:54 tasks over two 56-thread nodes (see docs/model.md)"
         )
     n = m.nr_cpus
     k = n // 2 if extra == "half" else extra

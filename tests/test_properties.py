@@ -593,7 +593,7 @@ def _check_result(r: sl.Result, m: sl.Machine, duration_s: Any) -> None:
     for k in ("elapsed_s", "task_clock_s", "user_s", "sys_s", "idle_s", "wait_s", "events"):
         assert mt[k] >= 0, (k, mt[k])
     cpu_time = m.nr_cpus * r.sim_time_s
-    # busy + idle is conserved exactly (README: the model's simplifications)
+    # busy + idle is conserved exactly (docs/model.md: the simplifications)
     assert mt["user_s"] + mt["sys_s"] + mt["idle_s"] == pytest.approx(cpu_time, rel=1e-9, abs=1e-9)
     assert mt["task_clock_s"] <= cpu_time * (1 + 1e-9) + 1e-9
     if r.sim_time_s > 0:
@@ -879,7 +879,7 @@ def test_a_lone_surrogate_grid_value_is_an_error_row():
     strict=True,
     reason="found by the suite: a workload grid key whose values are all None or lists "
     "gets no column (python/schedlab/run.py config_row keeps scalar arguments only), "
-    "though the README promises every grid key among the columns",
+    "though docs/guide/sweeps.md promises every grid key among the columns",
 )
 @pytest.mark.parametrize("values", [[None], [[0, 5]]], ids=["none", "list"])
 def test_every_grid_key_is_a_column_even_when_its_values_are_not_scalars(values):

@@ -1,6 +1,6 @@
 """One source of truth for field names: the Rust core's lists, the typed
-attributes of Kernel/CostModel/Machine, and the README agree; mypy catches a
-misspelt field."""
+attributes of Kernel/CostModel/Machine agree (the docs' generated tables are
+checked in test_docs_tables.py); mypy catches a misspelt field."""
 
 import subprocess
 import sys
@@ -28,14 +28,6 @@ def test_cost_model_attributes_follow_the_core_field_list():
 
 def test_machine_attributes_follow_the_core_dict():
     assert annotated(sl.Machine) == list(_core.machine_preset("vm-2"))
-
-
-def test_readme_kernel_table_lists_every_field_in_order():
-    text = (ROOT / "README.md").read_text()
-    start = text.index("<!-- kernel-fields:start -->")
-    end = text.index("<!-- kernel-fields:end -->")
-    rows = [ln for ln in text[start:end].splitlines() if ln.startswith("| `")]
-    assert [r.split("`")[1] for r in rows] == sl.Kernel.fields()
 
 
 BAD = {

@@ -328,7 +328,7 @@ _INFO_SCHEMA: dict[str, Any] = {
 class CostModel(_Frozen):
     """What the model charges for scheduler work, in nanoseconds.
 
-    ``CostModel()`` gives the defaults (see the README's cost table);
+    ``CostModel()`` gives the defaults (the docs' Costs reference page lists them);
     ``CostModel(context_switch_ns=3000)`` or ``.replace(...)`` changes them.
     """
 

@@ -81,7 +81,7 @@ def run_demo(quick: bool = False, progress: bool = True) -> dict[str, Any]:
     print(
         "   The re-arm shows: newidle passes and migrations up many-fold, and more than "
         "twice the\n   packet handoffs cross an L2. The model's throughput loss is smaller "
-        "than the seed's -30%\n   and its interrupts do not double (README, 'Seed case 1')."
+        "than the seed's -30%\n   and its interrupts do not double (docs, 'Seed case 1')."
     )
 
     runs = _runs(quick)

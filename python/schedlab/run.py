@@ -114,7 +114,7 @@ def simulate(
     draws a fresh seed and records it in ``result.seed``. ``trace=True``
     keeps up to ``trace_limit`` scheduler events (``result.trace``; at most
     ``MAX_TRACE_ROWS``, 2·10⁷). A workload of more than ``MAX_TASKS`` (10⁶)
-    tasks is refused; vmstat keeps at most 400 MB of rows (README "Limits").
+    tasks is refused; vmstat keeps at most 400 MB of rows (docs, "Errors and limits").
     ``interval_s`` is the vmstat / CPU-timeline sampling interval.
     The GIL is released while the model runs; Ctrl-C stops it.
     """

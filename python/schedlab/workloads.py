@@ -158,7 +158,7 @@ def spinners(
         raise ConfigError(
             f"invalid nice=[{len(nice):,} values]: spinners(nice=...) makes one task per value; "
             f"{len(nice):,} tasks exceeds the limit of {_core.MAX_TASKS:,} tasks (about 600 bytes "
-            "each; README 'Limits')"
+            "each; docs, 'Errors and limits')"
         )
     nices = [need_int(f"nice[{i}]", x, lo=-20, hi=19) for i, x in enumerate(nice)]
     n = len(nices)

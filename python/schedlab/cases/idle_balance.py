@@ -88,7 +88,7 @@ def idle_balance_runs(
     column. The seed does not give its tick: at the ``v3.8`` preset's
     ``HZ=1000`` the model's removal effect is within the noise, at
     ``Kernel.preset("v3.8").replace(hz=250)`` it is +1 % time and about
-    +55 % context switches (README, notebook 02)."""
+    +55 % context switches (docs: seed case 2; notebook 02)."""
     need_int("replicates", replicates, lo=2)
     w = hackbench(groups=groups, loops=loops, ipc=ipc, mode=mode)
     return sweep(
