@@ -6,14 +6,15 @@ as counters."""
 
 from __future__ import annotations
 
+import sys
 from collections import defaultdict
 from pathlib import Path
 
 import pytest
 import schedlab as sl
+from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 from schedlab.cli import main
 
-pb = pytest.importorskip("perfetto.protos.perfetto.trace.perfetto_trace_pb2")
 TE = pb.TrackEvent
 
 
@@ -148,3 +149,10 @@ def test_cli_writes_the_same_file_as_the_api(tmp_path: Path, capsys):
     assert out.read_bytes() == (tmp_path / "api.pftrace").read_bytes()
     assert main([*args, "--perfetto", str(tmp_path / "no" / "x.pftrace")]) == 2
     assert "invalid --perfetto=" in capsys.readouterr().err
+
+
+def test_without_the_perfetto_package_the_error_names_the_extra(run, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "perfetto.protos.perfetto.trace", None)
+    with pytest.raises(ImportError, match=r"pip install 'schedlab\[perfetto\]'"):
+        run.to_perfetto(tmp_path / "x.pftrace")
+    assert not (tmp_path / "x.pftrace").exists()

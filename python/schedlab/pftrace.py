@@ -39,7 +39,7 @@ def _perfetto_protos() -> Any:
         from perfetto.protos.perfetto.trace import (  # type: ignore[import-untyped]
             perfetto_trace_pb2,
         )
-    except ImportError as e:  # pragma: no cover - depends on the environment
+    except ImportError as e:
         raise ImportError(
             "Result.to_perfetto needs Perfetto's Python package: "
             "pip install 'schedlab[perfetto]' (or pip install perfetto)"
