@@ -3,7 +3,8 @@ the code at build time, and the notebooks copied in for mkdocs-jupyter.
 
 - reference/kernel-fields.md, reference/presets.md, reference/costs.md from
   scripts/dev/docs_tables.py (the installed schedlab's fields and presets);
-- notebooks/*.ipynb, rendered with their stored outputs (execute: false).
+- notebooks/*.ipynb, rendered with their stored outputs (execute: false);
+- index.md: the README, its links made relative to the site.
 """
 
 from __future__ import annotations
@@ -64,6 +65,14 @@ with mkdocs_gen_files.open("reference/presets.md", "w") as f:
     f.write(PRESETS.format(machines=t.machine_presets_table(), kernels=t.kernel_presets_table()))
 with mkdocs_gen_files.open("reference/costs.md", "w") as f:
     f.write(COSTS + t.cost_table())
+
+readme = (ROOT / "README.md").read_text()
+readme = readme.replace("](docs/", "](").replace(
+    "`notebooks/00-tutorial.ipynb` walks through all of it.",
+    "The [tutorial notebook](notebooks/00-tutorial.ipynb) walks through all of it.",
+)
+with mkdocs_gen_files.open("index.md", "w") as f:
+    f.write(readme)
 
 for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
     with mkdocs_gen_files.open(f"notebooks/{nb.name}", "wb") as f:
