@@ -134,6 +134,16 @@ def test_runqueue_counters_are_the_vmstat_samples(run, decoded):
     assert ts == sorted(ts)
 
 
+def test_a_truncated_trace_ends_the_file_at_its_last_row(tmp_path: Path):
+    w = sl.workloads.hackbench(groups=2, fds=2, loops=5, ipc="pipe")
+    r = sl.simulate("vm-2", "v3.8", w, seed=3, trace=True, trace_limit=40, interval_s=0.0005)
+    assert r.trace_truncated and r.trace.height == 40
+    r.to_perfetto(tmp_path / "t.pftrace")
+    t = pb.Trace.FromString((tmp_path / "t.pftrace").read_bytes())
+    ts = [p.timestamp for p in t.packet if p.HasField("track_event")]
+    assert max(ts) == r.trace["time_ns"][-1] < round(r.sim_time_s * 1e9)
+
+
 def test_a_run_without_trace_is_refused(tmp_path: Path):
     r = sl.simulate("vm-2", "v3.8", sl.workloads.pipe_pingpong(loops=10))
     with pytest.raises(sl.ConfigError, match="trace=True"):

@@ -15,7 +15,9 @@ TrackEvent packets that ui.perfetto.dev and the trace processor read.
 - one counter track per CPU (``CPU n runqueue``): the runnable tasks there,
   the running one included, at each vmstat sample (``r.runqueue_timeline``).
 
-Slices still open at the end of the trace close at the run's simulated end.
+Slices still open at the end of the trace close at the run's simulated end;
+when the trace hit its row limit (``r.trace_truncated``), the file stops at
+the last row kept: open slices close there and later samples are left out.
 Balancer passes are not in ``r.trace`` and so not in the file.
 """
 
@@ -168,7 +170,7 @@ def write_perfetto(r: Result, path: str | os.PathLike[str]) -> None:
                 )
             elif event == "sched_process_exit":
                 instant(ts, cpu, f"exit {task_name(pid)}", {"pid": pid})
-        last = max(end_ns, last_ts)
+        last = last_ts if r.trace_truncated else max(end_ns, last_ts)
         emit_samples(last)
         for cpu, pid in enumerate(running):
             if pid != 0:
