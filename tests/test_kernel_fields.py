@@ -403,16 +403,16 @@ FIELD_SCENARIOS: dict[str, Scenario] = {
         0.3,
         ("cpu_migrations", "context_switches"),
     ),
-    # The 5.5+ balancer: 3 spinners on vm-2 end 2:1 either way, but the
-    # group-type passes (migrate_task / migrate_util on PELT) decide
-    # differently from cpu_load[]'s avg_load, so the balance counters move.
+    # The 5.5+ balancer: 12 short sleepers on nhm-ep's 16 CPUs; the
+    # group-type passes (idle CPUs evened, migrate_task/util on PELT) pull
+    # other tasks than cpu_load[]'s avg_load does.
     "balancer": (
         "nhm-ep",
         V313_PELT,
         "group_type",
         short_sleepers(12),
         0.2,
-        (*PULLS, "schedstat.lb_count", "schedstat.lb_balanced"),
+        (*PULLS, "schedstat.lb_balanced_idle", "schedstat.lb_gained_idle"),
     ),
     # -- EEVDF (6.6+) ----------------------------------------------------------
     # 5 hogs on 2 CPUs: CFS slices of latency/nr_running vs EEVDF requests of
