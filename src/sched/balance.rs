@@ -21,9 +21,9 @@
 //! more than one task); the 3.8 LBF_SOME_PINNED retry is not modelled.
 
 use super::fair::{EnqueueFlags, TaskId};
+use super::lb_group::MigrationType;
 use crate::domains::{sd, SCALE};
 use crate::engine::{Event, Overhead, Sim};
-use super::lb_group::MigrationType;
 use crate::kernel::{Balancer, Kernel, NewidleThrottle, NohzIlb, NohzKickIpi};
 use crate::sched::rq::CPU_LOAD_IDX_MAX;
 use crate::sched::task::TaskState;

@@ -532,7 +532,12 @@ impl Sim<'_> {
         GroupFacts {
             smt,
             cores: cores.len() as u64,
-            imbalance: self.lb.imbalance.get(&(lvl, first)).copied().unwrap_or(false),
+            imbalance: self
+                .lb
+                .imbalance
+                .get(&(lvl, first))
+                .copied()
+                .unwrap_or(false),
         }
     }
 
@@ -541,7 +546,11 @@ impl Sim<'_> {
     fn lb_cfs_avg(&self, cpu: usize) -> (u64, u64, u64) {
         self.pelt.as_ref().map_or((0, 0, 0), |p| {
             let a = &p.cfs[cpu];
-            (a.load_avg, a.util_avg.min(SCHED_CAPACITY_SCALE), a.runnable_avg)
+            (
+                a.load_avg,
+                a.util_avg.min(SCHED_CAPACITY_SCALE),
+                a.runnable_avg,
+            )
         })
     }
 
@@ -1019,7 +1028,10 @@ mod tests {
         assert_eq!(busiest.group_type, GroupType::Overloaded);
         let mut s = sds(local, busiest);
         let c = ctx(IdleType::Idle);
-        assert_eq!(calculate_imbalance(&c, &mut s), (MigrationType::Util, 4096 - 1500));
+        assert_eq!(
+            calculate_imbalance(&c, &mut s),
+            (MigrationType::Util, 4096 - 1500)
+        );
         // Util at capacity on an idle CPU: one task.
         let mut s = sds(classified(grp(4, 3, 4200, 4200, 1)), busiest);
         assert_eq!(s.local_stat.group_type, GroupType::HasSpare);
@@ -1028,7 +1040,10 @@ mod tests {
         // reports as balanced.
         let c_busy = ctx(IdleType::NotIdle);
         let mut s = sds(classified(grp(4, 3, 4200, 4200, 1)), busiest);
-        assert_eq!(calculate_imbalance(&c_busy, &mut s), (MigrationType::Util, 0));
+        assert_eq!(
+            calculate_imbalance(&c_busy, &mut s),
+            (MigrationType::Util, 0)
+        );
         // Inside the LLC, tasks are spread instead (5.10 16b0a7a1a0af):
         // idle CPUs 2 vs 0, halved.
         let llc = LbCtx {
@@ -1197,13 +1212,15 @@ mod tests {
         // has_spare SMT vs non-SMT: a lone task on an SMT core stays.
         let mut s = sds(spare, spare);
         s.busiest_group.smt = false;
-        let smt = GroupFacts {
-            smt: true,
-            ..g
-        };
+        let smt = GroupFacts { smt: true, ..g };
         let lone = classified(grp(2, 1, 1024, 1024, 1));
         assert!(!update_sd_pick_busiest(&c, &s, smt, &lone));
-        assert!(update_sd_pick_busiest(&c, &s, smt, &classified(grp(2, 2, 1500, 1500, 0))));
+        assert!(update_sd_pick_busiest(
+            &c,
+            &s,
+            smt,
+            &classified(grp(2, 2, 1500, 1500, 0))
+        ));
     }
 
     #[test]
