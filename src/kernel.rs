@@ -106,6 +106,18 @@ named_enum! {
 }
 
 named_enum! {
+    /// The load balancer's `find_busiest_group()` family.
+    pub enum Balancer {
+        /// 2.6.36-3.13 (as far as 5.4): weighted `cpu_load[]` indices,
+        /// `avg_load`, `fix_small_imbalance()` (`sched::balance`).
+        CpuLoad = "cpu_load",
+        /// 5.5+ (0b0695f2b34a) as 6.6-6.18 have it: group types, migration
+        /// types, PELT load/util/runnable (`sched::lb_group`).
+        GroupType = "group_type",
+    }
+}
+
+named_enum! {
     /// The NUMA levels of the sched-domain hierarchy.
     pub enum SdNuma {
         /// 2.6.36: one NODE level (SD_NODE_INIT: 8–32 ms intervals).
@@ -189,6 +201,8 @@ pub struct Kernel {
     pub wake_affine: WakeAffine,
     pub recent_used_cpu: bool,
     pub sis_util: bool,
+    /// The 5.5+ load balancer (issue 17); needs `pelt`.
+    pub balancer: Balancer,
     // -- EEVDF (6.6+): read only under pick = eevdf ------------------------
     pub pick: Pick,
     pub base_slice_ns: u64,
@@ -355,6 +369,8 @@ info("idle_cpu_nr_running", Change, "sched: Fix idle_cpu()", "908a3283728d", "~v
         "select_idle_sibling(): before scanning the LLC, try the CPU the task last ran on before prev (p->recent_used_cpu) if it is idle, cache-affine with the target and allowed. Needs select_idle_sibling=\"idle_cpu\"."),
     info("sis_util", Change, "sched/fair: Introduce SIS_UTIL to search idle CPU based on sum of util_avg", "70fb5ccf2ebb", "~v6.0", false,
         "select_idle_cpu() scans at most sd_llc_shared->nr_idle_scan CPUs, which periodic load balancing at the LLC level sets from the LLC's summed PELT util (the quadratic of update_idle_cpu_scan(): no scan at 100/imbalance_pct busy, 85 % for 6.x's LLC imbalance_pct of 117 but 80 % under the model's 125 until the 6.x domain defaults are modelled). Simplified: every CPU's LLC pass refreshes it, where 6.x does so only on the CPU that should_we_balance() picks; the hint starts at the LLC size (a long-idle machine), where the kernel's zeroed sd_llc_shared starts at 0. Needs pelt and select_idle_sibling=\"idle_cpu\"."),
+    info("balancer", Change, "sched/fair: Rework load_balance()", "0b0695f2b34a", "v5.5", false,
+        "cpu_load: the 2.6.36-3.13 find_busiest_group() on cpu_load[] indices, avg_load and fix_small_imbalance(); group_type: Vincent Guittot's 5.5 rework as 6.6-6.18 have it (docs/balancer.md): groups classified has_spare < fully_busy < misfit_task < smt_balance < asym_packing < imbalanced < overloaded from PELT load_avg, util_avg and runnable_avg, calculate_imbalance() picking migrate_load/util/task/misfit, find_busiest_queue() and detach_tasks() per migration type (the shr_bound(load, nr_balance_failed) relaxation), need_active_balance() only for migrate_task/misfit. Needs pelt. Reads the model's 2.6.36-3.13 domain parameters (imbalance_pct 125 for MC, flags) until the 6.x sd_init() is modelled; CPU capacity is 1024 per CPU, SMT threads included."),
     info("pick", Change, "sched/fair: Implement an EEVDF-like scheduling policy", "147f3efaa241", "v6.6", true,
         "cfs: leftmost vruntime with buddies and wake-up granularity; eevdf: avg_vruntime, lag, eligibility and virtual deadlines from base_slice_ns, pick_eevdf() at pick, tick and wake-up (latency_ns, min_granularity_ns, wakeup_granularity_ns, gentle_fair_sleepers, start_debit, last_buddy, compat_yield, yield_impl, next_buddy_over_last and preempt_sets_next_buddy are then unread, as 5e963f2bd465 'Commit to EEVDF' removed them)."),
     info("base_slice_ns", Tunable, "sysctl_sched_base_slice", "", "v6.6", true,
@@ -387,7 +403,7 @@ pub const RETIRED_FIELDS: &[(&str, &str)] = &[
     ("domain_defaults", "split into mc_busy_factor, mc_prefer_sibling and sd_numa"),
     ("buddy_rules", "split into next_buddy_over_last and preempt_sets_next_buddy"),
     ("balance_policy", "not modelled yet: the power-aware policies arrive with seed case 3 (issue 20)"),
-    ("load_metric", "not modelled yet: PELT is tracked with pelt=\"v5.7\" (read by wake_affine and sis_util); the balancer's use of it arrives with the 5.5 balancer (issue 17)"),
+    ("load_metric", "replaced by balancer=\"group_type\" (the 5.5+ balancer on PELT load, with pelt=\"v5.7\")"),
     ("rt_push", "not modelled yet: the RT class and its push/pull arrive with seed case 4 (issue 21)"),
 ];
 
@@ -452,6 +468,7 @@ impl Kernel {
             wake_affine: WakeAffine::Load,
             recent_used_cpu: false,
             sis_util: false,
+            balancer: Balancer::CpuLoad,
             pick: Pick::Cfs,
             // The EEVDF fields of the CFS presets are those of the 6.18 kernel
             // this machine runs (0.70 ms base slice since 2ae891b82695, the
@@ -620,6 +637,7 @@ impl Fields for Kernel {
             "wake_affine" => s(self.wake_affine.name()),
             "recent_used_cpu" => b(self.recent_used_cpu),
             "sis_util" => b(self.sis_util),
+            "balancer" => s(self.balancer.name()),
             "pick" => s(self.pick.name()),
             "base_slice_ns" => i(self.base_slice_ns),
             "place_lag" => b(self.place_lag),
@@ -705,6 +723,7 @@ impl Fields for Kernel {
             "wake_affine" => self.wake_affine = WakeAffine::parse(name, v)?,
             "recent_used_cpu" => self.recent_used_cpu = v.as_bool(name)?,
             "sis_util" => self.sis_util = v.as_bool(name)?,
+            "balancer" => self.balancer = Balancer::parse(name, v)?,
             "pick" => self.pick = Pick::parse(name, v)?,
             "base_slice_ns" => self.base_slice_ns = v.as_u64(name, 100_000, MAX_TUNABLE_NS)?,
             "place_lag" => self.place_lag = v.as_bool(name)?,
@@ -758,6 +777,9 @@ impl Fields for Kernel {
             }
             if self.sis_util {
                 return Err(needs_pelt("sis_util", "True"));
+            }
+            if self.balancer == Balancer::GroupType {
+                return Err(needs_pelt("balancer", "\"group_type\""));
             }
         }
         let needs_sis = |field: &str| {

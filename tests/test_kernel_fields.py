@@ -57,6 +57,7 @@ def small_hackbench(ipc: str = "socket") -> Callable:
 
 V38_PELT = sl.Kernel.preset("v3.8").replace(pelt="v5.7")
 V38_SIS6 = V38_PELT.replace(select_idle_sibling="idle_cpu")
+V313_PELT = sl.Kernel.preset("v3.13").replace(pelt="v5.7")
 
 FIELD_SCENARIOS: dict[str, Scenario] = {
     # -- tunables ------------------------------------------------------------
@@ -401,6 +402,17 @@ FIELD_SCENARIOS: dict[str, Scenario] = {
         short_sleepers(12),
         0.3,
         ("cpu_migrations", "context_switches"),
+    ),
+    # The 5.5+ balancer: 12 short sleepers on nhm-ep's 16 CPUs; the
+    # group-type passes (idle CPUs evened, migrate_task/util on PELT) pull
+    # other tasks than cpu_load[]'s avg_load does.
+    "balancer": (
+        "nhm-ep",
+        V313_PELT,
+        "group_type",
+        short_sleepers(12),
+        0.2,
+        (*PULLS, "schedstat.lb_balanced_idle", "schedstat.lb_gained_idle"),
     ),
     # -- EEVDF (6.6+) ----------------------------------------------------------
     # 5 hogs on 2 CPUs: CFS slices of latency/nr_running vs EEVDF requests of

@@ -92,6 +92,7 @@ class KernelFields(TypedDict):
     wake_affine: Literal["load", "idle", "weight", "idle_weight"]
     recent_used_cpu: bool
     sis_util: bool
+    balancer: Literal["cpu_load", "group_type"]
     pick: Literal["cfs", "eevdf"]
     base_slice_ns: int
     place_lag: bool

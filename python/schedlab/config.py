@@ -207,6 +207,7 @@ class Kernel(_Frozen):
     wake_affine: Literal["load", "idle", "weight", "idle_weight"]
     recent_used_cpu: bool
     sis_util: bool
+    balancer: Literal["cpu_load", "group_type"]
     pick: Literal["cfs", "eevdf"]
     base_slice_ns: int
     place_lag: bool

@@ -180,6 +180,8 @@ pub struct Sim<'a> {
     pub(crate) pelt: Option<crate::sched::pelt::PeltState>,
     /// 4.x–6.x wake-up placement state (wakee flips, recent_used_cpu, LLC hints).
     pub(crate) wake: crate::sched::wakeup::WakeState,
+    /// The 5.5+ balancer's group imbalance flags (`sgc->imbalance`).
+    pub(crate) lb: crate::sched::lb_group::LbGroupState,
     /// CPUs with an empty runqueue / with ≥ 2 runnable tasks (Lozi).
     pub(crate) n_empty: usize,
     pub(crate) n_overloaded: usize,
@@ -317,6 +319,7 @@ impl<'a> Sim<'a> {
             pelt: (kernel.pelt != crate::kernel::Pelt::Off)
                 .then(|| crate::sched::pelt::PeltState::new(n)),
             wake: crate::sched::wakeup::WakeState::new(machine),
+            lb: Default::default(),
             n_empty: n,
             n_overloaded: 0,
             lozi_last: 0,

@@ -21,9 +21,10 @@
 //! more than one task); the 3.8 LBF_SOME_PINNED retry is not modelled.
 
 use super::fair::{EnqueueFlags, TaskId};
+use super::lb_group::MigrationType;
 use crate::domains::{sd, SCALE};
 use crate::engine::{Event, Overhead, Sim};
-use crate::kernel::{Kernel, NewidleThrottle, NohzIlb, NohzKickIpi};
+use crate::kernel::{Balancer, Kernel, NewidleThrottle, NohzIlb, NohzKickIpi};
 use crate::sched::rq::CPU_LOAD_IDX_MAX;
 use crate::sched::task::TaskState;
 
@@ -101,8 +102,11 @@ pub(crate) struct LbEnv {
     /// `env->src_cpu` (`env->src_rq`): the busiest CPU, once found.
     pub src_cpu: usize,
     pub idle: IdleType,
-    /// `env->imbalance`: weighted load still to move.
+    /// `env->imbalance`: weighted load still to move (under
+    /// `balancer = "group_type"`, in `migration_type` units).
     pub imbalance: u64,
+    /// `env->migration_type` (5.5+; read only by `sched::lb_group`).
+    pub migration_type: MigrationType,
     /// `env->flags` (`LBF_ALL_PINNED`).
     pub flags: u32,
     /// `env->loop`: tasks examined in this walk.
@@ -128,6 +132,7 @@ impl LbEnv {
             src_cpu: dst_cpu,
             idle,
             imbalance: 0,
+            migration_type: MigrationType::Load,
             flags: 0,
             loop_: 0,
             loop_max: 0,
@@ -533,7 +538,10 @@ impl Sim<'_> {
     /// (`*balance = 0`); `Ok(None)` when balanced; else the busiest group,
     /// with `env.imbalance` set.
     #[allow(clippy::result_unit_err)]
-    fn find_busiest_group(&self, env: &mut LbEnv) -> Result<Option<usize>, ()> {
+    fn find_busiest_group(&mut self, env: &mut LbEnv) -> Result<Option<usize>, ()> {
+        if self.kernel.balancer == Balancer::GroupType {
+            return self.lb_find_busiest_group(env);
+        }
         let Some(sds) = self.update_sd_lb_stats(env) else {
             return Err(());
         };
@@ -551,7 +559,14 @@ impl Sim<'_> {
     /// `find_busiest_queue()` (kernel/sched/fair.c 3.8, 2.6.36 alike): the
     /// CPU of group `g` with the highest power-scaled load, skipping a lone
     /// task heavier than the imbalance and the CPUs out of `env->cpus`.
-    fn find_busiest_queue(&self, env: &LbEnv, g: usize) -> Option<usize> {
+    fn find_busiest_queue(&mut self, env: &LbEnv, g: usize) -> Option<usize> {
+        if self.kernel.balancer == Balancer::GroupType {
+            let busiest = self.lb_find_busiest_queue(env, g);
+            if busiest.is_none() {
+                self.lb_out_balanced(env);
+            }
+            return busiest;
+        }
         let mut max_load = 0;
         let mut busiest = None;
         for &c in &self.sd[env.dst_cpu][env.sd].groups[g].cpus {
@@ -596,7 +611,7 @@ impl Sim<'_> {
     /// `cache_nice_tries` times. Returns (movable, was_hot). Simplification:
     /// the `lb_hot_gained` schedstat is counted by the caller
     /// (`balance_tasks`), so the stopper's move does not count it.
-    fn can_migrate_task(&self, p: TaskId, env: &mut LbEnv) -> (bool, bool) {
+    pub(crate) fn can_migrate_task(&self, p: TaskId, env: &mut LbEnv) -> (bool, bool) {
         if !self.allowed(p, env.dst_cpu) {
             return (false, false);
         }
@@ -623,7 +638,7 @@ impl Sim<'_> {
     /// gets a reschedule IPI, as `resched_task()` sends one to a remote CPU.
     /// The migration's CPU time is charged to src at once and added to the
     /// pass's cost.
-    fn move_task(&mut self, p: TaskId, env: &mut LbEnv, preempt_from: Option<usize>) {
+    pub(crate) fn move_task(&mut self, p: TaskId, env: &mut LbEnv, preempt_from: Option<usize>) {
         let (src, dst) = (env.src_cpu, env.dst_cpu);
         self.rq_sync(src);
         self.rq_sync(dst);
@@ -654,6 +669,9 @@ impl Sim<'_> {
     /// nr_running) tasks, skipped ones rotated to the tail. Returns the
     /// tasks moved; `env.imbalance` is what is left.
     fn move_tasks(&mut self, env: &mut LbEnv) -> u64 {
+        if self.kernel.balancer == Balancer::GroupType {
+            return self.lb_detach_tasks(env);
+        }
         let nr_migrate = self.kernel.nr_migrate as usize;
         if self.kernel.lb_cfs_tasks {
             env.loop_max = nr_migrate.min(self.rqs[env.src_cpu].cfs.nr_running as usize);
@@ -723,6 +741,9 @@ impl Sim<'_> {
     /// `newidle_active_balance`. Simplification: no ASYM_PACKING case, no
     /// 2.6.36 power-savings case.
     fn need_active_balance(&self, env: &LbEnv) -> bool {
+        if self.kernel.balancer == Balancer::GroupType {
+            return self.lb_need_active_balance(env);
+        }
         if env.idle == IdleType::NewlyIdle && !self.kernel.newidle_active_balance {
             return false;
         }

@@ -10,6 +10,7 @@ pub mod balance;
 pub mod core;
 pub mod eevdf;
 pub mod fair;
+pub mod lb_group;
 pub mod pelt;
 pub mod rq;
 pub mod task;
