@@ -14,7 +14,7 @@
 //! (SD_OVERLAP) reduce to node groups, which is exact for the presets' full
 //! meshes of equal distances.
 
-use crate::kernel::{Kernel, SdNuma};
+use crate::kernel::{Kernel, SdInit, SdNuma};
 use crate::topology::Machine;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -72,9 +72,17 @@ pub struct Domain {
     pub balance_interval: u64,
     pub nr_balance_failed: u32,
     pub last_balance: u64,
-    /// 3.13 `max_newidle_lb_cost` (ns) and the time of its last decay.
+    /// 3.13 `max_newidle_lb_cost` (ns) and the time of its next decay.
     pub max_newidle_lb_cost: u64,
     pub next_decay_max_lb_cost: u64,
+    /// 5.16 `last_decay_max_lb_cost` (ns, jiffy-aligned): when the max was
+    /// last raised or decayed (`update_newidle_cost()`).
+    pub last_decay_max_lb_cost: u64,
+    /// NI_RANDOM (33cf66d88306) statistics: `newidle_call`,
+    /// `newidle_success`, `newidle_ratio` (512/256/512 from `sd_init()`).
+    pub newidle_call: u32,
+    pub newidle_success: u32,
+    pub newidle_ratio: u32,
 }
 
 impl Domain {
@@ -112,6 +120,9 @@ struct Params {
 /// those of `SD_INIT_NAME` up to 3.15 (SIBLING, MC, CPU, NODE/NUMA).
 fn params(lv: Lv, k: &Kernel, weight: u64) -> (&'static str, Params) {
     use sd::*;
+    if k.sd_init == SdInit::V5 {
+        return sd_init_v5(lv, weight);
+    }
     let common = LOAD_BALANCE | BALANCE_NEWIDLE | BALANCE_EXEC | BALANCE_FORK | WAKE_AFFINE;
     match lv {
         Lv::Smt => (
@@ -193,6 +204,46 @@ fn params(lv: Lv, k: &Kernel, weight: u64) -> (&'static str, Params) {
             },
         ),
     }
+}
+
+/// `sd_init()` as 5.10–6.18 have it (kernel/sched/topology.c; the values
+/// of 2208cdaa56c9 and its series): every level starts at
+/// `min_interval = sd_weight` ms, `max_interval = 2·sd_weight`,
+/// `busy_factor` 16, `imbalance_pct` 117, `cache_nice_tries` 0,
+/// `balance_interval = sd_weight`, flags NEWIDLE|EXEC|FORK|WAKE_AFFINE|
+/// PREFER_SIBLING plus the level's topology flags (x86 `cpu_smt_flags()`:
+/// SHARE_CPUCAPACITY|SHARE_LLC; `cpu_core_flags()`: SHARE_LLC; PKG: none;
+/// NUMA: SD_NUMA). Then SHARE_CPUCAPACITY → imbalance_pct 110; SHARE_LLC →
+/// 117 and cache_nice_tries 1; NUMA → cache_nice_tries 2, PREFER_SIBLING
+/// cleared, SERIALIZE set (EXEC/FORK/WAKE_AFFINE kept: every preset's remote
+/// distance is within `node_reclaim_distance`, 30); any other level →
+/// cache_nice_tries 1. No `*_idx` exist (they read 0 here: instantaneous
+/// loads). Simplifications: SD_LOAD_BALANCE, gone in 5.x, stays set (every
+/// domain balances, as then); the model's SHARE_PKG_RESOURCES is 6.x's
+/// SHARE_LLC and SHARE_CPUPOWER its SHARE_CPUCAPACITY; no SD_NUMA bit (the
+/// NUMA level is the only one the model builds above PKG).
+fn sd_init_v5(lv: Lv, weight: u64) -> (&'static str, Params) {
+    use sd::*;
+    let base = LOAD_BALANCE | BALANCE_NEWIDLE | BALANCE_EXEC | BALANCE_FORK | WAKE_AFFINE;
+    let (name, topo, imb, cnt, flags) = match lv {
+        Lv::Smt => ("SMT", SHARE_CPUPOWER | SHARE_PKG_RESOURCES, 110, 0, PREFER_SIBLING),
+        Lv::Mc => ("MC", SHARE_PKG_RESOURCES, 117, 1, PREFER_SIBLING),
+        Lv::Cpu => ("PKG", 0, 117, 1, PREFER_SIBLING),
+        Lv::Node => ("NUMA", 0, 117, 2, SERIALIZE),
+    };
+    (
+        name,
+        Params {
+            min: weight,
+            max: 2 * weight,
+            busy: 16,
+            imb,
+            cnt,
+            idx: [0; 5],
+            init: weight,
+            flags: base | topo | flags,
+        },
+    )
 }
 
 /// `cpu_power` of every CPU: `smt_gain / threads` (1178/2 = 589) for SMT
@@ -354,6 +405,10 @@ pub fn build_cancellable(
                 last_balance: 0,
                 max_newidle_lb_cost: 0,
                 next_decay_max_lb_cost: 0,
+                last_decay_max_lb_cost: 0,
+                newidle_call: 512,
+                newidle_success: 256,
+                newidle_ratio: 512,
             });
             child = Some((li, sid));
         }

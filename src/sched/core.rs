@@ -58,6 +58,11 @@ impl Sim<'_> {
         }
         if new >= 2 {
             self.n_overloaded += 1;
+            // add_nr_running(): the root domain is overloaded once any
+            // runqueue has more than one task.
+            if old < 2 {
+                self.rd_overload = true;
+            }
         }
     }
 
