@@ -226,7 +226,13 @@ fn sd_init_v5(lv: Lv, weight: u64) -> (&'static str, Params) {
     use sd::*;
     let base = LOAD_BALANCE | BALANCE_NEWIDLE | BALANCE_EXEC | BALANCE_FORK | WAKE_AFFINE;
     let (name, topo, imb, cnt, flags) = match lv {
-        Lv::Smt => ("SMT", SHARE_CPUPOWER | SHARE_PKG_RESOURCES, 110, 0, PREFER_SIBLING),
+        Lv::Smt => (
+            "SMT",
+            SHARE_CPUPOWER | SHARE_PKG_RESOURCES,
+            110,
+            0,
+            PREFER_SIBLING,
+        ),
         Lv::Mc => ("MC", SHARE_PKG_RESOURCES, 117, 1, PREFER_SIBLING),
         Lv::Cpu => ("PKG", 0, 117, 1, PREFER_SIBLING),
         Lv::Node => ("NUMA", 0, 117, 2, SERIALIZE),
@@ -489,6 +495,105 @@ mod tests {
         assert_eq!(sizes, vec![2, 112, 224]);
         assert_eq!(d[200][1].groups.len(), 56);
         assert_eq!(d[200][2].local_group, 1);
+    }
+
+    fn v5() -> Kernel {
+        Kernel {
+            sd_init: SdInit::V5,
+            ..Kernel::v3_13()
+        }
+    }
+
+    /// (name, min, max, busy_factor, imbalance_pct, cache_nice_tries,
+    /// balance_interval) of each level.
+    fn table(d: &[Domain]) -> Vec<(&'static str, u64, u64, u64, u64, u32, u64)> {
+        d.iter()
+            .map(|d| {
+                (
+                    d.name,
+                    d.min_interval,
+                    d.max_interval,
+                    d.busy_factor,
+                    d.imbalance_pct,
+                    d.cache_nice_tries,
+                    d.balance_interval,
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn sd_init_v5_on_vm2_nhm_ep_and_genoa() {
+        use sd::*;
+        let common = LOAD_BALANCE | BALANCE_NEWIDLE | BALANCE_EXEC | BALANCE_FORK | WAKE_AFFINE;
+        // vm-2: one LLC level of 2 CPUs.
+        let d = build(&Machine::preset("vm-2").unwrap(), &v5());
+        assert_eq!(table(&d[1]), vec![("MC", 2, 4, 16, 117, 1, 2)]);
+        assert_eq!(d[1][0].flags, common | PREFER_SIBLING | SHARE_PKG_RESOURCES);
+        // nhm-ep: SMT (2), MC (the 8-thread socket = node), NUMA (16).
+        let d = build(&Machine::preset("nhm-ep").unwrap(), &v5());
+        assert_eq!(
+            table(&d[3]),
+            vec![
+                ("SMT", 2, 4, 16, 110, 0, 2),
+                ("MC", 8, 16, 16, 117, 1, 8),
+                ("NUMA", 16, 32, 16, 117, 2, 16),
+            ]
+        );
+        assert_eq!(
+            d[3][0].flags,
+            common | PREFER_SIBLING | SHARE_CPUPOWER | SHARE_PKG_RESOURCES
+        );
+        assert_eq!(d[3][2].flags, common | SERIALIZE);
+        // Genoa: SMT (2), MC at the CCX (16), PKG (the 192-CPU socket), NUMA (384).
+        let d = build(&Machine::preset("epyc-genoa-2s").unwrap(), &v5());
+        assert_eq!(
+            table(&d[17]),
+            vec![
+                ("SMT", 2, 4, 16, 110, 0, 2),
+                ("MC", 16, 32, 16, 117, 1, 16),
+                ("PKG", 192, 384, 16, 117, 1, 192),
+                ("NUMA", 384, 768, 16, 117, 2, 384),
+            ]
+        );
+        assert_eq!(d[17][2].flags, common | PREFER_SIBLING);
+        for x in &d[17] {
+            let idx = [
+                x.busy_idx,
+                x.idle_idx,
+                x.newidle_idx,
+                x.wake_idx,
+                x.forkexec_idx,
+            ];
+            assert_eq!(idx, [0; 5]);
+            assert_eq!(
+                (x.newidle_call, x.newidle_success, x.newidle_ratio),
+                (512, 256, 512)
+            );
+        }
+        // The same spans and groups as under the 2.6 tables.
+        let old = build(&Machine::preset("epyc-genoa-2s").unwrap(), &Kernel::v3_13());
+        for (a, b) in d[17].iter().zip(&old[17]) {
+            assert_eq!(a.span, b.span);
+            assert_eq!(a.groups, b.groups);
+        }
+    }
+
+    #[test]
+    fn sd_init_v5_ignores_the_2_6_level_fields() {
+        let m = Machine::preset("nhm-ep").unwrap();
+        let a = build(&m, &v5());
+        let k = Kernel {
+            mc_busy_factor: 1,
+            mc_prefer_sibling: true,
+            sd_numa: SdNuma::Node,
+            ..v5()
+        };
+        let b = build(&m, &k);
+        assert_eq!(table(&a[0]), table(&b[0]));
+        let fa: Vec<u32> = a[0].iter().map(|d| d.flags).collect();
+        let fb: Vec<u32> = b[0].iter().map(|d| d.flags).collect();
+        assert_eq!(fa, fb);
     }
 
     /// (span, groups, local group, name, min_interval) per CPU and level.

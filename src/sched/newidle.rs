@@ -124,7 +124,10 @@ impl Sim<'_> {
             return None;
         }
         let span = &self.sd[cpu][lvl].span;
-        Some(span.iter().any(|&c| self.rqs[c as usize].cfs.nr_running > 1))
+        Some(
+            span.iter()
+                .any(|&c| self.rqs[c as usize].cfs.nr_running > 1),
+        )
     }
 
     /// After that pass: the kernel writes `rd->overload` in
@@ -325,15 +328,24 @@ mod tests {
         for _ in 0..511 {
             update_newidle_stats(&mut d, 0);
         }
-        assert_eq!((d.newidle_call, d.newidle_success, d.newidle_ratio), (1023, 256, 512));
+        assert_eq!(
+            (d.newidle_call, d.newidle_success, d.newidle_ratio),
+            (1023, 256, 512)
+        );
         // The 1024th call: ratio = the window's successes, both halve.
         update_newidle_stats(&mut d, 0);
-        assert_eq!((d.newidle_call, d.newidle_success, d.newidle_ratio), (512, 128, 256));
+        assert_eq!(
+            (d.newidle_call, d.newidle_success, d.newidle_ratio),
+            (512, 128, 256)
+        );
         // 512 calls that all succeed with weight 2: success 128 + 1024.
         for _ in 0..512 {
             update_newidle_stats(&mut d, 2);
         }
-        assert_eq!((d.newidle_call, d.newidle_success, d.newidle_ratio), (512, 576, 1152));
+        assert_eq!(
+            (d.newidle_call, d.newidle_success, d.newidle_ratio),
+            (512, 576, 1152)
+        );
     }
 
     #[test]
