@@ -45,9 +45,7 @@ def test_5_16_drops_the_migration_cost_test_and_balances_more_often():
 
 def test_ni_random_runs_fewer_domain_passes_per_walk():
     plain, rnd = _run("lb_cost"), _run("lb_cost", random=True)
-    per_walk = [
-        x["load_balance_calls_newidle"] / x["newidle_balance_calls"] for x in (plain, rnd)
-    ]
+    per_walk = [x["load_balance_calls_newidle"] / x["newidle_balance_calls"] for x in (plain, rnd)]
     assert per_walk[1] < per_walk[0]
 
 
