@@ -579,6 +579,31 @@ mod tests {
         }
     }
 
+    /// The wake-up path reads the LLC domain's imbalance_pct: SIS_UTIL's
+    /// scan depth over nhm-ep's 8-CPU LLC at 78 % util is 0 under the 2.6
+    /// tables' 125 (no scan from 80 %, rounded down) but 1 under 5.x's 117
+    /// (no scan from 85 %).
+    #[test]
+    fn sd_init_v5_gives_sis_util_6x_llc_imbalance_pct() {
+        use crate::sched::wakeup::idle_cpu_scan;
+        let m = Machine::preset("nhm-ep").unwrap();
+        let llc = |k: &Kernel| {
+            let d = build(&m, k);
+            let l = d[0]
+                .iter()
+                .rposition(|d| d.has(sd::SHARE_PKG_RESOURCES))
+                .unwrap();
+            (d[0][l].span.len() as u64, d[0][l].imbalance_pct)
+        };
+        let util = |w: u64| w * 1024 * 78 / 100;
+        let (w, pct) = llc(&Kernel::v3_13());
+        assert_eq!((w, pct), (8, 125));
+        assert_eq!(idle_cpu_scan(util(w), w, pct), 0);
+        let (w, pct) = llc(&v5());
+        assert_eq!((w, pct), (8, 117));
+        assert_eq!(idle_cpu_scan(util(w), w, pct), 1);
+    }
+
     #[test]
     fn sd_init_v5_ignores_the_2_6_level_fields() {
         let m = Machine::preset("nhm-ep").unwrap();
