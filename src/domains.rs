@@ -14,7 +14,7 @@
 //! (SD_OVERLAP) reduce to node groups, which is exact for the presets' full
 //! meshes of equal distances.
 
-use crate::kernel::{Kernel, SdNuma};
+use crate::kernel::{Kernel, SdInit, SdNuma};
 use crate::topology::Machine;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -72,9 +72,17 @@ pub struct Domain {
     pub balance_interval: u64,
     pub nr_balance_failed: u32,
     pub last_balance: u64,
-    /// 3.13 `max_newidle_lb_cost` (ns) and the time of its last decay.
+    /// 3.13 `max_newidle_lb_cost` (ns) and the time of its next decay.
     pub max_newidle_lb_cost: u64,
     pub next_decay_max_lb_cost: u64,
+    /// 5.16 `last_decay_max_lb_cost` (ns, jiffy-aligned): when the max was
+    /// last raised or decayed (`update_newidle_cost()`).
+    pub last_decay_max_lb_cost: u64,
+    /// NI_RANDOM (33cf66d88306) statistics: `newidle_call`,
+    /// `newidle_success`, `newidle_ratio` (512/256/512 from `sd_init()`).
+    pub newidle_call: u32,
+    pub newidle_success: u32,
+    pub newidle_ratio: u32,
 }
 
 impl Domain {
@@ -112,6 +120,9 @@ struct Params {
 /// those of `SD_INIT_NAME` up to 3.15 (SIBLING, MC, CPU, NODE/NUMA).
 fn params(lv: Lv, k: &Kernel, weight: u64) -> (&'static str, Params) {
     use sd::*;
+    if k.sd_init == SdInit::V5 {
+        return sd_init_v5(lv, weight);
+    }
     let common = LOAD_BALANCE | BALANCE_NEWIDLE | BALANCE_EXEC | BALANCE_FORK | WAKE_AFFINE;
     match lv {
         Lv::Smt => (
@@ -193,6 +204,52 @@ fn params(lv: Lv, k: &Kernel, weight: u64) -> (&'static str, Params) {
             },
         ),
     }
+}
+
+/// `sd_init()` as 5.10–6.18 have it (kernel/sched/topology.c; the values
+/// of 2208cdaa56c9 and its series): every level starts at
+/// `min_interval = sd_weight` ms, `max_interval = 2·sd_weight`,
+/// `busy_factor` 16, `imbalance_pct` 117, `cache_nice_tries` 0,
+/// `balance_interval = sd_weight`, flags NEWIDLE|EXEC|FORK|WAKE_AFFINE|
+/// PREFER_SIBLING plus the level's topology flags (x86 `cpu_smt_flags()`:
+/// SHARE_CPUCAPACITY|SHARE_LLC; `cpu_core_flags()`: SHARE_LLC; PKG: none;
+/// NUMA: SD_NUMA). Then SHARE_CPUCAPACITY → imbalance_pct 110; SHARE_LLC →
+/// 117 and cache_nice_tries 1; NUMA → cache_nice_tries 2, PREFER_SIBLING
+/// cleared, SERIALIZE set (EXEC/FORK/WAKE_AFFINE kept: every preset's remote
+/// distance is within `node_reclaim_distance`, 30); any other level →
+/// cache_nice_tries 1. No `*_idx` exist (they read 0 here: instantaneous
+/// loads). Simplifications: SD_LOAD_BALANCE, gone in 5.x, stays set (every
+/// domain balances, as then); the model's SHARE_PKG_RESOURCES is 6.x's
+/// SHARE_LLC and SHARE_CPUPOWER its SHARE_CPUCAPACITY; no SD_NUMA bit (the
+/// NUMA level is the only one the model builds above PKG).
+fn sd_init_v5(lv: Lv, weight: u64) -> (&'static str, Params) {
+    use sd::*;
+    let base = LOAD_BALANCE | BALANCE_NEWIDLE | BALANCE_EXEC | BALANCE_FORK | WAKE_AFFINE;
+    let (name, topo, imb, cnt, flags) = match lv {
+        Lv::Smt => (
+            "SMT",
+            SHARE_CPUPOWER | SHARE_PKG_RESOURCES,
+            110,
+            0,
+            PREFER_SIBLING,
+        ),
+        Lv::Mc => ("MC", SHARE_PKG_RESOURCES, 117, 1, PREFER_SIBLING),
+        Lv::Cpu => ("PKG", 0, 117, 1, PREFER_SIBLING),
+        Lv::Node => ("NUMA", 0, 117, 2, SERIALIZE),
+    };
+    (
+        name,
+        Params {
+            min: weight,
+            max: 2 * weight,
+            busy: 16,
+            imb,
+            cnt,
+            idx: [0; 5],
+            init: weight,
+            flags: base | topo | flags,
+        },
+    )
 }
 
 /// `cpu_power` of every CPU: `smt_gain / threads` (1178/2 = 589) for SMT
@@ -354,6 +411,10 @@ pub fn build_cancellable(
                 last_balance: 0,
                 max_newidle_lb_cost: 0,
                 next_decay_max_lb_cost: 0,
+                last_decay_max_lb_cost: 0,
+                newidle_call: 512,
+                newidle_success: 256,
+                newidle_ratio: 512,
             });
             child = Some((li, sid));
         }
@@ -434,6 +495,130 @@ mod tests {
         assert_eq!(sizes, vec![2, 112, 224]);
         assert_eq!(d[200][1].groups.len(), 56);
         assert_eq!(d[200][2].local_group, 1);
+    }
+
+    fn v5() -> Kernel {
+        Kernel {
+            sd_init: SdInit::V5,
+            ..Kernel::v3_13()
+        }
+    }
+
+    /// (name, min, max, busy_factor, imbalance_pct, cache_nice_tries,
+    /// balance_interval) of each level.
+    fn table(d: &[Domain]) -> Vec<(&'static str, u64, u64, u64, u64, u32, u64)> {
+        d.iter()
+            .map(|d| {
+                (
+                    d.name,
+                    d.min_interval,
+                    d.max_interval,
+                    d.busy_factor,
+                    d.imbalance_pct,
+                    d.cache_nice_tries,
+                    d.balance_interval,
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn sd_init_v5_on_vm2_nhm_ep_and_genoa() {
+        use sd::*;
+        let common = LOAD_BALANCE | BALANCE_NEWIDLE | BALANCE_EXEC | BALANCE_FORK | WAKE_AFFINE;
+        // vm-2: one LLC level of 2 CPUs.
+        let d = build(&Machine::preset("vm-2").unwrap(), &v5());
+        assert_eq!(table(&d[1]), vec![("MC", 2, 4, 16, 117, 1, 2)]);
+        assert_eq!(d[1][0].flags, common | PREFER_SIBLING | SHARE_PKG_RESOURCES);
+        // nhm-ep: SMT (2), MC (the 8-thread socket = node), NUMA (16).
+        let d = build(&Machine::preset("nhm-ep").unwrap(), &v5());
+        assert_eq!(
+            table(&d[3]),
+            vec![
+                ("SMT", 2, 4, 16, 110, 0, 2),
+                ("MC", 8, 16, 16, 117, 1, 8),
+                ("NUMA", 16, 32, 16, 117, 2, 16),
+            ]
+        );
+        assert_eq!(
+            d[3][0].flags,
+            common | PREFER_SIBLING | SHARE_CPUPOWER | SHARE_PKG_RESOURCES
+        );
+        assert_eq!(d[3][2].flags, common | SERIALIZE);
+        // Genoa: SMT (2), MC at the CCX (16), PKG (the 192-CPU socket), NUMA (384).
+        let d = build(&Machine::preset("epyc-genoa-2s").unwrap(), &v5());
+        assert_eq!(
+            table(&d[17]),
+            vec![
+                ("SMT", 2, 4, 16, 110, 0, 2),
+                ("MC", 16, 32, 16, 117, 1, 16),
+                ("PKG", 192, 384, 16, 117, 1, 192),
+                ("NUMA", 384, 768, 16, 117, 2, 384),
+            ]
+        );
+        assert_eq!(d[17][2].flags, common | PREFER_SIBLING);
+        for x in &d[17] {
+            let idx = [
+                x.busy_idx,
+                x.idle_idx,
+                x.newidle_idx,
+                x.wake_idx,
+                x.forkexec_idx,
+            ];
+            assert_eq!(idx, [0; 5]);
+            assert_eq!(
+                (x.newidle_call, x.newidle_success, x.newidle_ratio),
+                (512, 256, 512)
+            );
+        }
+        // The same spans and groups as under the 2.6 tables.
+        let old = build(&Machine::preset("epyc-genoa-2s").unwrap(), &Kernel::v3_13());
+        for (a, b) in d[17].iter().zip(&old[17]) {
+            assert_eq!(a.span, b.span);
+            assert_eq!(a.groups, b.groups);
+        }
+    }
+
+    /// The wake-up path reads the LLC domain's imbalance_pct: SIS_UTIL's
+    /// scan depth over nhm-ep's 8-CPU LLC at 78 % util is 0 under the 2.6
+    /// tables' 125 (no scan from 80 %, rounded down) but 1 under 5.x's 117
+    /// (no scan from 85 %).
+    #[test]
+    fn sd_init_v5_gives_sis_util_6x_llc_imbalance_pct() {
+        use crate::sched::wakeup::idle_cpu_scan;
+        let m = Machine::preset("nhm-ep").unwrap();
+        let llc = |k: &Kernel| {
+            let d = build(&m, k);
+            let l = d[0]
+                .iter()
+                .rposition(|d| d.has(sd::SHARE_PKG_RESOURCES))
+                .unwrap();
+            (d[0][l].span.len() as u64, d[0][l].imbalance_pct)
+        };
+        let util = |w: u64| w * 1024 * 78 / 100;
+        let (w, pct) = llc(&Kernel::v3_13());
+        assert_eq!((w, pct), (8, 125));
+        assert_eq!(idle_cpu_scan(util(w), w, pct), 0);
+        let (w, pct) = llc(&v5());
+        assert_eq!((w, pct), (8, 117));
+        assert_eq!(idle_cpu_scan(util(w), w, pct), 1);
+    }
+
+    #[test]
+    fn sd_init_v5_ignores_the_2_6_level_fields() {
+        let m = Machine::preset("nhm-ep").unwrap();
+        let a = build(&m, &v5());
+        let k = Kernel {
+            mc_busy_factor: 1,
+            mc_prefer_sibling: true,
+            sd_numa: SdNuma::Node,
+            ..v5()
+        };
+        let b = build(&m, &k);
+        assert_eq!(table(&a[0]), table(&b[0]));
+        let fa: Vec<u32> = a[0].iter().map(|d| d.flags).collect();
+        let fb: Vec<u32> = b[0].iter().map(|d| d.flags).collect();
+        assert_eq!(fa, fb);
     }
 
     /// (span, groups, local group, name, min_interval) per CPU and level.

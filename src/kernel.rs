@@ -26,6 +26,25 @@ named_enum! {
         /// 3.13 (9bd721c55c8a): as `avg_idle`, and stop the domain walk when
         /// `avg_idle < curr_cost + sd->max_newidle_lb_cost`.
         MaxLbCost = "max_lb_cost",
+        /// 5.16 (c5b0a7eefc70 and its series, as 5.16–6.18 have it): no
+        /// `avg_idle < migration_cost` test; skip when the root domain is not
+        /// overloaded or `avg_idle` is below the lowest domain's
+        /// `max_newidle_lb_cost`; the 3.13 per-domain budget; the cost and
+        /// its decay kept by `update_newidle_cost()` (`sched::newidle`).
+        LbCost = "lb_cost",
+    }
+}
+
+named_enum! {
+    /// How the sched-domain levels get their parameters.
+    pub enum SdInit {
+        /// The per-level SD_*_INIT tables of 2.6.36–3.x (kernel-facts §4.2,
+        /// §4.3), with `mc_busy_factor`, `mc_prefer_sibling` and `sd_numa`.
+        V2_6 = "v2.6",
+        /// The unified `sd_init()` of 5.x–6.18 (kernel/sched/topology.c):
+        /// intervals of the span's weight, busy_factor 16, imbalance_pct 117
+        /// (110 at SMT), no `*_idx`.
+        V5 = "v5",
     }
 }
 
@@ -166,6 +185,8 @@ pub struct Kernel {
     pub newidle_lb_cost_decay: bool,
     pub avg_idle_cap: AvgIdleCap,
     pub avg_idle_ewma_first: bool,
+    pub newidle_random: bool,
+    pub avg_idle_on_move: bool,
     // -- load_balance() ---------------------------------------------------
     pub idle_cpu_nr_running: bool,
     pub group_imb_nr_running: bool,
@@ -185,6 +206,7 @@ pub struct Kernel {
     pub mc_busy_factor: u32,
     pub mc_prefer_sibling: bool,
     pub sd_numa: SdNuma,
+    pub sd_init: SdInit,
     // -- CFS pick, preemption, yield ----------------------------------------
     pub compat_yield: bool,
     pub yield_impl: YieldImpl,
@@ -298,7 +320,7 @@ pub const FIELD_INFO: &[FieldInfo] = &[
     info("idle_balance", Experiment, "idle_balance() in schedule()", "", "", true,
         "False removes newidle balancing altogether, as the 2013 RFC proposed (seed case 2)."),
     info("newidle_throttle", Change, "idle_balance() throttle", "9bd721c55c8a", "v3.13", true,
-        "off: every newly idle CPU balances; avg_idle: skip when rq->avg_idle < migration_cost (2.6.36); max_lb_cost: also stop the domain walk when avg_idle < the cost so far + sd->max_newidle_lb_cost (3.13)."),
+        "off: every newly idle CPU balances; avg_idle: skip when rq->avg_idle < migration_cost (2.6.36); max_lb_cost: also stop the domain walk when avg_idle < the cost so far + sd->max_newidle_lb_cost (3.13); lb_cost: 5.16's newidle_balance() (c5b0a7eefc70, e60b56e46b38, 9e9af819db5d: no migration_cost test; skip unless the root domain is overloaded and avg_idle reaches the lowest domain's max_newidle_lb_cost; the same per-domain budget; update_newidle_cost() keeps the max, and, with newidle_lb_cost_decay, decays it by 253/256 once 1 s has passed since it was last raised or decayed, also from rebalance_domains())."),
     info("newidle_rearm", Change, "sched: Force balancing on newidle balance if local group has capacity", "fab476228ba3", "v2.6.37-rc1", true,
         "pull_task() re-arms src and dst rq->avg_idle to 2·migration_cost and clears dst's idle_stamp (removed again in 2.6.37 by b5482cfa1c95): the VolanoMark regression of seed case 1."),
     info("newidle_force", Change, "sched: Force balancing on newidle balance if local group has capacity", "fab476228ba3", "v2.6.37-rc1", true,
@@ -311,6 +333,10 @@ pub const FIELD_INFO: &[FieldInfo] = &[
         "The cap on rq->avg_idle when a wake-up closes an idle period: migration_cost (2·sysctl_sched_migration_cost, 2.6.36) or max_idle_balance_cost (2·rq->max_idle_balance_cost, 3.13; the commit is verified, that it is the one that moved the cap is recalled)."),
     info("avg_idle_ewma_first", Change, "sched: Reduce overestimating rq->avg_idle", "abfafa54db9a", "~v3.13", false,
         "ttwu_do_wakeup() runs the 1/8 EWMA on every idle sample and clamps the result to the cap, instead of resetting avg_idle to the cap when a sample exceeds it (Jason Low)."),
+    info("newidle_random", Feature, "NI_RANDOM (sched/fair: Proportional newidle balance)", "33cf66d88306", "~v6.19", true,
+        "sched_balance_newidle() balances a domain with probability ~(1 + newidle_ratio)/1024: a per-CPU pseudo-random d = rng % 1024 skips the domain when d > 1 + ratio; the ratio is the success count of a window of 1024 calls (halved at each 1024), a success weighted by 1024/(1 + ratio); starts at 512/256/512 (sd_init). Backported to 6.18.5 and 6.12/6.6 stable (Jan 2026). Draws come from per-CPU streams seeded from the run seed, apart from the workload's. Needs newidle_throttle=\"lb_cost\"."),
+    info("avg_idle_on_move", Change, "sched: Update rq->avg_idle when a task is moved to an idle CPU", "4b603f1551a7", "~v7.0", true,
+        "rq->avg_idle is sampled when the CPU leaves idle (update_rq_avg_idle() from put_prev_task_idle()) instead of in the wake-up (ttwu_do_activate()), so a task placed on an idle CPU by fork, exec or the balancer also closes the idle period; same cap and EWMA (avg_idle_cap, avg_idle_ewma_first). With the idle_stamp guard its follow-up fix restores (no stamp, no sample). Merged into tip sched/core in Jan 2026."),
 info("idle_cpu_nr_running", Change, "sched: Fix idle_cpu()", "908a3283728d", "~v3.2", true,
         "idle_cpu() also requires an empty runqueue: a wakee queued on an idle CPU whose IPI is in flight counts as busy (balancer and wake-up placement)."),
     info("group_imb_nr_running", Change, "sched: Set group_imb only a task can be pulled from the busiest cpu", "2582f0eba540", "~v2.6.37", false,
@@ -341,6 +367,8 @@ info("idle_cpu_nr_running", Change, "sched: Fix idle_cpu()", "908a3283728d", "~v
         "The MC level carries SD_PREFER_SIBLING (2.6.36 with the power-savings knobs off); removed with the power-savings knobs."),
     info("sd_numa", Change, "sched/numa: Rewrite the CONFIG_NUMA sched domain support", "cb83b629bae0", "~v3.5", true,
         "node: one NODE level (SD_NODE_INIT, 8-32 ms); numa_levels: sched_init_numa() levels per distance with sd_numa_init() intervals of the span's weight."),
+    info("sd_init", Change, "sd_init() (kernel/sched/topology.c); sched/fair: Reduce minimal imbalance threshold", "2208cdaa56c9", "~v5.10", true,
+        "v2.6: the per-level SD_*_INIT tables of 2.6.36-3.x (with mc_busy_factor, mc_prefer_sibling, sd_numa); v5: the unified sd_init() of 5.x-6.18: min_interval = span weight ms, max_interval twice that, busy_factor 16, imbalance_pct 117 (110 at SMT), cache_nice_tries 0 at SMT, 1 at the LLC and other levels, 2 at NUMA, balance_interval = span weight; every level NEWIDLE, EXEC, FORK, WAKE_AFFINE and PREFER_SIBLING plus its topology flags, NUMA levels without PREFER_SIBLING and with SERIALIZE; no *_idx (the load indexes read as 0: instantaneous load). Level names SMT, MC, PKG, NUMA. Under v5, mc_busy_factor, mc_prefer_sibling and sd_numa are unread. sd_init() itself came with 143e1e28cb40 (3.16, recalled, with 125 and busy_factor 32 and the *_idx); 2208cdaa56c9 (read: 125 -> 117) and its series' busy-interval change (32 -> 16) give the table of 5.10-6.18 (read in a 6.x/7.x topology.c)."),
     info("compat_yield", Tunable, "sysctl_sched_compat_yield", "", "", true,
         "sched_yield() moves the yielder right of the rightmost task (2.6.23-2.6.38)."),
     info("yield_impl", Change, "sched: Use a buddy to implement yield_task_fair()", "ac53db596cc0", "~v2.6.39", true,
@@ -364,13 +392,14 @@ info("idle_cpu_nr_running", Change, "sched: Fix idle_cpu()", "908a3283728d", "~v
     info("wake_wide", Change, "sched/fair: Beef up wake_wide()", "63b0e9edceec", "~v4.3", false,
         "select_task_rq_fair(): record_wakee() counts the waker's wakee flips (halved once a second) and wake_wide() refuses the affine wake-up when the smaller of the waker's and wakee's flips is at least sd_llc_size and the larger at least sd_llc_size times it; an unaffine wake-up then still runs select_idle_sibling(prev, prev) (the 6.x path). The first wake_wide, 62470419e993 (3.12), had a different test and is not modelled."),
     info("wake_affine", Change, "sched/core: Fix wake_affine() performance regression (WA_IDLE, WA_WEIGHT, WA_BIAS)", "d153b153446f", "~v4.14", false,
-        "load: 2.6.36-4.13 wake_affine() on instantaneous loads; idle: wake_affine_idle() only (this CPU idle and cache-affine, a sync wake-up onto a CPU running only the waker, or prev idle); weight: wake_affine_weight() only, PELT cpu_load() against task_h_load() with WA_BIAS's half imbalance_pct; idle_weight: both, the 4.14+ default. weight and idle_weight need pelt. The imbalance_pct is the domain's: 125 under the model's 2.6.36-3.13 domain defaults, so the bias is 112 where 6.x's sd_init() (117 for an LLC) gives 108, until the 6.x domain defaults are modelled."),
+        "load: 2.6.36-4.13 wake_affine() on instantaneous loads; idle: wake_affine_idle() only (this CPU idle and cache-affine, a sync wake-up onto a CPU running only the waker, or prev idle); weight: wake_affine_weight() only, PELT cpu_load() against task_h_load() with WA_BIAS's half imbalance_pct; idle_weight: both, the 4.14+ default. weight and idle_weight need pelt. The imbalance_pct is the domain's: 125 at MC under sd_init=\"v2.6\" (a bias of 112), 117 under sd_init=\"v5\" (108, as 6.x)."),
     info("recent_used_cpu", Change, "sched/fair: Use a recently used CPU as an idle candidate and the basis for SIS", "32e839dda3ba", "~v4.15", false,
         "select_idle_sibling(): before scanning the LLC, try the CPU the task last ran on before prev (p->recent_used_cpu) if it is idle, cache-affine with the target and allowed. Needs select_idle_sibling=\"idle_cpu\"."),
     info("sis_util", Change, "sched/fair: Introduce SIS_UTIL to search idle CPU based on sum of util_avg", "70fb5ccf2ebb", "~v6.0", false,
         "select_idle_cpu() scans at most sd_llc_shared->nr_idle_scan CPUs, which periodic load balancing at the LLC level sets from the LLC's summed PELT util (the quadratic of update_idle_cpu_scan(): no scan at 100/imbalance_pct busy, 85 % for 6.x's LLC imbalance_pct of 117 but 80 % under the model's 125 until the 6.x domain defaults are modelled). Simplified: every CPU's LLC pass refreshes it, where 6.x does so only on the CPU that should_we_balance() picks; the hint starts at the LLC size (a long-idle machine), where the kernel's zeroed sd_llc_shared starts at 0. Needs pelt and select_idle_sibling=\"idle_cpu\"."),
     info("balancer", Change, "sched/fair: Rework load_balance()", "0b0695f2b34a", "v5.5", false,
         "cpu_load: the 2.6.36-3.13 find_busiest_group() on cpu_load[] indices, avg_load and fix_small_imbalance(); group_type: Vincent Guittot's 5.5 rework as 6.6-6.18 have it (docs/balancer.md): groups classified has_spare < fully_busy < misfit_task < smt_balance < asym_packing < imbalanced < overloaded from PELT load_avg, util_avg and runnable_avg, calculate_imbalance() picking migrate_load/util/task/misfit, find_busiest_queue() and detach_tasks() per migration type (the shr_bound(load, nr_balance_failed) relaxation), need_active_balance() only for migrate_task/misfit. Needs pelt. Reads the model's 2.6.36-3.13 domain parameters (imbalance_pct 125 for MC, flags) until the 6.x sd_init() is modelled; CPU capacity is 1024 per CPU, SMT threads included."),
+        "select_idle_cpu() scans at most sd_llc_shared->nr_idle_scan CPUs, which periodic load balancing at the LLC level sets from the LLC's summed PELT util (the quadratic of update_idle_cpu_scan(): no scan at 100/imbalance_pct busy, 85 % under sd_init=\"v5\"'s LLC imbalance_pct of 117 as in 6.x, 80 % under sd_init=\"v2.6\"'s 125). Simplified: every CPU's LLC pass refreshes it, where 6.x does so only on the CPU that should_we_balance() picks; the hint starts at the LLC size (a long-idle machine), where the kernel's zeroed sd_llc_shared starts at 0. Needs pelt and select_idle_sibling=\"idle_cpu\"."),
     info("pick", Change, "sched/fair: Implement an EEVDF-like scheduling policy", "147f3efaa241", "v6.6", true,
         "cfs: leftmost vruntime with buddies and wake-up granularity; eevdf: avg_vruntime, lag, eligibility and virtual deadlines from base_slice_ns, pick_eevdf() at pick, tick and wake-up (latency_ns, min_granularity_ns, wakeup_granularity_ns, gentle_fair_sleepers, start_debit, last_buddy, compat_yield, yield_impl, next_buddy_over_last and preempt_sets_next_buddy are then unread, as 5e963f2bd465 'Commit to EEVDF' removed them)."),
     info("base_slice_ns", Tunable, "sysctl_sched_base_slice", "", "v6.6", true,
@@ -439,6 +468,8 @@ impl Kernel {
             newidle_lb_cost_decay: false,
             avg_idle_cap: AvgIdleCap::MigrationCost,
             avg_idle_ewma_first: false,
+            newidle_random: false,
+            avg_idle_on_move: false,
             idle_cpu_nr_running: false,
             group_imb_nr_running: false,
             prefer_sibling_local_capacity: false,
@@ -454,6 +485,7 @@ impl Kernel {
             mc_busy_factor: 1,
             mc_prefer_sibling: true,
             sd_numa: SdNuma::Node,
+            sd_init: SdInit::V2_6,
             compat_yield: false,
             yield_impl: YieldImpl::UpdateCurr,
             next_buddy_over_last: false,
@@ -608,6 +640,8 @@ impl Fields for Kernel {
             "newidle_lb_cost_decay" => b(self.newidle_lb_cost_decay),
             "avg_idle_cap" => s(self.avg_idle_cap.name()),
             "avg_idle_ewma_first" => b(self.avg_idle_ewma_first),
+            "newidle_random" => b(self.newidle_random),
+            "avg_idle_on_move" => b(self.avg_idle_on_move),
             "idle_cpu_nr_running" => b(self.idle_cpu_nr_running),
             "group_imb_nr_running" => b(self.group_imb_nr_running),
             "prefer_sibling_local_capacity" => b(self.prefer_sibling_local_capacity),
@@ -623,6 +657,7 @@ impl Fields for Kernel {
             "mc_busy_factor" => i(self.mc_busy_factor as u64),
             "mc_prefer_sibling" => b(self.mc_prefer_sibling),
             "sd_numa" => s(self.sd_numa.name()),
+            "sd_init" => s(self.sd_init.name()),
             "compat_yield" => b(self.compat_yield),
             "yield_impl" => s(self.yield_impl.name()),
             "next_buddy_over_last" => b(self.next_buddy_over_last),
@@ -690,6 +725,8 @@ impl Fields for Kernel {
             "newidle_lb_cost_decay" => self.newidle_lb_cost_decay = v.as_bool(name)?,
             "avg_idle_cap" => self.avg_idle_cap = AvgIdleCap::parse(name, v)?,
             "avg_idle_ewma_first" => self.avg_idle_ewma_first = v.as_bool(name)?,
+            "newidle_random" => self.newidle_random = v.as_bool(name)?,
+            "avg_idle_on_move" => self.avg_idle_on_move = v.as_bool(name)?,
             "idle_cpu_nr_running" => self.idle_cpu_nr_running = v.as_bool(name)?,
             "group_imb_nr_running" => self.group_imb_nr_running = v.as_bool(name)?,
             "prefer_sibling_local_capacity" => {
@@ -709,6 +746,7 @@ impl Fields for Kernel {
             "mc_busy_factor" => self.mc_busy_factor = v.as_u64(name, 1, 1024)? as u32,
             "mc_prefer_sibling" => self.mc_prefer_sibling = v.as_bool(name)?,
             "sd_numa" => self.sd_numa = SdNuma::parse(name, v)?,
+            "sd_init" => self.sd_init = SdInit::parse(name, v)?,
             "compat_yield" => self.compat_yield = v.as_bool(name)?,
             "yield_impl" => self.yield_impl = YieldImpl::parse(name, v)?,
             "next_buddy_over_last" => self.next_buddy_over_last = v.as_bool(name)?,
@@ -781,6 +819,16 @@ impl Fields for Kernel {
             if self.balancer == Balancer::GroupType {
                 return Err(needs_pelt("balancer", "\"group_type\""));
             }
+        }
+        if self.newidle_random && self.newidle_throttle != NewidleThrottle::LbCost {
+            return Err(CoreError::invalid(
+                "newidle_random",
+                "True",
+                format!(
+                    "False while newidle_throttle={:?} (NI_RANDOM is part of 6.18's sched_balance_newidle(): set newidle_throttle=\"lb_cost\" with newidle_random=True)",
+                    self.newidle_throttle.name()
+                ),
+            ));
         }
         let needs_sis = |field: &str| {
             CoreError::invalid(

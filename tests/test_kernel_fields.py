@@ -55,6 +55,9 @@ def small_hackbench(ipc: str = "socket") -> Callable:
     return lambda: hackbench(groups=2, fds=4, loops=50, ipc=ipc)
 
 
+# 3.13 with 5.16's newidle balance (no migration-cost test; rd->overload;
+# update_newidle_cost()).
+V313_LB_COST = sl.Kernel.preset("v3.13").replace(newidle_throttle="lb_cost")
 V38_PELT = sl.Kernel.preset("v3.8").replace(pelt="v5.7")
 V38_SIS6 = V38_PELT.replace(select_idle_sibling="idle_cpu")
 V313_PELT = sl.Kernel.preset("v3.13").replace(pelt="v5.7")
@@ -175,6 +178,26 @@ FIELD_SCENARIOS: dict[str, Scenario] = {
         None,
         short_sleepers(12),
         1.2,
+        ("avg_idle_mean_us", *NEWIDLE),
+    ),
+    # NI_RANDOM: each domain's newidle pass runs with probability ~(1 +
+    # ratio)/1024 (initially about one half), so fewer NEWLY_IDLE passes.
+    "newidle_random": (
+        "quad-4c",
+        V313_LB_COST,
+        None,
+        short_sleepers(8),
+        0.2,
+        ("load_balance_calls_newidle", *NEWIDLE),
+    ),
+    # 4b603f1551a7: the avg_idle sample is taken when the CPU leaves idle
+    # (fork placements and pulls included), not at the wake-up.
+    "avg_idle_on_move": (
+        "quad-4c",
+        V313_LB_COST,
+        None,
+        small_hackbench(),
+        None,
         ("avg_idle_mean_us", *NEWIDLE),
     ),
     # The cap: 2 * migration_cost (2.6.36) vs 2 * max_idle_balance_cost
@@ -310,6 +333,16 @@ FIELD_SCENARIOS: dict[str, Scenario] = {
         lambda: spinners([0] * 17),
         0.3,
         ("load_balance_calls_busy", "load_balance_calls_idle"),
+    ),
+    # 5.x sd_init(): intervals of the span's weight (8-16 ms at MC, 16-32 at
+    # NUMA instead of 1-4 ms), busy_factor 16, imbalance_pct 117.
+    "sd_init": (
+        "nhm-ep",
+        "v3.13",
+        "v5",
+        lambda: spinners([0] * 17),
+        0.3,
+        ("load_balance_calls_busy", "load_balance_calls_idle", "cpu_migrations"),
     ),
     # -- CFS pick / yield / buddies ------------------------------------------
     # Yielding short sleepers: yield moves the yielder to the far right.

@@ -171,13 +171,15 @@ class Kernel(_Frozen):
     tunable_scaling: Literal["none", "log", "linear"]
     hz: Literal[100, 250, 300, 1000]
     idle_balance: bool
-    newidle_throttle: Literal["off", "avg_idle", "max_lb_cost"]
+    newidle_throttle: Literal["off", "avg_idle", "max_lb_cost", "lb_cost"]
     newidle_rearm: bool
     newidle_force: bool
     newidle_clear_stamp: bool
     newidle_lb_cost_decay: bool
     avg_idle_cap: Literal["migration_cost", "max_idle_balance_cost"]
     avg_idle_ewma_first: bool
+    newidle_random: bool
+    avg_idle_on_move: bool
     idle_cpu_nr_running: bool
     group_imb_nr_running: bool
     prefer_sibling_local_capacity: bool
@@ -193,6 +195,7 @@ class Kernel(_Frozen):
     mc_busy_factor: int
     mc_prefer_sibling: bool
     sd_numa: Literal["node", "numa_levels"]
+    sd_init: Literal["v2.6", "v5"]
     compat_yield: bool
     yield_impl: Literal["update_curr", "skip_buddy"]
     next_buddy_over_last: bool

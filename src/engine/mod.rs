@@ -185,6 +185,15 @@ pub struct Sim<'a> {
     /// CPUs with an empty runqueue / with ≥ 2 runnable tasks (Lozi).
     pub(crate) n_empty: usize,
     pub(crate) n_overloaded: usize,
+    /// `rd->overload` (the root domain's): set when a runqueue reaches two
+    /// runnable tasks, rewritten by a root-level balance pass
+    /// (`sched::newidle`); read by `newidle_throttle = "lb_cost"`.
+    pub(crate) rd_overload: bool,
+    /// `sched_rnd_state`, the per-CPU stream of `sched_rng()` (NI_RANDOM):
+    /// seeded from the run seed apart from the workload's and the noise
+    /// streams; empty unless `Kernel::newidle_random`, so no draw is taken
+    /// otherwise.
+    pub(crate) sched_rng: Vec<Rng>,
     pub(crate) lozi_last: u64,
     pub(crate) error: Option<String>,
     /// The watchdog's state: the last instant a task consumed burst time or
@@ -322,6 +331,12 @@ impl<'a> Sim<'a> {
             lb: Default::default(),
             n_empty: n,
             n_overloaded: 0,
+            rd_overload: false,
+            sched_rng: if kernel.newidle_random {
+                crate::sched::newidle::sched_rng_streams(opts.seed, n)
+            } else {
+                Vec::new()
+            },
             lozi_last: 0,
             error: None,
             progress_at: 0,

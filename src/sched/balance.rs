@@ -936,6 +936,10 @@ impl Sim<'_> {
         if !self.kernel.idle_balance || self.sd[cpu].is_empty() {
             return 0;
         }
+        if self.kernel.newidle_throttle == NewidleThrottle::LbCost {
+            // 5.16–6.18: sched::newidle.
+            return self.sched_balance_newidle(cpu);
+        }
         let now = self.now;
         self.rqs[cpu].bal.idle_stamp = Some(now);
         let avg_idle = self.rqs[cpu].bal.avg_idle;
@@ -992,7 +996,12 @@ impl Sim<'_> {
     /// each level whose interval (× busy factor when busy) has passed
     /// balances; stop above a level where this CPU is not the group's
     /// balance CPU. Returns (tasks moved, the passes' CPU time), which the
-    /// caller charges. Simplification: no SD_SERIALIZE lock.
+    /// caller charges. Under `newidle_throttle = "lb_cost"` (5.16–6.18):
+    /// each level first calls `update_newidle_cost(sd, 0)`
+    /// (`sched::newidle`) and sums the maxima; above a level that stopped
+    /// the walk, levels are still visited while they decay; after a decay
+    /// `rq->max_idle_balance_cost = max(migration_cost, Σ max)`; a root-level
+    /// pass rewrites `rd->overload`. Simplification: no SD_SERIALIZE lock.
     pub(crate) fn rebalance_domains(&mut self, cpu: usize, mut idle: IdleType) -> (u64, u64) {
         let now = self.now;
         let j = self.jiffies();
@@ -1001,8 +1010,20 @@ impl Sim<'_> {
         let mut cost = 0;
         let mut moved_total = 0;
         let max_interval = (self.kernel.hz as u64 * self.rqs.len() as u64 / 10).max(1);
+        let lb_cost = self.kernel.newidle_throttle == NewidleThrottle::LbCost;
+        let (mut need_decay, mut max_cost) = (false, 0u64);
+        let mut cont = true;
         for lvl in 0..self.sd[cpu].len() {
-            if self.kernel.newidle_lb_cost_decay {
+            if lb_cost {
+                need_decay = self.rebalance_decay_newidle_cost(cpu, lvl);
+                max_cost += self.sd[cpu][lvl].max_newidle_lb_cost;
+                if !cont {
+                    if need_decay {
+                        continue;
+                    }
+                    break;
+                }
+            } else if self.kernel.newidle_lb_cost_decay {
                 let d = &mut self.sd[cpu][lvl];
                 if now >= d.next_decay_max_lb_cost {
                     d.max_newidle_lb_cost = d.max_newidle_lb_cost * 253 / 256;
@@ -1022,9 +1043,13 @@ impl Sim<'_> {
             }
             let interval =
                 (interval_ms * self.kernel.hz as u64 / 1000).clamp(1, max_interval) * self.tick_ns;
-            let mut cont = true;
+            if !lb_cost {
+                cont = true;
+            }
             if j * self.tick_ns >= d.last_balance + interval {
+                let snap = self.root_overload_snapshot(cpu, lvl);
                 let r = self.load_balance(cpu, lvl, idle, false);
+                self.root_overload_apply(snap, r.balance);
                 cost += r.cost;
                 cont = r.balance;
                 if r.moved > 0 {
@@ -1036,9 +1061,13 @@ impl Sim<'_> {
             let d = &self.sd[cpu][lvl];
             next_balance = next_balance.min(d.last_balance + interval);
             update = true;
-            if !cont {
+            if !cont && !lb_cost {
                 break;
             }
+        }
+        if lb_cost && need_decay {
+            let b = &mut self.rqs[cpu].bal;
+            b.max_idle_balance_cost = max_cost.max(self.kernel.migration_cost_ns);
         }
         if update {
             self.rqs[cpu].bal.next_balance = next_balance;

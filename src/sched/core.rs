@@ -58,6 +58,11 @@ impl Sim<'_> {
         }
         if new >= 2 {
             self.n_overloaded += 1;
+            // add_nr_running(): the root domain is overloaded once any
+            // runqueue has more than one task.
+            if old < 2 {
+                self.rd_overload = true;
+            }
         }
     }
 
@@ -332,7 +337,9 @@ impl Sim<'_> {
             },
         );
         self.ttwu_do_wakeup(t, cpu, waker_cpu);
-        self.update_avg_idle_on_wakeup(cpu);
+        if !self.kernel.avg_idle_on_move {
+            self.update_avg_idle_on_wakeup(cpu);
+        }
         self.rearm(cpu);
         true
     }
@@ -365,10 +372,13 @@ impl Sim<'_> {
     }
 
     /// The `rq->avg_idle` sample a wake-up takes (`ttwu_post_activation`
-    /// 2.6.36, `ttwu_do_wakeup` 3.8): time since `idle_balance()` stamped the
-    /// runqueue, capped at 2·migration_cost, or 2·`max_idle_balance_cost`
-    /// with `avg_idle_cap` (3.13); with `avg_idle_ewma_first` (3.13) the
-    /// EWMA runs first and the cap clamps its result.
+    /// 2.6.36, `ttwu_do_wakeup` 3.8, `ttwu_do_activate` 4.x–6.19): time since
+    /// `idle_balance()` stamped the runqueue, capped at 2·migration_cost, or
+    /// 2·`max_idle_balance_cost` with `avg_idle_cap` (3.13); with
+    /// `avg_idle_ewma_first` (3.13) the EWMA runs first and the cap clamps
+    /// its result. Under `avg_idle_on_move` (4b603f1551a7) the same sample is
+    /// taken by `update_rq_avg_idle()` when the CPU leaves idle instead
+    /// (see `schedule()`).
     fn update_avg_idle_on_wakeup(&mut self, cpu: usize) {
         let b = &mut self.rqs[cpu].bal;
         if let Some(stamp) = b.idle_stamp.take() {
@@ -435,6 +445,14 @@ impl Sim<'_> {
             let task = &mut self.tasks[n as usize];
             task.state = TaskState::Running;
             task.wait_ns += now - task.wait_start;
+            if prev.is_none() && self.kernel.avg_idle_on_move {
+                // put_prev_task_idle() → update_rq_avg_idle() (4b603f1551a7):
+                // however the task arrived (wake-up, fork, a pull), leaving
+                // idle closes the idle period. With the idle_stamp guard of
+                // the follow-up fix ("Skip rq->avg_idle update without a
+                // valid idle stamp"): no stamp, no sample.
+                self.update_avg_idle_on_wakeup(cpu);
+            }
         } else {
             self.update_idle_core(cpu);
         }
