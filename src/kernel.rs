@@ -440,7 +440,15 @@ fn field_names_list() -> &'static [&'static str] {
     NAMES.get_or_init(|| FIELD_INFO.iter().map(|f| f.name).collect())
 }
 
-pub const KERNEL_PRESETS: &[&str] = &["v2.6.36", "v2.6.37-rc1", "v2.6.37", "v3.8", "v3.13"];
+pub const KERNEL_PRESETS: &[&str] = &[
+    "v2.6.36",
+    "v2.6.37-rc1",
+    "v2.6.37",
+    "v3.8",
+    "v3.13",
+    "v6.6",
+    "v6.18",
+];
 
 impl Kernel {
     /// 2.6.36 (kernel/sched_fair.c, kernel/sched.c as read in kernel-facts
@@ -581,6 +589,59 @@ impl Kernel {
         }
     }
 
+    /// 6.6 (mainline 6.6.0: kernel/sched/fair.c, topology.c, features.h at
+    /// v6.6): EEVDF (147f3efaa241) with the 0.75 ms base slice and RUN_TO_PARITY,
+    /// PELT, the 5.5 balancer on PELT load, 5.10+ `sd_init()`, 5.16's newidle
+    /// cost tracking, 6.x wake-up placement (wake_wide, WA_IDLE/WA_WEIGHT,
+    /// recent_used_cpu, SIS_UTIL) and the 5.8+ function-call ILB kick
+    /// (19a1f5ec6999). HZ 250 as Debian builds it. The later 6.6-stable
+    /// back-ports (NI_RANDOM, Jan 2026) are not in this preset.
+    pub fn v6_6() -> Self {
+        Kernel {
+            name: "v6.6".into(),
+            hz: 250,
+            newidle_throttle: NewidleThrottle::LbCost,
+            nohz_kick_ipi: NohzKickIpi::FunctionCall,
+            sd_init: SdInit::V5,
+            pelt: Pelt::V5_7,
+            balancer: Balancer::GroupType,
+            wake_wide: true,
+            wake_affine: WakeAffine::IdleWeight,
+            select_idle_sibling: SelectIdleSibling::IdleCpu,
+            recent_used_cpu: true,
+            sis_util: true,
+            pick: Pick::Eevdf,
+            base_slice_ns: 750_000,
+            preempt_short: false,
+            delay_dequeue: false,
+            delay_zero: false,
+            place_rel_deadline: false,
+            run_to_parity_min_slice: false,
+            yield_forfeit: false,
+            ..Self::v3_13()
+        }
+    }
+
+    /// 6.18 as this project's machines run it (6.18.44, HZ 250,
+    /// PREEMPT_DYNAMIC): 6.6 plus the 6.12 EEVDF features (PREEMPT_SHORT,
+    /// DELAY_DEQUEUE, DELAY_ZERO, PLACE_REL_DEADLINE), the 0.70 ms base slice
+    /// (6.15), 6.17's slice protection, and the 6.18-stable back-ports of
+    /// forfeit-on-yield (6.18.2) and NI_RANDOM (6.18.5).
+    pub fn v6_18() -> Self {
+        Kernel {
+            name: "v6.18".into(),
+            base_slice_ns: 700_000,
+            preempt_short: true,
+            delay_dequeue: true,
+            delay_zero: true,
+            place_rel_deadline: true,
+            run_to_parity_min_slice: true,
+            yield_forfeit: true,
+            newidle_random: true,
+            ..Self::v6_6()
+        }
+    }
+
     pub fn preset(name: &str) -> CoreResult<Self> {
         match name {
             "v2.6.36" => Ok(Self::v2_6_36()),
@@ -588,6 +649,8 @@ impl Kernel {
             "v2.6.37" => Ok(Self::v2_6_37()),
             "v3.8" => Ok(Self::v3_8()),
             "v3.13" => Ok(Self::v3_13()),
+            "v6.6" => Ok(Self::v6_6()),
+            "v6.18" => Ok(Self::v6_18()),
             _ => Err(CoreError::invalid(
                 "name",
                 format!("{name:?}"),
