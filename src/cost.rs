@@ -94,7 +94,10 @@ pub struct CostModel {
     /// Communication cost by distance: when on, the reader of a message
     /// (a pipe or socket read, a queue handed over under a futex) pays, as
     /// system time, one cache-line transfer per line of the message from
-    /// the cache of the CPU that wrote it: `xfer_lines()` lines times the
+    /// the cache of the CPU that wrote it — in the kernel, the
+    /// `copy_to_user()` of `pipe_read()` / `unix_stream_recvmsg()` (and the
+    /// user-space read of a handed-over queue) missing on lines another
+    /// CPU's cache holds modified; no kernel version changes it: `xfer_lines()` lines times the
     /// per-line latency of the two CPUs' distance (`xfer_*_ns`; the same
     /// CPU pays nothing). Off in every preset (their numbers predate it);
     /// the per-line latencies are set per machine preset from published
