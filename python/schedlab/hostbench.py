@@ -250,6 +250,9 @@ def measure(
     ``task_clock_s``, ``context_switches``, ``cpu_migrations``, and the
     host (``kernel_release``, ``cpus``, ``cpu_model``, ``date``). Raises
     ``MeasureError`` when perf is missing or may not count events.
+    ``runner`` replaces ``subprocess.run`` (it gets the command, returns a
+    ``CompletedProcess``): for tests and for running perf elsewhere; the
+    perf checks are then the runner's business.
     """
     if bench not in BENCHES:
         raise ConfigError(f"invalid bench={show(bench)}: expected one of {', '.join(BENCHES)}")
