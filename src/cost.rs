@@ -91,6 +91,29 @@ pub struct CostModel {
     /// state make the same system call cost more or less). 0 makes
     /// replicates of a workload without random parameters identical.
     pub sys_jitter_pct: u64,
+    /// Communication cost by distance: when on, the reader of a message
+    /// (a pipe or socket read, a queue handed over under a futex) pays, as
+    /// system time, one cache-line transfer per line of the message from
+    /// the cache of the CPU that wrote it — in the kernel, the
+    /// `copy_to_user()` of `pipe_read()` / `unix_stream_recvmsg()` (and the
+    /// user-space read of a handed-over queue) missing on lines another
+    /// CPU's cache holds modified; no kernel version changes it: `xfer_lines()` lines times the
+    /// per-line latency of the two CPUs' distance (`xfer_*_ns`; the same
+    /// CPU pays nothing). Off in every preset (their numbers predate it);
+    /// the per-line latencies are set per machine preset from published
+    /// core-to-core measurements (docs/calibration.md).
+    pub xfer_by_distance: bool,
+    /// One 64-byte line modified on another CPU, by distance: SMT sibling
+    /// (shared L1/L2), shared last-level cache, same socket but another
+    /// LLC, another socket on the same node, another node.
+    pub xfer_smt_ns: u64,
+    pub xfer_llc_ns: u64,
+    pub xfer_socket_ns: u64,
+    pub xfer_node_ns: u64,
+    pub xfer_remote_ns: u64,
+    /// Lines moved per message besides its data (the `pipe_buffer` or
+    /// skb head and the wait queue the reader was woken from).
+    pub xfer_meta_lines: u64,
 }
 
 impl Default for CostModel {
@@ -132,6 +155,13 @@ impl Default for CostModel {
             tcp_read_ns: 2_500,
             futex_ns: 800,
             sys_jitter_pct: 5,
+            xfer_by_distance: false,
+            xfer_smt_ns: 2,
+            xfer_llc_ns: 25,
+            xfer_socket_ns: 80,
+            xfer_node_ns: 100,
+            xfer_remote_ns: 120,
+            xfer_meta_lines: 2,
         }
     }
 }
@@ -153,7 +183,58 @@ impl CostModel {
             "vm-2" => c.ipi_latency_ns = 15_000,
             _ => {}
         }
+        // Per-line transfer latencies by distance (used only when
+        // `xfer_by_distance` is on); sources in docs/calibration.md.
+        let (smt, llc, socket, node, remote) = match m.name.as_str() {
+            // measured here: a line bounced between the two vCPUs
+            "vm-2" => (2, 60, 60, 60, 60),
+            // Core 2: pair-shared L2; the other pair and the other package
+            // over the front-side bus
+            "core2-2s" => (2, 6, 110, 110, 110),
+            "quad-4c" => (2, 25, 25, 25, 25),
+            "nhm-ep" => (2, 28, 28, 110, 110),
+            "wsm-4s-40c" => (2, 35, 35, 140, 140),
+            "snb-ep-4s" => (2, 30, 30, 120, 120),
+            "skl-sp-2s" => (2, 45, 45, 135, 135),
+            "epyc-genoa-2s" => (2, 18, 100, 190, 190),
+            "spr-2s" => (2, 55, 55, 145, 145),
+            _ => (
+                c.xfer_smt_ns,
+                c.xfer_llc_ns,
+                c.xfer_socket_ns,
+                c.xfer_node_ns,
+                c.xfer_remote_ns,
+            ),
+        };
+        c.xfer_smt_ns = smt;
+        c.xfer_llc_ns = llc;
+        c.xfer_socket_ns = socket;
+        c.xfer_node_ns = node;
+        c.xfer_remote_ns = remote;
         c
+    }
+
+    /// Cache lines moved to hand a `bytes`-byte message to another CPU:
+    /// its 64-byte lines plus `xfer_meta_lines`.
+    pub fn xfer_lines(&self, bytes: u64) -> u64 {
+        bytes.div_ceil(64) + self.xfer_meta_lines
+    }
+
+    /// What the reader pays for a `bytes`-byte message written by a CPU
+    /// `dist` away (0 when `xfer_by_distance` is off or on the same CPU).
+    pub fn xfer(&self, dist: Distance, bytes: u64) -> u64 {
+        if !self.xfer_by_distance {
+            return 0;
+        }
+        let line = match dist {
+            Distance::Same => return 0,
+            Distance::SmtSibling => self.xfer_smt_ns,
+            Distance::SharedLlc => self.xfer_llc_ns,
+            Distance::SameSocket => self.xfer_socket_ns,
+            Distance::SameNode => self.xfer_node_ns,
+            Distance::RemoteNode => self.xfer_remote_ns,
+        };
+        line * self.xfer_lines(bytes)
     }
 
     /// CPU time to copy `bytes` across the user/kernel boundary.
@@ -217,6 +298,13 @@ const FIELDS: &[&str] = &[
     "tcp_read_ns",
     "futex_ns",
     "sys_jitter_pct",
+    "xfer_by_distance",
+    "xfer_smt_ns",
+    "xfer_llc_ns",
+    "xfer_socket_ns",
+    "xfer_node_ns",
+    "xfer_remote_ns",
+    "xfer_meta_lines",
 ];
 
 /// 1 ms: any single charge larger than that is a mistake, not a model.
@@ -263,6 +351,12 @@ impl CostModel {
             "tcp_read_ns" => &mut self.tcp_read_ns,
             "futex_ns" => &mut self.futex_ns,
             "sys_jitter_pct" => &mut self.sys_jitter_pct,
+            "xfer_smt_ns" => &mut self.xfer_smt_ns,
+            "xfer_llc_ns" => &mut self.xfer_llc_ns,
+            "xfer_socket_ns" => &mut self.xfer_socket_ns,
+            "xfer_node_ns" => &mut self.xfer_node_ns,
+            "xfer_remote_ns" => &mut self.xfer_remote_ns,
+            "xfer_meta_lines" => &mut self.xfer_meta_lines,
             _ => return None,
         })
     }
@@ -276,12 +370,20 @@ impl Fields for CostModel {
     }
 
     fn get(&self, name: &str) -> Option<Value> {
+        if name == "xfer_by_distance" {
+            return Some(Value::Bool(self.xfer_by_distance));
+        }
         let mut c = self.clone();
         c.slot(name).map(|v| Value::Int(*v as i64))
     }
 
     fn set(&mut self, name: &str, v: &Value) -> CoreResult<()> {
+        if name == "xfer_by_distance" {
+            self.xfer_by_distance = v.as_bool(name)?;
+            return Ok(());
+        }
         let max = match name {
+            "xfer_meta_lines" => 64,
             "cache_decay_ns" => MAX_DECAY_NS,
             "sys_jitter_pct" => 50,
             "child_start_spread_pct" => 100,
@@ -304,5 +406,43 @@ impl Fields for CostModel {
             ));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn xfer_is_off_by_default_and_counts_lines_by_distance_when_on() {
+        let m = Machine::preset("core2-2s").unwrap();
+        let mut c = CostModel::for_machine(&m);
+        assert!(!c.xfer_by_distance);
+        assert_eq!(c.xfer(Distance::SameNode, 100), 0);
+        c.xfer_by_distance = true;
+        // 100 bytes: 2 data lines + 2 meta lines
+        assert_eq!(c.xfer_lines(100), 4);
+        assert_eq!(c.xfer(Distance::Same, 100), 0);
+        assert_eq!(c.xfer(Distance::SharedLlc, 100), 4 * c.xfer_llc_ns);
+        // Core 2: cpus 0 and 2 are the other core pair of the package
+        assert_eq!(m.distance(0, 2), Distance::SameSocket);
+        assert_eq!(c.xfer(Distance::SameSocket, 64), 3 * 110);
+        assert_eq!(c.xfer(Distance::SameNode, 4096), (64 + 2) * 110);
+    }
+
+    #[test]
+    fn xfer_by_distance_is_a_bool_field() {
+        let c = CostModel::default();
+        assert_eq!(c.get("xfer_by_distance"), Some(Value::Bool(false)));
+        let on = c
+            .replaced(&[("xfer_by_distance".into(), Value::Bool(true))])
+            .unwrap();
+        assert!(on.xfer_by_distance);
+        assert!(c
+            .replaced(&[("xfer_by_distance".into(), Value::Int(1))])
+            .is_err());
+        assert!(c
+            .replaced(&[("xfer_meta_lines".into(), Value::Int(65))])
+            .is_err());
     }
 }

@@ -534,7 +534,7 @@ def small_costs(draw: st.DrawFn) -> sl.CostModel | None:
     }
     try:
         return sl.CostModel(**changes)
-    except sl.ConfigError:  # e.g. a pct field above 100
+    except (sl.ConfigError, sl.ConfigTypeError):  # a pct field above 100; an int for a bool
         return None
 
 

@@ -12,9 +12,11 @@ from __future__ import annotations
 from . import exceptions, plot, workloads
 from ._core import __version__, build_profile
 from .bisect import bisect
+from .calibration import Calibration, calibrate
 from .config import CostModel, Kernel, Machine
 from .exceptions import ConfigError, ConfigTypeError, SchedlabError, SimulationError
 from .frames import compare, format_lkp, format_perf_stat, summarize
+from .hostbench import MeasureError, measure
 from .result import Result
 from .run import simulate
 from .spec import load_spec, run_spec
@@ -26,6 +28,8 @@ __all__ = [
     "__version__",
     "bisect",
     "build_profile",
+    "calibrate",
+    "Calibration",
     "ConfigError",
     "ConfigTypeError",
     "CostModel",
@@ -43,6 +47,8 @@ __all__ = [
     "format_perf_stat",
     "format_vmstat",
     "load_spec",
+    "measure",
+    "MeasureError",
     "plot",
     "run_spec",
     "simulate",

@@ -145,6 +145,13 @@ class CostFields(TypedDict):
     tcp_read_ns: int
     futex_ns: int
     sys_jitter_pct: int
+    xfer_by_distance: bool
+    xfer_smt_ns: int
+    xfer_llc_ns: int
+    xfer_socket_ns: int
+    xfer_node_ns: int
+    xfer_remote_ns: int
+    xfer_meta_lines: int
 
 class FieldInfo(TypedDict):
     name: str

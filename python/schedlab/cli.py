@@ -1,4 +1,4 @@
-"""The ``schedlab`` command: ``schedlab demo`` and ``schedlab run``."""
+"""The ``schedlab`` command: ``schedlab demo``, ``run``, ``sweep`` and ``measure``."""
 
 from __future__ import annotations
 
@@ -171,6 +171,43 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     return 0 if ok == df.height else 1
 
 
+def _csv(text: str, conv: Any, flag: str) -> list[Any]:
+    try:
+        return [conv(x.strip()) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise ConfigError(f"invalid {flag}={text!r}: expected a comma-separated list") from None
+
+
+def _cmd_measure(args: argparse.Namespace) -> int:
+    from .hostbench import measure, metadata
+
+    output = _check_output(args.output, args.force) if args.output else None
+    kw: dict[str, Any] = {
+        "mode": _csv(args.mode, str, "--mode"),
+        "reps": args.reps,
+        "perf": args.perf,
+        "progress": not args.no_progress,
+    }
+    if args.loops is not None:
+        kw["loops"] = args.loops
+    if args.bench == "hackbench":
+        kw["groups"] = _csv(args.groups, int, "--groups")
+        kw["ipc"] = _csv(args.ipc, str, "--ipc")
+    if args.pinned is not None:
+        pins = _csv(args.pinned, str, "--pinned")
+        bad = [x for x in pins if x not in ("yes", "no")]
+        if bad or not pins:
+            raise ConfigError(f"invalid --pinned={args.pinned!r}: expected no, yes or no,yes")
+        kw["pinned"] = [x == "yes" for x in pins]
+    df = measure(args.bench, **kw)
+    if output is not None:
+        df.write_parquet(output, metadata=metadata(df))
+        print(f"schedlab: {df.height} runs written to {args.output}", file=sys.stderr)
+    else:
+        print(df)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="schedlab", description=__doc__)
     p.add_argument(
@@ -229,6 +266,28 @@ def main(argv: list[str] | None = None) -> int:
     )
     sw.add_argument("--no-progress", action="store_true")
     sw.set_defaults(fn=_cmd_sweep)
+    me = sub.add_parser(
+        "measure",
+        help="run perf bench sched messaging|pipe on this host under perf stat",
+    )
+    me.add_argument("bench", choices=["hackbench", "pipe"])
+    me.add_argument("--groups", default="1,2,5,10,20", help="hackbench: group counts")
+    me.add_argument("--ipc", default="pipe,socket", help="hackbench: pipe and/or socket")
+    me.add_argument("--mode", default="process,thread", help="process and/or thread")
+    me.add_argument(
+        "--loops", type=int, default=None, help="hackbench -l (default 200); pipe -l (20000)"
+    )
+    me.add_argument("--reps", type=int, default=3)
+    me.add_argument(
+        "--pinned",
+        default=None,
+        help="no and/or yes: under taskset -c 0 (default: no for hackbench, both for pipe)",
+    )
+    me.add_argument("--perf", default="perf", help="the perf binary")
+    me.add_argument("-o", "--output", default=None, help="Parquet file to write")
+    me.add_argument("--force", action="store_true", help="overwrite an existing --output file")
+    me.add_argument("--no-progress", action="store_true")
+    me.set_defaults(fn=_cmd_measure)
     args = p.parse_args(argv)
     try:
         rc: int = args.fn(args)

@@ -115,6 +115,8 @@ impl Sim<'_> {
                 next_id,
             );
             ctx.llc = self.machine.cpu(cpu).llc;
+            ctx.cpu = cpu as u32;
+            ctx.machine = Some(self.machine);
             let action = self.workload.step(t, &mut ctx);
             self.process_side_effects(Some((t, cpu)));
             let ti = t as usize;

@@ -134,6 +134,9 @@ pub struct Pipe {
     pub wr_wait: WaitList,
     pub reader_wakeups: u64,
     pub writer_wakeups: u64,
+    /// The CPU that wrote each message still in the pipe, oldest first
+    /// (kept only while the cost model's `xfer_by_distance` is on).
+    origins: VecDeque<u32>,
 }
 
 impl Pipe {
@@ -214,6 +217,8 @@ pub struct UnixSock {
     pub wmem_wait: WaitList,
     pub reader_wakeups: u64,
     pub writer_wakeups: u64,
+    /// As `Pipe::origins`, per queued skb.
+    origins: VecDeque<u32>,
 }
 
 impl UnixSock {
@@ -226,6 +231,7 @@ impl UnixSock {
             wmem_wait: WaitList::default(),
             reader_wakeups: 0,
             writer_wakeups: 0,
+            origins: VecDeque::new(),
         }
     }
 
@@ -323,6 +329,24 @@ fn lock_pipe(p: &mut Pipe, t: TaskId, hold: u64, op: &mut Op, ctx: &Ctx) -> Resu
 }
 
 impl Chan {
+    /// The writers' CPUs of the messages queued, oldest first.
+    fn origins(&mut self) -> &mut VecDeque<u32> {
+        match self {
+            Chan::Pipe(p) => &mut p.origins,
+            Chan::Sock(s) => &mut s.origins,
+        }
+    }
+
+    /// The transfer cost of the oldest queued message of `n` bytes for the
+    /// stepping task (0 while `xfer_by_distance` is off).
+    fn xfer_next(&mut self, n: u32, ctx: &Ctx) -> u64 {
+        if !ctx.cost.xfer_by_distance {
+            return 0;
+        }
+        let from = self.origins().front().copied().unwrap_or(u32::MAX);
+        ctx.xfer_from(from, n as u64)
+    }
+
     /// Advance task `t`'s write of an `n`-byte message (skb `truesize` on a
     /// socket) costing `cost_ns` plus the copy. `Some(action)`: do it and
     /// call again when done; `None`: the message is delivered.
@@ -341,6 +365,9 @@ impl Chan {
         match self {
             Chan::Pipe(p) => {
                 if op.state == OpState::Copying {
+                    if ctx.cost.xfer_by_distance {
+                        p.origins.push_back(ctx.cpu);
+                    }
                     p.write(n, op.waited, ctx);
                     p.mutex.unlock(ctx);
                     *op = Op::default();
@@ -362,6 +389,9 @@ impl Chan {
             }
             Chan::Sock(s) => {
                 if op.state == OpState::Copying {
+                    if ctx.cost.xfer_by_distance {
+                        s.origins.push_back(ctx.cpu);
+                    }
                     s.send(truesize, ctx);
                     *op = Op::default();
                     return None;
@@ -388,10 +418,20 @@ impl Chan {
         stats: &mut ChanStats,
         ctx: &mut Ctx,
     ) -> Option<Action> {
-        let hold = cost_ns + ctx.cost.copy(n as u64);
+        // Communication by distance: the lines of the message this read
+        // would take come from its writer's cache (0 while off).
+        let xfer = if op.state == OpState::Copying {
+            0
+        } else {
+            self.xfer_next(n, ctx)
+        };
+        let hold = cost_ns + ctx.cost.copy(n as u64) + xfer;
         match self {
             Chan::Pipe(p) => {
                 if op.state == OpState::Copying {
+                    if ctx.cost.xfer_by_distance {
+                        p.origins.pop_front();
+                    }
                     let got = p.read(n, ctx);
                     debug_assert_eq!(got, n, "messages are atomic");
                     p.mutex.unlock(ctx);
@@ -413,6 +453,9 @@ impl Chan {
             }
             Chan::Sock(s) => {
                 if op.state == OpState::Copying {
+                    if ctx.cost.xfer_by_distance {
+                        s.origins.pop_front();
+                    }
                     s.recv(ctx);
                     *op = Op::default();
                     return None;

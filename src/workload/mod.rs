@@ -94,6 +94,11 @@ pub struct Ctx<'a> {
     /// runs on; `u32::MAX` outside a task's step (`init`). Lets a workload
     /// see whether data it hands over crosses caches.
     pub llc: u32,
+    /// The CPU the stepping task runs on; `u32::MAX` outside a step.
+    pub cpu: u32,
+    /// The machine, for the distance data handed over travels
+    /// (`xfer_from`); `None` outside a step.
+    pub(crate) machine: Option<&'a Machine>,
 }
 
 impl<'a> Ctx<'a> {
@@ -115,6 +120,22 @@ impl<'a> Ctx<'a> {
             spawns,
             next_id,
             llc: u32::MAX,
+            cpu: u32::MAX,
+            machine: None,
+        }
+    }
+
+    /// The system time the stepping task pays to read a `bytes`-byte
+    /// message written on CPU `from` (`CostModel::xfer` by the two CPUs'
+    /// distance); 0 outside a step, for an unknown writer (`u32::MAX`) or
+    /// when the cost model's `xfer_by_distance` is off.
+    pub fn xfer_from(&self, from: u32, bytes: u64) -> u64 {
+        match self.machine {
+            Some(m) if self.cost.xfer_by_distance && from != u32::MAX && self.cpu != u32::MAX => {
+                let dist = m.distance(from as usize, self.cpu as usize);
+                self.cost.xfer(dist, bytes)
+            }
+            _ => 0,
         }
     }
 

@@ -68,6 +68,8 @@ enum Packet {
 struct Item {
     pkt: Packet,
     llc: u32,
+    /// The CPU that produced it (for `CostModel::xfer_by_distance`).
+    cpu: u32,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -203,7 +205,11 @@ impl Volano {
         } else {
             (&mut usr.cq, &mut usr.cq_wait)
         };
-        q.push_back(Item { pkt, llc: ctx.llc });
+        q.push_back(Item {
+            pkt,
+            llc: ctx.llc,
+            cpu: ctx.cpu,
+        });
         if w.is_empty() {
             0
         } else {
@@ -361,11 +367,17 @@ impl Volano {
                         return Action::Block;
                     }
                     let batch = std::mem::take(q);
+                    let mut xfer = 0;
                     for it in &batch {
                         self.handoff(it.llc, ctx.llc);
+                        xfer += ctx.xfer_from(it.cpu, PACKET_BYTES as u64);
                     }
                     self.th[i].batch = batch;
                     self.th[i].st = St::Sent;
+                    // the packets' lines come from the producers' caches
+                    if xfer > 0 {
+                        return sys(xfer);
+                    }
                 }
                 St::Sent => match self.th[i].batch.pop_front().map(|it| it.pkt) {
                     Some(Packet::Close) if server => self.th[i].st = St::Exit,
@@ -400,7 +412,11 @@ impl Volano {
                     }
                     // the reader learns the packet's kind from this queue
                     let reader = self.reader_of(u, !server);
-                    self.th[reader].batch.push_back(Item { pkt, llc: ctx.llc });
+                    self.th[reader].batch.push_back(Item {
+                        pkt,
+                        llc: ctx.llc,
+                        cpu: ctx.cpu,
+                    });
                     self.th[i].st = if pkt == Packet::Close {
                         St::Exit
                     } else {

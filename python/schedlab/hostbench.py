@@ -1,0 +1,361 @@
+"""``measure``: run ``perf bench sched messaging`` (hackbench) or ``perf
+bench sched pipe`` on this host under ``perf stat`` and return the runs as a
+polars DataFrame, in the columns ``calibrate`` fits the model to.
+
+The parsing is a pure function of perf's text (``parse_perf``), tested on
+recorded output; only ``measure`` itself runs perf.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import itertools
+import os
+import platform
+import shutil
+import subprocess
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from ._check import is_list, show, type_name
+from .exceptions import ConfigError, ConfigTypeError, SchedlabError
+
+#: The events ``measure`` counts (``perf stat -e``).
+EVENTS = ("task-clock", "context-switches", "cpu-migrations")
+BENCHES = ("hackbench", "pipe")
+IPCS = ("pipe", "socket")
+MODES = ("process", "thread")
+#: The frame's columns, in order (the host columns repeat on every row, so
+#: frames of several sessions can be stacked and told apart).
+COLUMNS = (
+    "bench",
+    "ipc",
+    "mode",
+    "groups",
+    "loops",
+    "pinned",
+    "rep",
+    "elapsed_s",
+    "task_clock_s",
+    "context_switches",
+    "cpu_migrations",
+    "kernel_release",
+    "cpus",
+    "cpu_model",
+    "date",
+    "loadavg",
+)
+#: What perf_event_paranoid must be at most for an unprivileged user.
+PARANOID_MAX = 2
+
+
+class MeasureError(SchedlabError, RuntimeError):
+    """perf could not be run, or printed something ``measure`` cannot read."""
+
+
+def parse_perf(text: str) -> dict[str, float]:
+    """The numbers in the output of ``perf stat -x, -e task-clock,
+    context-switches,cpu-migrations -- perf bench sched ...`` (stdout and
+    stderr together, in any order).
+
+    Returns ``elapsed_s`` (the bench's ``Total time``), ``task_clock_s``,
+    ``context_switches`` and ``cpu_migrations``; ``usecs_per_op`` too for
+    ``perf bench sched pipe``. Raises ``MeasureError`` naming what is
+    missing or not counted.
+    """
+    out: dict[str, float] = {}
+    uncounted: list[str] = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("Total time:"):
+            out["elapsed_s"] = float(line.split(":", 1)[1].split()[0])
+        elif line.endswith("usecs/op"):
+            out["usecs_per_op"] = float(line.split()[0])
+        elif line.count(",") >= 2 and not line.startswith("#"):
+            # perf stat -x, : value,unit,event,run-time,percent[,metric,name]
+            f = line.split(",")
+            value, unit, event = f[0], f[1], f[2]
+            if event not in EVENTS:
+                continue
+            if value.startswith("<"):  # <not counted> / <not supported>
+                uncounted.append(f"{event} {value}")
+                continue
+            v = float(value)
+            if event == "task-clock":
+                scale = {"msec": 1e-3, "usec": 1e-6, "nsec": 1e-9, "sec": 1.0, "": 1e-9}
+                if unit not in scale:
+                    raise MeasureError(f"perf stat: task-clock in unknown unit {unit!r}")
+                out["task_clock_s"] = v * scale[unit]
+            else:
+                out[event.replace("-", "_")] = v
+    if uncounted:
+        raise MeasureError(
+            f"perf stat did not count {', '.join(uncounted)}: is perf_event_paranoid too "
+            f"high? (sysctl kernel.perf_event_paranoid={PARANOID_MAX}, or run as root)"
+        )
+    need = ("elapsed_s", "task_clock_s", "context_switches", "cpu_migrations")
+    missing = [k for k in need if k not in out]
+    if missing:
+        raise MeasureError(f"perf output lacks {', '.join(missing)}:\n{text[-2000:]}")
+    return out
+
+
+def bench_command(
+    bench: str, ipc: str, mode: str, groups: int, loops: int, pinned: bool, perf: str = "perf"
+) -> list[str]:
+    """The command one run executes (``perf stat`` around ``perf bench``);
+    ``pinned`` runs it under ``taskset -c 0`` (every task on CPU 0)."""
+    cmd = [perf, "stat", "-x,", "-e", ",".join(EVENTS), "--"]
+    if pinned:
+        cmd += ["taskset", "-c", "0"]
+    if bench == "hackbench":
+        cmd += [perf, "bench", "sched", "messaging", "-g", str(groups), "-l", str(loops)]
+        if ipc == "pipe":
+            cmd.append("-p")
+        if mode == "thread":
+            cmd.append("-t")
+    else:
+        cmd += [perf, "bench", "sched", "pipe", "-l", str(loops)]
+        if mode == "thread":
+            cmd.append("-T")
+    return cmd
+
+
+def check_perf_access(
+    paranoid: int | None, euid: int, perf_path: str | None, perf: str = "perf"
+) -> None:
+    """Refuse, naming the fix, when perf is missing (``perf_path`` None) or
+    an unprivileged user may not count events (``perf_event_paranoid`` above
+    2). Pure: ``measure`` passes what it found on the host."""
+    if perf_path is None:
+        raise MeasureError(
+            f"perf not found ({perf!r} is not on PATH): install it "
+            "(Debian: apt-get install linux-perf; Ubuntu: linux-tools-$(uname -r)) "
+            "or pass perf='/path/to/perf'"
+        )
+    if euid != 0 and paranoid is not None and paranoid > PARANOID_MAX:
+        raise MeasureError(
+            f"perf may not count events here: /proc/sys/kernel/perf_event_paranoid is "
+            f"{paranoid}, at most {PARANOID_MAX} is needed for an unprivileged user; run "
+            f"'sudo sysctl kernel.perf_event_paranoid={PARANOID_MAX}' or measure as root"
+        )
+
+
+def host_info(now: _dt.datetime | None = None) -> dict[str, Any]:
+    """This host: ``kernel_release`` (uname), ``cpus`` and ``cpu_model``
+    (/proc/cpuinfo), ``date`` (UTC, ISO 8601), ``loadavg`` (1-minute load
+    average before the run: other work on the host slows it)."""
+    model = ""
+    cpus = 0
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("processor"):
+                cpus += 1
+            elif line.startswith("model name") and not model:
+                model = line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    when = now or _dt.datetime.now(_dt.timezone.utc)
+    return {
+        "kernel_release": platform.release(),
+        "cpus": cpus or (os.cpu_count() or 0),
+        "cpu_model": model or platform.processor(),
+        "date": when.replace(microsecond=0).isoformat(),
+        "loadavg": _loadavg(),
+    }
+
+
+def _loadavg() -> float:
+    try:
+        return float(Path("/proc/loadavg").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return float("nan")
+
+
+def _paranoid() -> int | None:
+    try:
+        return int(Path("/proc/sys/kernel/perf_event_paranoid").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _choices(name: str, v: Any, allowed: Sequence[str]) -> list[str]:
+    vals = list(v) if is_list(v) else [v]
+    if not vals:
+        raise ConfigError(f"invalid {name}=[]: expected one or more of {', '.join(allowed)}")
+    for x in vals:
+        if x not in allowed:
+            raise ConfigError(f"invalid {name}={show(x)}: expected one of {', '.join(allowed)}")
+    return vals
+
+
+def _ints(name: str, v: Any, lo: int, hi: int) -> list[int]:
+    vals = list(v) if is_list(v) else [v]
+    if not vals:
+        raise ConfigError(f"invalid {name}=[]: expected integers from {lo} to {hi}")
+    for x in vals:
+        if isinstance(x, bool) or not isinstance(x, int):
+            raise ConfigTypeError(f"invalid type for {name}: got {type_name(x)}, expected int")
+        if not lo <= x <= hi:
+            raise ConfigError(f"invalid {name}={x}: expected an integer from {lo} to {hi}")
+    return vals
+
+
+def _bools(name: str, v: Any) -> list[bool]:
+    vals = list(v) if is_list(v) else [v]
+    for x in vals:
+        if not isinstance(x, bool):
+            raise ConfigTypeError(f"invalid type for {name}: got {type_name(x)}, expected bool")
+    if not vals:
+        raise ConfigError(f"invalid {name}=[]: expected True and/or False")
+    return vals
+
+
+Runner = Callable[[list[str]], "subprocess.CompletedProcess[str]"]
+
+
+def _run(cmd: list[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(cmd, capture_output=True, text=True, check=False)
+
+
+def measure(
+    bench: str = "hackbench",
+    *,
+    groups: int | Sequence[int] = (1, 2, 5, 10, 20),
+    ipc: str | Sequence[str] = IPCS,
+    mode: str | Sequence[str] = MODES,
+    loops: int | None = None,
+    reps: int = 3,
+    pinned: bool | Sequence[bool] | None = None,
+    perf: str = "perf",
+    progress: bool = True,
+    runner: Runner | None = None,
+) -> pl.DataFrame:
+    """Run ``perf bench sched messaging`` (``bench="hackbench"``) or ``perf
+    bench sched pipe`` (``bench="pipe"``) on this host under ``perf stat -x,
+    -e task-clock,context-switches,cpu-migrations``, ``reps`` times per
+    configuration (reps outermost, so slow drift spreads over all configs).
+
+    ``loops`` defaults to 200 for hackbench (``-l``, messages per sender and
+    receiver) and 20000 round trips for pipe. ``pinned`` (default False for
+    hackbench, both for pipe) runs under ``taskset -c 0``. ``perf bench sched
+    pipe`` has no groups or IPC choice: its rows say ``ipc="pipe"``,
+    ``groups=1``.
+
+    Returns a polars DataFrame with the columns in ``COLUMNS``: the
+    configuration, ``rep``, ``elapsed_s`` (perf's Total time),
+    ``task_clock_s``, ``context_switches``, ``cpu_migrations``, and the
+    host (``kernel_release``, ``cpus``, ``cpu_model``, ``date``). Raises
+    ``MeasureError`` when perf is missing or may not count events.
+    ``runner`` replaces ``subprocess.run`` (it gets the command, returns a
+    ``CompletedProcess``): for tests and for running perf elsewhere; the
+    perf checks are then the runner's business.
+    """
+    if bench not in BENCHES:
+        raise ConfigError(f"invalid bench={show(bench)}: expected one of {', '.join(BENCHES)}")
+    if is_list(loops):
+        raise ConfigTypeError(f"invalid type for loops: got {type_name(loops)}, expected int")
+    modes = _choices("mode", mode, MODES)
+    if bench == "hackbench":
+        ipcs = _choices("ipc", ipc, IPCS)
+        gs = _ints("groups", groups, 1, 10_000)
+        lp = _ints("loops", 200 if loops is None else loops, 1, 10_000_000)[0]
+        pins = _bools("pinned", False if pinned is None else pinned)
+    else:
+        ipcs, gs = ["pipe"], [1]
+        lp = _ints("loops", 20_000 if loops is None else loops, 1, 100_000_000)[0]
+        pins = _bools("pinned", [False, True] if pinned is None else pinned)
+    nrep = _ints("reps", reps, 1, 1000)[0]
+    if runner is None:
+        check_perf_access(_paranoid(), os.geteuid(), shutil.which(perf), perf)
+        runner = _run
+    configs = list(itertools.product(ipcs, modes, gs, pins))
+    total = nrep * len(configs)
+    bar = None
+    if progress:
+        from ._progress import progress_bar
+
+        bar = progress_bar(total=total, desc=f"perf bench ({bench})", unit="run")
+    rows: list[dict[str, Any]] = []
+    try:
+        for rep in range(nrep):
+            for ipc_, mode_, g, pin in configs:
+                cmd = bench_command(bench, ipc_, mode_, g, lp, pin, perf)
+                host = host_info()
+                try:
+                    p = runner(cmd)
+                except FileNotFoundError as e:
+                    raise MeasureError(
+                        f"cannot run {cmd[0]!r}: {e}; install perf (Debian: apt-get "
+                        "install linux-perf)"
+                    ) from None
+                text = p.stdout + "\n" + p.stderr
+                if p.returncode != 0:
+                    low = text.lower()
+                    if "paranoid" in low or "permission" in low or "not permitted" in low:
+                        check_perf_access(PARANOID_MAX + 1, 1, "perf")
+                    raise MeasureError(
+                        f"{' '.join(cmd)} exited with {p.returncode}:\n{text[-2000:]}"
+                    )
+                nums = parse_perf(text)
+                rows.append(
+                    {
+                        "bench": bench,
+                        "ipc": ipc_,
+                        "mode": mode_,
+                        "groups": g,
+                        "loops": lp,
+                        "pinned": pin,
+                        "rep": rep,
+                        "elapsed_s": nums["elapsed_s"],
+                        "task_clock_s": nums["task_clock_s"],
+                        "context_switches": nums["context_switches"],
+                        "cpu_migrations": nums["cpu_migrations"],
+                        **host,
+                    }
+                )
+                if bar is not None:
+                    bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
+    return frame(rows)
+
+
+_SCHEMA: dict[str, Any] = {
+    "bench": pl.String,
+    "ipc": pl.String,
+    "mode": pl.String,
+    "groups": pl.Int64,
+    "loops": pl.Int64,
+    "pinned": pl.Boolean,
+    "rep": pl.Int64,
+    "elapsed_s": pl.Float64,
+    "task_clock_s": pl.Float64,
+    "context_switches": pl.Float64,
+    "cpu_migrations": pl.Float64,
+    "kernel_release": pl.String,
+    "cpus": pl.Int64,
+    "cpu_model": pl.String,
+    "date": pl.String,
+    "loadavg": pl.Float64,
+}
+
+
+def frame(rows: Sequence[dict[str, Any]]) -> pl.DataFrame:
+    """Rows as ``measure`` returns them, in ``COLUMNS`` order."""
+    return pl.DataFrame(list(rows), schema=_SCHEMA)
+
+
+def metadata(df: pl.DataFrame) -> dict[str, str]:
+    """Parquet key/value metadata for a measured frame: the host and date
+    of its first row (``schedlab.host.*``)."""
+    if df.height == 0:
+        return {}
+    r = df.row(0, named=True)
+    return {
+        f"schedlab.host.{k}": str(r[k]) for k in ("kernel_release", "cpus", "cpu_model", "date")
+    }
