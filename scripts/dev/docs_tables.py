@@ -74,6 +74,16 @@ COST_DOCS = {
     "futex_ns": "a futex wake (a Java `notify()` with a waiter)",
     "sys_jitter_pct": "run-to-run noise: every system-call burst × U[1 − p %, 1 + p %] "
     "(0 makes replicates of a non-random workload identical)",
+    "xfer_by_distance": "switches on the communication cost by distance: a pipe or socket "
+    "read (and VolanoMark's queue hand-off) pays the lines the writer's CPU holds modified "
+    "times the per-line latency of the two CPUs' distance (on only for epyc-genoa-2s and spr-2s; "
+    "[calibration](calibration.md))",
+    "xfer_smt_ns": "per cache line moved between SMT siblings",
+    "xfer_llc_ns": "… within a last-level cache",
+    "xfer_socket_ns": "… across LLCs of one socket",
+    "xfer_node_ns": "… across sockets of one node",
+    "xfer_remote_ns": "… across nodes",
+    "xfer_meta_lines": "lines per message besides the data (pipe/socket bookkeeping)",
 }
 
 
