@@ -35,3 +35,13 @@ def test_bench_rejects_zero_reps():
         check=False,
     )
     assert p.returncode == 2 and "--reps=0" in p.stderr
+
+
+def test_bench_rejects_an_unknown_kernel():
+    p = subprocess.run(
+        [sys.executable, "-m", "schedlab.bench", "--kernel", "v9.9", "--no-real"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert p.returncode == 2 and "--kernel='v9.9'" in p.stderr and "v6.18" in p.stderr

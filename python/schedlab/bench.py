@@ -15,6 +15,7 @@ simulated time. Prints figures; asserts nothing.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import re
@@ -237,6 +238,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="smaller scenarios (seconds)")
     ap.add_argument("--reps", type=int, default=3, help="runs per scenario (best is kept)")
     ap.add_argument("--no-real", action="store_true", help="skip the real perf runs")
+    ap.add_argument(
+        "--kernel",
+        help="run every scenario under this kernel preset instead of its own "
+        "(e.g. v6.18 against v3.8: events per wall-second of today's model)",
+    )
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--memory-child", type=float, help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
@@ -250,9 +256,12 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"invalid --reps={a.reps}: expected an integer >= 1")
     import schedlab as sl
 
+    if a.kernel is not None and a.kernel not in sl.Kernel.presets():
+        ap.error(f"invalid --kernel={a.kernel!r}: expected one of {', '.join(sl.Kernel.presets())}")
     print(
         f"schedlab {sl.__version__} ({sl.build_profile}), {os.cpu_count()} cores, "
         + "one thread per run"
+        + ("" if a.kernel is None else f", every scenario under {a.kernel}")
     )
     header = [
         "scenario",
@@ -269,6 +278,8 @@ def main(argv: list[str] | None = None) -> int:
     ]
     rows = []
     for s in scenarios(a.quick):
+        if a.kernel is not None:
+            s = dataclasses.replace(s, kernel=a.kernel, name=f"{s.name} [{a.kernel}]")
         r = _run_child(s, a.reps)
         real = None if a.no_real or s.perf_args is None else real_perf(s.perf_args, a.reps)
         w = r["wall_s"]
