@@ -1,6 +1,6 @@
 //! The scheduler model, after `kernel/sched/`: runqueue and task state
 //! (`rq`, `task`: the analogue of `sched.h`), CFS runqueues (`fair`),
-//! the EEVDF pick (`eevdf`, 6.6+), weights, per-entity load tracking (`pelt`),
+//! the EEVDF pick (`eevdf`, 6.6+), CPU bitsets (`cpumask`), weights, per-entity load tracking (`pelt`),
 //! wake-up placement (`wakeup`), load balancing (`balance`) and the
 //! core entry points (`core`) the engine calls. Nothing here knows the
 //! workload interface: the system-call layer that interprets a workload's
@@ -8,6 +8,7 @@
 
 pub mod balance;
 pub mod core;
+pub mod cpumask;
 pub mod eevdf;
 pub mod fair;
 pub mod pelt;
