@@ -367,26 +367,25 @@ impl<'a> Sim<'a> {
             if self.events % CANCEL_POLL_EVENTS == 0 && cancel() {
                 break Status::Cancelled;
             }
-            let Some(key) = self.queue.peek_key() else {
+            let Some(e) = self.queue.pop() else {
                 // The replaced burst ends still due would pop first.
                 if let Some(s) = self.replay_ghosts(None, &mut same_instant) {
                     break s;
                 }
                 break self.nothing_left();
             };
+            let key = (e.time, e.seq);
             if self.nr_running_total > 0
                 && key.0 - self.progress_at >= WATCHDOG_NS
                 && !self.ghosts.is_empty()
             {
-                // The watchdog may act at a replaced burst end's instant.
+                // The watchdog may act at a replaced burst end's instant,
+                // before this event.
                 if let Some(s) = self.replay_ghosts(Some(key), &mut same_instant) {
                     break s;
                 }
             }
-            self.pending_sum += self.queue.len() as u64;
-            let Some(e) = self.queue.pop() else {
-                break self.nothing_left();
-            };
+            self.pending_sum += self.queue.len() as u64 + 1;
             self.ghosts.passed(key);
             if e.time == self.now {
                 same_instant += 1;

@@ -108,6 +108,7 @@ impl<E: Eq + Copy> EventQueue<E> {
 
     /// Bring the slot heap's top to its armed key (moving re-armed entries
     /// down, dropping cancelled ones) so that it is the earliest armed slot.
+    #[inline]
     fn settle(&mut self) {
         while let Some(&top) = self.slots.first() {
             match self.armed[top.slot as usize] {
@@ -132,6 +133,7 @@ impl<E: Eq + Copy> EventQueue<E> {
     }
 
     /// The earliest event of both heaps.
+    #[inline]
     pub fn pop(&mut self) -> Option<Entry<E>> {
         self.settle();
         let slot_first = match (self.heap.peek(), self.slots.first()) {
@@ -148,7 +150,11 @@ impl<E: Eq + Copy> EventQueue<E> {
         self.pos[top.slot as usize] = NO_POS;
         let last = self.slots.pop()?;
         if !self.slots.is_empty() {
-            self.sift_down(0, last);
+            // The last entry belongs near the bottom: move the hole down
+            // along the earlier children (one comparison a level), then
+            // the entry up from there, as `BinaryHeap::pop` does.
+            let i = self.hole_to_bottom(0);
+            self.sift_up(i, last);
         }
         Some(Entry { time, seq, ev })
     }
@@ -179,6 +185,7 @@ impl<E: Eq + Copy> EventQueue<E> {
 
     /// Arm `slot`'s event at `time`, replacing its pending one; returns the
     /// replaced event's `(time, seq)`.
+    #[inline]
     pub fn arm(&mut self, slot: usize, time: u64, ev: E) -> Option<(u64, u64)> {
         if slot >= self.pos.len() {
             self.pos.resize(slot + 1, NO_POS);
@@ -205,6 +212,7 @@ impl<E: Eq + Copy> EventQueue<E> {
     }
 
     /// Remove `slot`'s pending event; returns its `(time, seq)`.
+    #[inline]
     pub fn cancel(&mut self, slot: usize) -> Option<(u64, u64)> {
         let (t, q, _) = self.armed.get_mut(slot)?.take()?;
         self.nr_armed -= 1;
@@ -225,6 +233,27 @@ impl<E: Eq + Copy> EventQueue<E> {
         }
         self.slots[i] = k;
         self.pos[k.slot as usize] = i as u32;
+    }
+
+    /// Move the hole at `i` down to a leaf, each level's earlier child up
+    /// into it; returns the leaf.
+    fn hole_to_bottom(&mut self, mut i: usize) -> usize {
+        let n = self.slots.len();
+        loop {
+            let l = 2 * i + 1;
+            if l >= n {
+                return i;
+            }
+            let c = if l + 1 < n && self.slots[l + 1].before(&self.slots[l]) {
+                l + 1
+            } else {
+                l
+            };
+            let ck = self.slots[c];
+            self.slots[i] = ck;
+            self.pos[ck.slot as usize] = i as u32;
+            i = c;
+        }
     }
 
     /// Place `k` at the hole `i`, moving the earlier child up while it is
