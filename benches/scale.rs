@@ -10,10 +10,12 @@
 //! 2. Setup alone of a 4096-CPU machine, one socket and LLC (1 × 4096 × 1)
 //!    and 16 × 128 × 2: `Sim::new` plus a run cancelled before its first
 //!    event (init and the result tables), and peak RSS.
-//! 3. The reference: a bare binary-heap DES (the engine's `EventQueue`,
-//!    pop the earliest event and push one later, with an event-sized
-//!    payload) holding the mean pending count of the 2-CPU run, so the
-//!    engine's rate on 2 CPUs can be put against a heap doing nothing else.
+//! 3. The reference: a bare binary-heap DES (a `BinaryHeap` of the
+//!    engine's queue entries ordered on `(time, seq)` — not `EventQueue`
+//!    itself, whose `pop` also looks at its slot heap — popping the earliest
+//!    event and pushing one later, with an event-sized payload) holding the
+//!    mean pending count of the 2-CPU run, so the engine's rate on 2 CPUs
+//!    can be put against a heap doing nothing else.
 //!
 //! Two event counts: the `events` metric, which also counts each burst end
 //! that re-arming replaced (the stale event the queue once held and
@@ -24,12 +26,13 @@
 //!
 //! `--quick`: 5 loops instead of 20.
 
-use schedlab::engine::queue::EventQueue;
+use schedlab::engine::queue::Entry;
 use schedlab::engine::Sim;
 use schedlab::rng::Rng;
 use schedlab::workload::hackbench::{Hackbench, HackbenchParams, Ipc, Mode};
 use schedlab::workload::spinners::{Dist, SpinnerTask, Spinners};
 use schedlab::{CostModel, Kernel, Machine, RunOptions};
+use std::collections::BinaryHeap;
 use std::hint::black_box;
 use std::process::Command;
 use std::time::Instant;
@@ -151,9 +154,14 @@ fn child_setup(shape_s: &str) {
 /// second over all chunks.
 fn child_heap(pending: usize) {
     let mut rng = Rng::new(9);
-    let mut q: EventQueue<[u32; 3]> = EventQueue::new();
+    let mut q: BinaryHeap<Entry<[u32; 3]>> = BinaryHeap::with_capacity(1024);
+    let mut seq = 0u64;
+    let mut push = |q: &mut BinaryHeap<_>, time, ev| {
+        seq += 1;
+        q.push(Entry { time, seq, ev });
+    };
     for i in 0..pending {
-        q.push(rng.exp_ns(100_000), [i as u32, 0, 0]);
+        push(&mut q, rng.exp_ns(100_000), [i as u32, 0, 0]);
     }
     let (chunks, ops) = (40, 500_000u64);
     let mut best = f64::INFINITY;
@@ -162,7 +170,7 @@ fn child_heap(pending: usize) {
         let t0 = Instant::now();
         for _ in 0..ops {
             let e = q.pop().unwrap();
-            q.push(e.time + rng.exp_ns(100_000), e.ev);
+            push(&mut q, e.time + rng.exp_ns(100_000), e.ev);
         }
         best = best.min(t0.elapsed().as_secs_f64());
     }
