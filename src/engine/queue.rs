@@ -9,6 +9,17 @@
 //! Tie-break: events at the same nanosecond run in the order they were
 //! scheduled (`seq` is a global insertion counter). This is what makes a
 //! run a pure function of its inputs.
+//!
+//! Slot events: an event that is re-armed rather than added — each CPU's
+//! burst end — lives in a second, indexed heap with one slot per owner
+//! ([`EventQueue::arm`], [`EventQueue::cancel`]). Re-arming replaces the
+//! slot's pending entry instead of leaving a stale one behind (the kernel
+//! re-programs an hrtimer the same way), so the heap holds O(CPUs + timers)
+//! entries however often burst ends move. Both heaps draw `seq` from the
+//! one counter and `pop` takes the earlier `(time, seq)` of the two, so the
+//! order of events is the order a single heap would give. Re-arming to a
+//! later time (the common case) is O(1): the entry keeps its earlier key
+//! as a lower bound and is moved down once, when it reaches the top.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -36,6 +47,36 @@ impl<E: Eq> PartialOrd for Entry<E> {
 pub struct EventQueue<E> {
     heap: BinaryHeap<Entry<E>>,
     seq: u64,
+    /// The slot heap: a binary min-heap of slot keys. A slot's key here is
+    /// a lower bound of its armed key (`armed`): re-arming later only
+    /// updates `armed`, and the entry is moved down when it reaches the top
+    /// (one sift however often it was re-armed); re-arming earlier moves it
+    /// up at once; a cancelled slot's entry is dropped when it reaches the
+    /// top. At most one entry per slot.
+    slots: Vec<SlotKey>,
+    /// Each slot's index in `slots` (`NO_POS`: no entry).
+    pos: Vec<u32>,
+    /// Each slot's armed `(time, seq)` and event (`None`: nothing armed).
+    armed: Vec<Option<(u64, u64, E)>>,
+    /// Slots armed.
+    nr_armed: usize,
+}
+
+const NO_POS: u32 = u32::MAX;
+
+/// A slot's entry in the slot heap.
+#[derive(Clone, Copy, Debug)]
+struct SlotKey {
+    time: u64,
+    seq: u64,
+    slot: u32,
+}
+
+impl SlotKey {
+    #[inline]
+    fn before(&self, o: &SlotKey) -> bool {
+        self.time < o.time || (self.time == o.time && self.seq < o.seq)
+    }
 }
 
 impl<E: Eq + Copy> Default for EventQueue<E> {
@@ -49,6 +90,10 @@ impl<E: Eq + Copy> EventQueue<E> {
         EventQueue {
             heap: BinaryHeap::with_capacity(1024),
             seq: 0,
+            slots: Vec::new(),
+            pos: Vec::new(),
+            armed: Vec::new(),
+            nr_armed: 0,
         }
     }
 
@@ -61,20 +106,180 @@ impl<E: Eq + Copy> EventQueue<E> {
         });
     }
 
+    /// Bring the slot heap's top to its armed key (moving re-armed entries
+    /// down, dropping cancelled ones) so that it is the earliest armed slot.
+    #[inline]
+    fn settle(&mut self) {
+        while let Some(&top) = self.slots.first() {
+            match self.armed[top.slot as usize] {
+                Some((t, q, _)) if (t, q) == (top.time, top.seq) => return,
+                Some((t, q, _)) => {
+                    let k = SlotKey {
+                        time: t,
+                        seq: q,
+                        slot: top.slot,
+                    };
+                    self.sift_down(0, k);
+                }
+                None => {
+                    self.pos[top.slot as usize] = NO_POS;
+                    let Some(last) = self.slots.pop() else { return };
+                    if !self.slots.is_empty() {
+                        self.sift_down(0, last);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The earliest event of both heaps.
+    #[inline]
     pub fn pop(&mut self) -> Option<Entry<E>> {
-        self.heap.pop()
+        self.settle();
+        let slot_first = match (self.heap.peek(), self.slots.first()) {
+            (_, None) => false,
+            (None, Some(_)) => true,
+            (Some(h), Some(s)) => (s.time, s.seq) < (h.time, h.seq),
+        };
+        if !slot_first {
+            return self.heap.pop();
+        }
+        let top = self.slots[0];
+        let (time, seq, ev) = self.armed[top.slot as usize].take()?;
+        self.nr_armed -= 1;
+        self.pos[top.slot as usize] = NO_POS;
+        let last = self.slots.pop()?;
+        if !self.slots.is_empty() {
+            // The last entry belongs near the bottom: move the hole down
+            // along the earlier children (one comparison a level), then
+            // the entry up from there, as `BinaryHeap::pop` does.
+            let i = self.hole_to_bottom(0);
+            self.sift_up(i, last);
+        }
+        Some(Entry { time, seq, ev })
     }
 
-    pub fn peek_time(&self) -> Option<u64> {
-        self.heap.peek().map(|e| e.time)
+    /// `(time, seq)` of the event `pop` would return.
+    pub fn peek_key(&mut self) -> Option<(u64, u64)> {
+        self.settle();
+        let h = self.heap.peek().map(|e| (e.time, e.seq));
+        let s = self.slots.first().map(|e| (e.time, e.seq));
+        match (h, s) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
+    pub fn peek_time(&mut self) -> Option<u64> {
+        self.peek_key().map(|k| k.0)
+    }
+
+    /// Events held: the plain ones and the armed slots.
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() + self.nr_armed
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len() == 0
+    }
+
+    /// Arm `slot`'s event at `time`, replacing its pending one; returns the
+    /// replaced event's `(time, seq)`.
+    #[inline]
+    pub fn arm(&mut self, slot: usize, time: u64, ev: E) -> Option<(u64, u64)> {
+        if slot >= self.pos.len() {
+            self.pos.resize(slot + 1, NO_POS);
+            self.armed.resize(slot + 1, None);
+        }
+        self.seq += 1;
+        let k = SlotKey {
+            time,
+            seq: self.seq,
+            slot: slot as u32,
+        };
+        let old = self.armed[slot].replace((time, self.seq, ev));
+        if old.is_none() {
+            self.nr_armed += 1;
+        }
+        let i = self.pos[slot];
+        if i == NO_POS {
+            self.slots.push(k);
+            self.sift_up(self.slots.len() - 1, k);
+        } else if k.before(&self.slots[i as usize]) {
+            self.sift_up(i as usize, k);
+        }
+        old.map(|(t, q, _)| (t, q))
+    }
+
+    /// Remove `slot`'s pending event; returns its `(time, seq)`.
+    #[inline]
+    pub fn cancel(&mut self, slot: usize) -> Option<(u64, u64)> {
+        let (t, q, _) = self.armed.get_mut(slot)?.take()?;
+        self.nr_armed -= 1;
+        Some((t, q))
+    }
+
+    /// Place `k` at the hole `i`, moving parents down while it is earlier.
+    fn sift_up(&mut self, mut i: usize, k: SlotKey) {
+        while i > 0 {
+            let p = (i - 1) / 2;
+            let pk = self.slots[p];
+            if !k.before(&pk) {
+                break;
+            }
+            self.slots[i] = pk;
+            self.pos[pk.slot as usize] = i as u32;
+            i = p;
+        }
+        self.slots[i] = k;
+        self.pos[k.slot as usize] = i as u32;
+    }
+
+    /// Move the hole at `i` down to a leaf, each level's earlier child up
+    /// into it; returns the leaf.
+    fn hole_to_bottom(&mut self, mut i: usize) -> usize {
+        let n = self.slots.len();
+        loop {
+            let l = 2 * i + 1;
+            if l >= n {
+                return i;
+            }
+            let c = if l + 1 < n && self.slots[l + 1].before(&self.slots[l]) {
+                l + 1
+            } else {
+                l
+            };
+            let ck = self.slots[c];
+            self.slots[i] = ck;
+            self.pos[ck.slot as usize] = i as u32;
+            i = c;
+        }
+    }
+
+    /// Place `k` at the hole `i`, moving the earlier child up while it is
+    /// earlier than `k`.
+    fn sift_down(&mut self, mut i: usize, k: SlotKey) {
+        let n = self.slots.len();
+        loop {
+            let l = 2 * i + 1;
+            if l >= n {
+                break;
+            }
+            let c = if l + 1 < n && self.slots[l + 1].before(&self.slots[l]) {
+                l + 1
+            } else {
+                l
+            };
+            let ck = self.slots[c];
+            if !ck.before(&k) {
+                break;
+            }
+            self.slots[i] = ck;
+            self.pos[ck.slot as usize] = i as u32;
+            i = c;
+        }
+        self.slots[i] = k;
+        self.pos[k.slot as usize] = i as u32;
     }
 }
 
@@ -91,5 +296,72 @@ mod tests {
         q.push(3, 'd');
         let order: Vec<char> = std::iter::from_fn(|| q.pop().map(|e| e.ev)).collect();
         assert_eq!(order, vec!['b', 'd', 'a', 'c']);
+    }
+
+    /// Slot events interleave with plain ones by `(time, seq)` exactly as
+    /// if all were in one heap, and a re-armed slot keeps only its newest
+    /// event.
+    #[test]
+    fn slots_match_a_single_heap_without_the_stale_entries() {
+        let mut rng = crate::rng::Rng::new(3);
+        let mut q: EventQueue<(u32, u32)> = EventQueue::new();
+        // The reference: one heap holding everything, stale entries
+        // filtered at pop as the engine's generation check did.
+        let mut r: EventQueue<(u32, u32)> = EventQueue::new();
+        let mut live = [None::<u32>; 8];
+        let mut gen = 0u32;
+        let (mut got, mut want) = (Vec::new(), Vec::new());
+        let mut now = 0;
+        for step in 0..4000u32 {
+            let t = now + rng.exp_ns(1000) / 100;
+            match step % 5 {
+                0 | 1 => {
+                    let slot = (rng.exp_ns(1000) % 8) as usize;
+                    gen += 1;
+                    let old = q.arm(slot, t, (slot as u32, gen));
+                    assert_eq!(old.is_some(), live[slot].is_some());
+                    live[slot] = Some(gen);
+                    r.push(t, (slot as u32, gen));
+                }
+                2 => {
+                    let slot = (rng.exp_ns(1000) % 8) as usize;
+                    assert_eq!(q.cancel(slot).is_some(), live[slot].is_some());
+                    live[slot] = None;
+                }
+                3 => {
+                    q.push(t, (100, step));
+                    r.push(t, (100, step));
+                }
+                _ => {
+                    if let Some(e) = q.pop() {
+                        now = e.time;
+                        if e.ev.0 < 100 {
+                            // Only the slot's newest, uncancelled event pops.
+                            assert_eq!(live[e.ev.0 as usize], Some(e.ev.1));
+                            live[e.ev.0 as usize] = None;
+                        }
+                        got.push((e.time, e.ev));
+                    }
+                }
+            }
+        }
+        while let Some(e) = q.pop() {
+            if e.ev.0 < 100 {
+                assert_eq!(live[e.ev.0 as usize], Some(e.ev.1));
+                live[e.ev.0 as usize] = None;
+            }
+            got.push((e.time, e.ev));
+        }
+        assert_eq!(q.len(), 0);
+        assert!(live.iter().all(|l| l.is_none()));
+        // What pops is in the order of the single heap holding everything.
+        while let Some(e) = r.pop() {
+            want.push((e.time, e.ev));
+        }
+        let pos: std::collections::HashMap<_, _> =
+            want.iter().enumerate().map(|(i, x)| (*x, i)).collect();
+        let idx: Vec<usize> = got.iter().map(|x| pos[x]).collect();
+        assert!(idx.windows(2).all(|w| w[0] < w[1]), "order differs");
+        assert_eq!(got.iter().filter(|x| x.1 .0 == 100).count(), 800);
     }
 }

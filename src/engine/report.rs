@@ -199,6 +199,7 @@ pub(crate) fn build(
         schedstat,
         trace,
         mean_pending_events: 0.0,
+        queue_pops: 0,
     }
 }
 

@@ -1142,7 +1142,7 @@ impl Sim<'_> {
                     let busy = g
                         .cpus
                         .iter()
-                        .filter(|&&c| !self.nohz.idle[c as usize])
+                        .filter(|&&c| !self.nohz.idle.test(c as usize))
                         .count();
                     if busy > 1 {
                         return true;
@@ -1157,7 +1157,8 @@ impl Sim<'_> {
     /// load balancer (2.6.36: function-call IPI; 3.8: reschedule IPI).
     fn nohz_balancer_kick(&mut self, cpu: usize) {
         self.nohz.next_balance += self.tick_ns;
-        let Some(ilb) = (0..self.rqs.len()).find(|&c| self.nohz.idle[c]) else {
+        // find_new_ilb(): the first CPU of nohz.idle_cpus_mask.
+        let Some(ilb) = self.nohz.idle.first() else {
             return;
         };
         if self.nohz.kick_pending[ilb] {
@@ -1197,8 +1198,12 @@ impl Sim<'_> {
         let (_, c) = self.rebalance_domains(ilb, IdleType::Idle);
         cost += c;
         let mut next = self.rqs[ilb].bal.next_balance;
-        for c in 0..self.rqs.len() {
-            if c == ilb || !self.nohz.idle[c] {
+        // for_each_cpu(c, nohz.idle_cpus_mask), re-reading the mask at
+        // each step as the kernel's iterator does.
+        let mut from = 0;
+        while let Some(c) = self.nohz.idle.next_from(from) {
+            from = c + 1;
+            if c == ilb {
                 continue;
             }
             if self.rqs[ilb].need_resched || self.rqs[ilb].cfs.nr_running > 0 {

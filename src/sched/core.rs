@@ -483,16 +483,16 @@ impl Sim<'_> {
         }
         let rq = &mut self.rqs[cpu];
         rq.need_resched = false;
-        match (next.is_some(), self.nohz.idle[cpu]) {
+        match (next.is_some(), self.nohz.idle.test(cpu)) {
             (true, true) => {
                 // Leaving NOHZ idle.
-                self.nohz.idle[cpu] = false;
+                self.nohz.idle.clear(cpu);
                 self.nohz.nr_idle -= 1;
             }
             (false, false) => {
                 // Entering NOHZ idle: the tick stops; release the 2.6.36
                 // balancer picks this CPU held.
-                self.nohz.idle[cpu] = true;
+                self.nohz.idle.set(cpu);
                 self.nohz.nr_idle += 1;
                 if self.nohz.first_pick == Some(cpu) {
                     self.nohz.first_pick = None;

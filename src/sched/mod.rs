@@ -1,7 +1,8 @@
 //! The scheduler model, after `kernel/sched/`: runqueue and task state
 //! (`rq`, `task`: the analogue of `sched.h`), CFS runqueues (`fair`),
-//! the EEVDF pick (`eevdf`, 6.6+), weights, per-entity load tracking (`pelt`),
-//! wake-up placement (`wakeup`), load balancing (`balance`), the 5.16–6.18 newidle
+//! the EEVDF pick (`eevdf`, 6.6+), CPU bitsets (`cpumask`), weights, per-entity
+//! load tracking (`pelt`), wake-up placement (`wakeup`), load balancing
+//! (`balance`, and the 5.5+ balancer `lb_group`), the 5.16–6.18 newidle
 //! balance (`newidle`) and the
 //! core entry points (`core`) the engine calls. Nothing here knows the
 //! workload interface: the system-call layer that interprets a workload's
@@ -9,6 +10,7 @@
 
 pub mod balance;
 pub mod core;
+pub mod cpumask;
 pub mod eevdf;
 pub mod fair;
 pub mod lb_group;

@@ -3,6 +3,7 @@
 //! per-runqueue fields), the sched-domain schedstat counters, and the NOHZ
 //! idle balancer's global `struct nohz`.
 
+use super::cpumask::CpuMask;
 use super::fair::{CfsRq, TaskId};
 
 pub(crate) struct Rq {
@@ -55,8 +56,10 @@ impl Rq {
 /// The NOHZ idle-balancer's global state (`struct nohz`).
 #[derive(Clone, Debug)]
 pub(crate) struct Nohz {
-    /// `idle_cpus_mask`: CPUs idle with their tick stopped.
-    pub idle: Vec<bool>,
+    /// `idle_cpus_mask`: CPUs idle with their tick stopped (a bitset, so
+    /// finding the idle load balancer and walking the idle CPUs cost
+    /// O(CPUs / 64) words, not a flag per CPU).
+    pub idle: CpuMask,
     pub nr_idle: usize,
     pub next_balance: u64,
     /// 2.6.36 `first_pick_cpu` / `second_pick_cpu`.
@@ -69,7 +72,7 @@ impl Nohz {
     /// Every CPU starts idle with its tick stopped.
     pub fn new(ncpus: usize) -> Self {
         Nohz {
-            idle: vec![true; ncpus],
+            idle: CpuMask::full(ncpus),
             nr_idle: ncpus,
             next_balance: 0,
             first_pick: None,
