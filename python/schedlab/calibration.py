@@ -277,10 +277,10 @@ def calibrate(
             f"list of names from {', '.join(METRICS)}"
         )
     mets = [metrics] if isinstance(metrics, str) else list(metrics)
-    for x in mets:
-        if not isinstance(x, str):
+    for met in mets:
+        if not isinstance(met, str):
             raise ConfigTypeError(
-                f"invalid type for metrics entry: got {type_name(x)} {show(x)}, expected a "
+                f"invalid type for metrics entry: got {type_name(met)} {show(met)}, expected a "
                 f"name (str) from {', '.join(METRICS)}"
             )
     if not mets or any(x not in METRICS for x in mets):
