@@ -91,6 +91,25 @@ def test_bad_inputs_name_parameter_value_and_allowed():
         sl.calibrate(real, MACHINE, KERNEL, train=[{"group": 1}], progress=False)
     with pytest.raises(sl.ConfigError, match="invalid kernel=.v9.99.*presets"):
         sl.calibrate(real, MACHINE, "v9.99", progress=False)
+    # every argument is checked before any model run
+    with pytest.raises(sl.ConfigTypeError, match=r"seed: got str '1', expected int"):
+        sl.calibrate(real, MACHINE, KERNEL, seed="1", progress=False)
+    with pytest.raises(sl.ConfigError, match=r"seed=-1: expected an integer from 0"):
+        sl.calibrate(real, MACHINE, KERNEL, seed=-1, progress=False)
+    with pytest.raises(sl.ConfigTypeError, match="threads: got float"):
+        sl.calibrate(real, MACHINE, KERNEL, threads=2.0, progress=False)
+    with pytest.raises(sl.ConfigError, match="max_evaluations=0"):
+        sl.calibrate(real, MACHINE, KERNEL, max_evaluations=0, progress=False)
+    with pytest.raises(sl.ConfigTypeError, match=r"metrics: got int 3, expected a list"):
+        sl.calibrate(real, MACHINE, KERNEL, metrics=3, progress=False)
+    with pytest.raises(sl.ConfigTypeError, match=r"metrics entry: got list"):
+        sl.calibrate(real, MACHINE, KERNEL, metrics=[["elapsed_s"]], progress=False)
+    with pytest.raises(sl.ConfigError, match="metric named twice"):
+        sl.calibrate(real, MACHINE, KERNEL, metrics=["elapsed_s", "elapsed_s"], progress=False)
+    with pytest.raises(sl.ConfigTypeError, match=r"fit entry: got list"):
+        sl.calibrate(real, MACHINE, KERNEL, fit=[["socket"]], progress=False)
+    with pytest.raises(sl.ConfigTypeError, match=r"fit: got int"):
+        sl.calibrate(real, MACHINE, KERNEL, fit=3, progress=False)
     neg = real.with_columns(pl.lit(-1.0).alias("cpu_migrations"))
     with pytest.raises(sl.ConfigError, match="cpu_migrations"):
         sl.calibrate(neg, MACHINE, KERNEL, progress=False)

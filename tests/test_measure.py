@@ -119,3 +119,35 @@ def test_bad_arguments_name_the_parameter():
         sl.measure(groups=[0], progress=False, runner=_fake_runner)
     with pytest.raises(sl.ConfigTypeError, match="loops"):
         sl.measure(loops=[1, 2], progress=False, runner=_fake_runner)
+
+
+def test_every_argument_is_checked_before_perf_runs():
+    def never(cmd: list[str]) -> subprocess.CompletedProcess[str]:
+        raise AssertionError("ran perf")
+
+    def bad(**kw):
+        return sl.measure(**{"progress": False, "runner": never, **kw})
+
+    # one value only: a list would silently run with its first
+    with pytest.raises(sl.ConfigTypeError, match="invalid type for reps: got list"):
+        bad(reps=[3, 4])
+    with pytest.raises(sl.ConfigTypeError, match="invalid type for loops: got list"):
+        bad(bench="pipe", loops=[1, 2])
+    with pytest.raises(sl.ConfigTypeError, match="invalid type for bench: got int"):
+        bad(bench=1)
+    with pytest.raises(sl.ConfigTypeError, match="invalid type for ipc: got int"):
+        bad(ipc=["pipe", 1])
+    with pytest.raises(sl.ConfigTypeError, match="invalid type for mode: got NoneType"):
+        bad(mode=None)
+    with pytest.raises(sl.ConfigError, match=r"invalid groups=\[1, 1\]: a value named twice"):
+        bad(groups=[1, 1])
+    with pytest.raises(sl.ConfigError, match="invalid mode=.*named twice"):
+        bad(mode=["thread", "thread"])
+    with pytest.raises(sl.ConfigError, match="invalid pinned=.*named twice"):
+        bad(bench="pipe", pinned=[True, True])
+    with pytest.raises(sl.ConfigTypeError, match="invalid type for perf: got int"):
+        sl.measure(perf=0, progress=False)
+    with pytest.raises(sl.ConfigTypeError, match="invalid type for progress: got str"):
+        bad(progress="no")
+    with pytest.raises(sl.ConfigTypeError, match="invalid type for runner: got str"):
+        sl.measure(progress=False, runner="perf")

@@ -166,3 +166,24 @@ def test_without_the_perfetto_package_the_error_names_the_extra(run, tmp_path, m
     with pytest.raises(ImportError, match=r"pip install 'schedlab\[perfetto\]'"):
         run.to_perfetto(tmp_path / "x.pftrace")
     assert not (tmp_path / "x.pftrace").exists()
+
+
+def test_a_bad_path_is_refused_before_anything_is_written(run, tmp_path: Path, capfd):
+    # an int is not taken as a file descriptor (1 would write to stdout and close it)
+    with pytest.raises(
+        sl.ConfigTypeError, match=r"path: got int 1, expected a str or os\.PathLike"
+    ):
+        run.to_perfetto(1)
+    with pytest.raises(sl.ConfigTypeError, match="path: got bytes"):
+        run.to_perfetto(b"x.pftrace")
+    assert capfd.readouterr().out == ""
+    missing = tmp_path / "no" / "x.pftrace"
+    with pytest.raises(sl.ConfigError, match=r"invalid path=.*no such directory"):
+        run.to_perfetto(missing)
+    with pytest.raises(sl.ConfigError, match=r"invalid path=.*a directory"):
+        run.to_perfetto(tmp_path)
+    assert list(tmp_path.iterdir()) == []
+    # a str path and an existing file (overwritten) are fine
+    (tmp_path / "old.pftrace").write_bytes(b"old")
+    run.to_perfetto(str(tmp_path / "old.pftrace"))
+    assert pb.Trace.FromString((tmp_path / "old.pftrace").read_bytes()).packet

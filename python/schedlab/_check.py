@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
@@ -139,3 +141,32 @@ def seconds_to_ns(param: str, v: Any) -> int:
 def interval_to_ns(param: str, v: Any) -> int:
     """A sampling interval: at least 10 µs, so a run's vmstat stays bounded."""
     return need_scaled(param, v, 1e9, 10_000, MAX_NS, "seconds")
+
+
+def need_output_path(param: str, v: Any, *, force: bool) -> Path:
+    """An output file path, checked before any work: a ``str`` or
+    ``os.PathLike`` (not an int, which ``open`` would take as a file
+    descriptor), not a directory, in an existing writable directory, and not
+    an existing file unless ``force``. Refusals name ``param`` and the value."""
+    if not isinstance(v, str | os.PathLike) or not isinstance(os.fspath(v), str):
+        raise ConfigTypeError(
+            f"invalid type for {param}: got {type_name(v)} {v!r}, expected a str or "
+            "os.PathLike file path"
+        )
+    path = os.fspath(v)
+    p = Path(path)
+    if p.is_dir():
+        raise ConfigError(f"invalid {param}={path!r}: a directory; expected a file to write")
+    parent = p.parent
+    if not parent.is_dir():
+        raise ConfigError(f"invalid {param}={path!r}: no such directory {str(parent)!r}")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise ConfigError(f"invalid {param}={path!r}: directory {str(parent)!r} is not writable")
+    if p.exists() or p.is_symlink():
+        if not force:
+            raise ConfigError(
+                f"invalid {param}={path!r}: the file exists; pass --force to overwrite it"
+            )
+        if not os.access(p, os.W_OK):
+            raise ConfigError(f"invalid {param}={path!r}: the file is not writable")
+    return p

@@ -86,12 +86,18 @@ def _need_fit(fit: Any) -> tuple[str, ...]:
     if fit is None:
         return DEFAULT_FIT
     names = [fit] if isinstance(fit, str) else fit
-    if not is_list(names) or not names:
+    if not is_list(names) or len(names) == 0:
         raise ConfigTypeError(
             f"invalid type for fit: got {type_name(fit)}, expected a list of factor names "
             f"from {', '.join(FACTORS)}"
         )
+    names = list(names)
     for n in names:
+        if not isinstance(n, str):
+            raise ConfigTypeError(
+                f"invalid type for fit entry: got {type_name(n)} {show(n)}, expected a factor "
+                f"name (str) from {', '.join(FACTORS)}"
+            )
         if n not in FACTORS:
             raise ConfigError(f"invalid fit={show(n)}: expected names from {', '.join(FACTORS)}")
     if len(set(names)) != len(names):
@@ -260,15 +266,29 @@ def calibrate(
     nseeds = need_int("seeds", seeds, lo=1, hi=1000)
     nthreads = None if threads is None else need_int("threads", threads, lo=1, hi=4096)
     nev = need_int("max_evaluations", max_evaluations, lo=1, hi=10_000)
+    seed = need_int("seed", seed, lo=0, hi=2**64 - 1)
     if not isinstance(progress, bool):
         raise ConfigTypeError(
             f"invalid type for progress: got {type_name(progress)}, expected bool"
         )
+    if not isinstance(metrics, str) and not is_list(metrics):
+        raise ConfigTypeError(
+            f"invalid type for metrics: got {type_name(metrics)} {show(metrics)}, expected a "
+            f"list of names from {', '.join(METRICS)}"
+        )
     mets = [metrics] if isinstance(metrics, str) else list(metrics)
+    for met in mets:
+        if not isinstance(met, str):
+            raise ConfigTypeError(
+                f"invalid type for metrics entry: got {type_name(met)} {show(met)}, expected a "
+                f"name (str) from {', '.join(METRICS)}"
+            )
     if not mets or any(x not in METRICS for x in mets):
         raise ConfigError(
             f"invalid metrics={show(metrics)}: expected names from {', '.join(METRICS)}"
         )
+    if len(set(mets)) != len(mets):
+        raise ConfigError(f"invalid metrics={show(mets)}: a metric named twice")
     if costs is not None and not isinstance(costs, CostModel):
         raise ConfigTypeError(
             f"invalid type for costs: got {type_name(costs)}, expected a schedlab.CostModel or None"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -107,22 +106,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def _check_output(path: str, force: bool, flag: str = "--output") -> Path:
     """An output path, checked before any run: not a directory, in a
     writable directory, and not an existing file unless ``force``."""
-    p = Path(path)
-    if p.is_dir():
-        raise ConfigError(f"invalid {flag}={path!r}: a directory; expected a file to write")
-    parent = p.parent
-    if not parent.is_dir():
-        raise ConfigError(f"invalid {flag}={path!r}: no such directory {str(parent)!r}")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise ConfigError(f"invalid {flag}={path!r}: directory {str(parent)!r} is not writable")
-    if p.exists() or p.is_symlink():
-        if not force:
-            raise ConfigError(
-                f"invalid {flag}={path!r}: the file exists; pass --force to overwrite it"
-            )
-        if not os.access(p, os.W_OK):
-            raise ConfigError(f"invalid {flag}={path!r}: the file is not writable")
-    return p
+    from ._check import need_output_path
+
+    return need_output_path(flag, path, force=force)
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:

@@ -20,7 +20,7 @@ from typing import Any
 
 import polars as pl
 
-from ._check import is_list, show, type_name
+from ._check import is_list, need_bool, need_str, show, type_name
 from .exceptions import ConfigError, ConfigTypeError, SchedlabError
 
 #: The events ``measure`` counts (``perf stat -e``).
@@ -187,9 +187,21 @@ def _choices(name: str, v: Any, allowed: Sequence[str]) -> list[str]:
     if not vals:
         raise ConfigError(f"invalid {name}=[]: expected one or more of {', '.join(allowed)}")
     for x in vals:
+        if not isinstance(x, str):
+            raise ConfigTypeError(
+                f"invalid type for {name}: got {type_name(x)} {show(x)}, expected one or more "
+                f"of {', '.join(allowed)}"
+            )
         if x not in allowed:
             raise ConfigError(f"invalid {name}={show(x)}: expected one of {', '.join(allowed)}")
+    _distinct(name, vals)
     return vals
+
+
+def _distinct(name: str, vals: list[Any]) -> None:
+    """A value named twice would run (and weigh) its configurations twice."""
+    if len(set(vals)) != len(vals):
+        raise ConfigError(f"invalid {name}={show(vals)}: a value named twice")
 
 
 def _ints(name: str, v: Any, lo: int, hi: int) -> list[int]:
@@ -201,6 +213,7 @@ def _ints(name: str, v: Any, lo: int, hi: int) -> list[int]:
             raise ConfigTypeError(f"invalid type for {name}: got {type_name(x)}, expected int")
         if not lo <= x <= hi:
             raise ConfigError(f"invalid {name}={x}: expected an integer from {lo} to {hi}")
+    _distinct(name, vals)
     return vals
 
 
@@ -211,6 +224,7 @@ def _bools(name: str, v: Any) -> list[bool]:
             raise ConfigTypeError(f"invalid type for {name}: got {type_name(x)}, expected bool")
     if not vals:
         raise ConfigError(f"invalid {name}=[]: expected True and/or False")
+    _distinct(name, vals)
     return vals
 
 
@@ -254,10 +268,24 @@ def measure(
     ``CompletedProcess``): for tests and for running perf elsewhere; the
     perf checks are then the runner's business.
     """
+    if not isinstance(bench, str):
+        raise ConfigTypeError(
+            f"invalid type for bench: got {type_name(bench)} {show(bench)}, expected one of "
+            f"{', '.join(BENCHES)}"
+        )
     if bench not in BENCHES:
         raise ConfigError(f"invalid bench={show(bench)}: expected one of {', '.join(BENCHES)}")
-    if is_list(loops):
-        raise ConfigTypeError(f"invalid type for loops: got {type_name(loops)}, expected int")
+    # one value each (a list would silently run only its first)
+    for name, v in (("loops", loops), ("reps", reps)):
+        if is_list(v):
+            raise ConfigTypeError(f"invalid type for {name}: got {type_name(v)}, expected int")
+    need_str("perf", perf)
+    need_bool("progress", progress)
+    if runner is not None and not callable(runner):
+        raise ConfigTypeError(
+            f"invalid type for runner: got {type_name(runner)} {show(runner)}, expected a "
+            "callable (command list -> subprocess.CompletedProcess) or None"
+        )
     modes = _choices("mode", mode, MODES)
     if bench == "hackbench":
         ipcs = _choices("ipc", ipc, IPCS)

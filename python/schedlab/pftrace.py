@@ -50,9 +50,13 @@ def _perfetto_protos() -> Any:
 
 
 def write_perfetto(r: Result, path: str | os.PathLike[str]) -> None:
-    """Write ``r``'s schedule to ``path`` (see the module docstring)."""
+    """Write ``r``'s schedule to ``path`` (see the module docstring). ``path``
+    must be a str or os.PathLike in an existing writable directory (an
+    existing file is overwritten)."""
+    from ._check import need_output_path
     from .exceptions import ConfigError
 
+    path = need_output_path("path", path, force=True)
     pb = _perfetto_protos()
     trace = r.trace
     if trace is None:
