@@ -141,8 +141,11 @@ def test_old_presets_keep_the_cfs_pick_and_ignore_the_eevdf_fields():
         yield_forfeit=False,
     )
     assert sl.simulate("vm-2", other, w, seed=1).metrics == base.metrics
+    # every preset before 6.6 picks by CFS; the 6.x presets by EEVDF
     for name in sl.Kernel.presets():
-        assert sl.Kernel.preset(name).pick == "cfs"
+        expected = "eevdf" if name.startswith("v6.") else "cfs"
+        assert sl.Kernel.preset(name).pick == expected, name
+    assert [p for p in sl.Kernel.presets() if p.startswith("v6.")] == ["v6.6", "v6.18"]
 
 
 def test_eevdf_info_names_the_commits():

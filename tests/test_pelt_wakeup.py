@@ -12,9 +12,15 @@ V38 = sl.Kernel.preset("v3.8")
 PELT = V38.replace(pelt="v5.7")
 
 
-def test_every_preset_leaves_the_new_fields_off():
+def test_every_preset_before_6x_leaves_the_new_fields_off_and_6x_sets_them():
     for name in sl.Kernel.presets():
         k = sl.Kernel.preset(name)
+        if name.startswith("v6."):
+            assert k.pelt == "v5.7"
+            assert k.wake_wide and k.recent_used_cpu and k.sis_util
+            assert k.wake_affine == "idle_weight"
+            assert k.select_idle_sibling == "idle_cpu"
+            continue
         assert k.pelt == "off"
         assert not k.wake_wide
         assert k.wake_affine == "load"
