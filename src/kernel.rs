@@ -606,7 +606,9 @@ impl Kernel {
     /// PELT, the 5.5 balancer on PELT load, 5.10+ `sd_init()`, 5.16's newidle
     /// cost tracking, 6.x wake-up placement (wake_wide, WA_IDLE/WA_WEIGHT,
     /// recent_used_cpu, SIS_UTIL) and the 5.8+ function-call ILB kick
-    /// (19a1f5ec6999). HZ 250 as Debian builds it. The later 6.6-stable
+    /// (19a1f5ec6999), and the 6.x `load_balance()` loop (newidle keeps
+    /// `balance_interval`, no cache hotness at SMT, CONFIG_PREEMPTION from
+    /// PREEMPT_DYNAMIC). HZ 250 as Debian builds it. The later 6.6-stable
     /// back-ports (NI_RANDOM, Jan 2026) are not in this preset.
     pub fn v6_6() -> Self {
         Kernel {
