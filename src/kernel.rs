@@ -196,6 +196,9 @@ pub struct Kernel {
     pub lb_cfs_tasks: bool,
     pub newidle_no_nr_balance_failed: bool,
     pub newidle_active_balance: bool,
+    pub newidle_keep_interval: bool,
+    pub preemption: bool,
+    pub smt_ignore_hot: bool,
     // -- NOHZ idle balancing ----------------------------------------------
     pub nohz_ilb: NohzIlb,
     pub nohz_kick_ipi: NohzKickIpi,
@@ -353,6 +356,12 @@ info("idle_cpu_nr_running", Change, "sched: Fix idle_cpu()", "908a3283728d", "~v
         "load_balance(): a failed NEWLY_IDLE pass no longer increments sd->nr_balance_failed."),
     info("newidle_active_balance", Change, "need_active_balance() without the sd_idle/power-savings early return", "8e7fbcbc22c1", "v3.5", false,
         "need_active_balance(): a failed NEWLY_IDLE pass may start active balancing (nr_balance_failed > cache_nice_tries + 2); 2.6.36 returned 0 for NEWLY_IDLE."),
+    info("newidle_keep_interval", Change, "sched/fair: Don't increase sd->balance_interval on newidle balance", "3f130a37c442", "~v4.20", true,
+        "load_balance()'s out_one_pinned path (balanced, or every task pinned) does not double sd->balance_interval on a CPU_NEWLY_IDLE pass, which disregards the interval; false: the 2.6.36-3.13 doubling on every balanced pass."),
+    info("preemption", Tunable, "CONFIG_PREEMPTION (CONFIG_PREEMPT before 5.3)", "", "", true,
+        "A preemptible kernel: a NEWLY_IDLE pass stops after the first task it moves (the #ifdef in detach_tasks() of 6.x; in balance_tasks()/move_tasks() of 2.6.36-3.13, where 2.6.36's outer move_tasks() loop also stops once this CPU has a task). Honoured by both balancers. True in v6.6/v6.18 (PREEMPT_DYNAMIC selects PREEMPTION, as Debian and this machine build them); false in the 2.6.36-3.13 presets (their behaviour so far: a non-preemptible build)."),
+    info("smt_ignore_hot", Change, "sched/fair: Ignore cache hotness for SMT migration", "ec73240b1627", "~v5.10", true,
+        "task_hot() returns 0 in a domain with SD_SHARE_CPUCAPACITY (an SMT level): siblings share caches, so neither the buddy nor the migration_cost test makes a task cache hot there."),
     info("nohz_ilb", Change, "sched, nohz: Implement sched group, domain aware nohz idle load balancing", "0b005cf54eac", "v3.3", true,
         "push: 2.6.36's first/second-pick kick; nr_busy: nohz_kick_needed() kicks with ≥ 2 runnable tasks or an LLC group with more than one busy CPU."),
     info("nohz_kick_ipi", Change, "sched: Use resched IPI to kick off the nohz idle balance", "ca38062e57e9", "~v3.2", true,
@@ -485,6 +494,9 @@ impl Kernel {
             lb_cfs_tasks: false,
             newidle_no_nr_balance_failed: false,
             newidle_active_balance: false,
+            newidle_keep_interval: false,
+            preemption: false,
+            smt_ignore_hot: false,
             nohz_ilb: NohzIlb::Push,
             nohz_kick_ipi: NohzKickIpi::FunctionCall,
             nohz_kick_after_rebalance: false,
@@ -594,7 +606,9 @@ impl Kernel {
     /// PELT, the 5.5 balancer on PELT load, 5.10+ `sd_init()`, 5.16's newidle
     /// cost tracking, 6.x wake-up placement (wake_wide, WA_IDLE/WA_WEIGHT,
     /// recent_used_cpu, SIS_UTIL) and the 5.8+ function-call ILB kick
-    /// (19a1f5ec6999). HZ 250 as Debian builds it. The later 6.6-stable
+    /// (19a1f5ec6999), and the 6.x `load_balance()` loop (newidle keeps
+    /// `balance_interval`, no cache hotness at SMT, CONFIG_PREEMPTION from
+    /// PREEMPT_DYNAMIC). HZ 250 as Debian builds it. The later 6.6-stable
     /// back-ports (NI_RANDOM, Jan 2026) are not in this preset.
     pub fn v6_6() -> Self {
         Kernel {
@@ -603,6 +617,9 @@ impl Kernel {
             newidle_throttle: NewidleThrottle::LbCost,
             nohz_kick_ipi: NohzKickIpi::FunctionCall,
             sd_init: SdInit::V5,
+            newidle_keep_interval: true,
+            preemption: true,
+            smt_ignore_hot: true,
             pelt: Pelt::V5_7,
             balancer: Balancer::GroupType,
             wake_wide: true,
@@ -712,6 +729,9 @@ impl Fields for Kernel {
             "lb_cfs_tasks" => b(self.lb_cfs_tasks),
             "newidle_no_nr_balance_failed" => b(self.newidle_no_nr_balance_failed),
             "newidle_active_balance" => b(self.newidle_active_balance),
+            "newidle_keep_interval" => b(self.newidle_keep_interval),
+            "preemption" => b(self.preemption),
+            "smt_ignore_hot" => b(self.smt_ignore_hot),
             "nohz_ilb" => s(self.nohz_ilb.name()),
             "nohz_kick_ipi" => s(self.nohz_kick_ipi.name()),
             "nohz_kick_after_rebalance" => b(self.nohz_kick_after_rebalance),
@@ -801,6 +821,9 @@ impl Fields for Kernel {
                 self.newidle_no_nr_balance_failed = v.as_bool(name)?
             }
             "newidle_active_balance" => self.newidle_active_balance = v.as_bool(name)?,
+            "newidle_keep_interval" => self.newidle_keep_interval = v.as_bool(name)?,
+            "preemption" => self.preemption = v.as_bool(name)?,
+            "smt_ignore_hot" => self.smt_ignore_hot = v.as_bool(name)?,
             "nohz_ilb" => self.nohz_ilb = NohzIlb::parse(name, v)?,
             "nohz_kick_ipi" => self.nohz_kick_ipi = NohzKickIpi::parse(name, v)?,
             "nohz_kick_after_rebalance" => self.nohz_kick_after_rebalance = v.as_bool(name)?,

@@ -276,6 +276,22 @@ FIELD_SCENARIOS: dict[str, Scenario] = {
         0.3,
         ("active_balances",),
     ),
+    # 3f130a37c442: balanced newidle passes on vm-2 no longer double the
+    # interval of the periodic balance, which then runs more (or less) often.
+    "newidle_keep_interval": (
+        "vm-2",
+        "v6.18",
+        None,
+        short_sleepers(4),
+        0.3,
+        ("load_balance_calls_busy", "load_balance_calls_idle"),
+    ),
+    # CONFIG_PREEMPTION: 16 short sleepers on 4 CPUs leave several queued
+    # tasks behind a newly idle CPU; a preemptible build pulls only one.
+    "preemption": ("quad-4c", "v6.18", None, short_sleepers(16), 0.05, NEWIDLE),
+    # ec73240b1627: on nhm-ep's SMT level a cache-hot task may move to its
+    # sibling thread.
+    "smt_ignore_hot": ("nhm-ep", "v6.18", None, small_hackbench(), None, PULLS + SWITCHES),
     # -- NOHZ idle load balancing --------------------------------------------
     # Idle CPUs next to CPUs with 2 runnable short sleepers: who gets kicked, and when.
     "nohz_ilb": (
@@ -569,3 +585,17 @@ def test_toggling_the_field_changes_a_metric(field):
 def test_field_without_scenario_yet(field):
     scenario = BEST_EFFORT_SCENARIOS[field]
     assert _toggle(field, scenario), f"toggling {field} alone changed none of {scenario[-1]}"
+
+
+def test_preemption_also_stops_the_cpu_load_balancers_newidle_pass():
+    """The 2.6.36-3.13 #ifdef CONFIG_PREEMPT in balance_tasks()/move_tasks():
+    `preemption` also reaches the cpu_load balancer: toggling it on the old
+    presets changes their newidle pulls."""
+    wl = short_sleepers(16)
+    for base in ("v2.6.36", "v3.13"):
+        k = sl.Kernel.preset(base)
+        a = _metrics(sl.simulate("quad-4c", k, wl(), seed=1, duration_s=0.05))
+        b = _metrics(
+            sl.simulate("quad-4c", k.replace(preemption=True), wl(), seed=1, duration_s=0.05)
+        )
+        assert a["newidle_balance_pulled"] != b["newidle_balance_pulled"], base

@@ -188,6 +188,9 @@ class Kernel(_Frozen):
     lb_cfs_tasks: bool
     newidle_no_nr_balance_failed: bool
     newidle_active_balance: bool
+    newidle_keep_interval: bool
+    preemption: bool
+    smt_ignore_hot: bool
     nohz_ilb: Literal["push", "nr_busy"]
     nohz_kick_ipi: Literal["function_call", "resched"]
     nohz_kick_after_rebalance: bool

@@ -592,7 +592,12 @@ impl Sim<'_> {
     /// `task_hot()` (kernel/sched/fair.c 3.8, 2.6.36 alike): cache-hot if it
     /// is a buddy of `src_cpu`'s runqueue while `dst_cpu` runs something
     /// (CACHE_HOT_BUDDY) or ran less than `migration_cost` ago.
+    /// `smt_ignore_hot` (ec73240b1627, 6.x alike): never hot in a domain
+    /// with SD_SHARE_CPUCAPACITY, tested before the buddy test.
     fn task_hot(&self, p: TaskId, env: &LbEnv) -> bool {
+        if self.kernel.smt_ignore_hot && self.sd[env.dst_cpu][env.sd].has(sd::SHARE_CPUPOWER) {
+            return false;
+        }
         let cfs = &self.rqs[env.src_cpu].cfs;
         if self.rqs[env.dst_cpu].cfs.nr_running > 0 && (cfs.next == Some(p) || cfs.last == Some(p))
         {
@@ -685,6 +690,13 @@ impl Sim<'_> {
             if moved == 0 || env.imbalance == 0 {
                 return total;
             }
+            // 2.6.36 #ifdef CONFIG_PREEMPT: stop once this CPU has a task.
+            if self.kernel.preemption
+                && env.idle == IdleType::NewlyIdle
+                && self.rqs[env.dst_cpu].cfs.nr_running > 0
+            {
+                return total;
+            }
         }
     }
 
@@ -722,6 +734,10 @@ impl Sim<'_> {
             self.move_task(p, env, from);
             moved += 1;
             env.imbalance = env.imbalance.saturating_sub(w);
+            // #ifdef CONFIG_PREEMPT: a NEWLY_IDLE pass stops after one task.
+            if self.kernel.preemption && env.idle == IdleType::NewlyIdle {
+                break;
+            }
         }
         if rotate_skipped && !skipped.is_empty() {
             // list_move_tail(): each skipped task becomes the new tail.
@@ -756,7 +772,9 @@ impl Sim<'_> {
     /// busiest group and queue, move tasks (retrying without an all-pinned
     /// queue), count failures and start an active balance after repeated
     /// ones, and adapt the domain's `balance_interval`. `in_schedule`: called
-    /// from `idle_balance()` inside `schedule()`. Simplifications: no 2.6.36
+    /// from `idle_balance()` inside `schedule()`. `newidle_keep_interval`
+    /// (3f130a37c442, 4.20-6.18): a balanced NEWLY_IDLE pass leaves
+    /// `balance_interval` alone. Simplifications: no 2.6.36
     /// `sd_idle` (SMT power-savings) return, no `update_shares()`, no
     /// LBF_NEED_BREAK/LBF_SOME_PINNED retries (see [`LbEnv`]).
     pub(crate) fn load_balance(
@@ -859,6 +877,11 @@ impl Sim<'_> {
             let all_pinned = env.flags & LBF_ALL_PINNED != 0;
             let d = &mut self.sd[this_cpu][lvl];
             d.nr_balance_failed = 0;
+            // 3f130a37c442: newidle disregards balance intervals, so its
+            // out_one_pinned path leaves balance_interval alone.
+            if self.kernel.newidle_keep_interval && idle == IdleType::NewlyIdle {
+                return (0, true);
+            }
             if (all_pinned && d.balance_interval < MAX_PINNED_INTERVAL)
                 || d.balance_interval < d.max_interval
             {

@@ -791,7 +791,8 @@ impl Sim<'_> {
     /// tasks moved. Simplifications: no LBF_NEED_BREAK (a pass is
     /// instantaneous) — the walk stops once every task was tried; no
     /// LBF_DST_PINNED retry on another CPU of the group; LB_MIN is off (the
-    /// 6.x default); CONFIG_PREEMPTION off (newidle may pull several).
+    /// 6.x default); `preemption` (CONFIG_PREEMPTION) stops a NEWLY_IDLE
+    /// pass after its first task.
     pub(crate) fn lb_detach_tasks(&mut self, env: &mut LbEnv) -> u64 {
         let src = env.src_cpu;
         let nr_migrate = self.kernel.nr_migrate as usize;
@@ -831,6 +832,11 @@ impl Sim<'_> {
                 let from = (!env.in_schedule).then_some(env.dst_cpu);
                 self.move_task(p, env, from);
                 moved += 1;
+                // #ifdef CONFIG_PREEMPTION: a NEWLY_IDLE pass stops after
+                // the first task detached.
+                if self.kernel.preemption && env.idle == IdleType::NewlyIdle {
+                    break;
+                }
                 if env.imbalance == 0 {
                     break;
                 }
