@@ -436,11 +436,6 @@ impl Sim<'_> {
         has_idle_core: bool,
         target: usize,
     ) -> Option<usize> {
-        let ncpus = self.rqs.len();
-        let mut cpus = vec![false; ncpus];
-        for &c in self.sd[target][lvl].span.iter() {
-            cpus[c as usize] = self.allowed(p, c as usize);
-        }
         let llc = self.machine.cpu(target).llc as usize;
         let mut nr = i64::MAX;
         if self.kernel.sis_util {
@@ -449,9 +444,18 @@ impl Sim<'_> {
                 return None;
             }
         }
+        let ncpus = self.rqs.len();
+        let span = self.sd[target][lvl].span.clone();
+        let mut cpus = vec![false; ncpus];
+        for &c in span.iter() {
+            cpus[c as usize] = self.allowed(p, c as usize);
+        }
+        // for_each_cpu_wrap(cpu, cpus, target + 1): the span is sorted, so
+        // its CPUs above target, then those up to and including target.
+        let start = span.partition_point(|&c| c as usize <= target);
         let mut idle_cpu = None;
-        for k in 1..=ncpus {
-            let cpu = (target + k) % ncpus;
+        for &c in span[start..].iter().chain(span[..start].iter()) {
+            let cpu = c as usize;
             if !cpus[cpu] {
                 continue;
             }
@@ -473,8 +477,7 @@ impl Sim<'_> {
                 if idle {
                     return Some(cpu);
                 }
-                let sibs: Vec<usize> = self.smt_mask(cpu).collect();
-                for c in sibs {
+                for c in self.smt_mask(cpu) {
                     cpus[c] = false;
                 }
             } else {
