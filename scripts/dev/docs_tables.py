@@ -77,7 +77,7 @@ COST_DOCS = {
     "xfer_by_distance": "switches on the communication cost by distance: a pipe or socket "
     "read (and VolanoMark's queue hand-off) pays the lines the writer's CPU holds modified "
     "times the per-line latency of the two CPUs' distance (on only for epyc-genoa-2s and spr-2s; "
-    "[calibration](calibration.md))",
+    "[calibration](../calibration.md))",
     "xfer_smt_ns": "per cache line moved between SMT siblings",
     "xfer_llc_ns": "… within a last-level cache",
     "xfer_socket_ns": "… across LLCs of one socket",
