@@ -53,8 +53,11 @@ docs: wheel
 	$(MKDOCS_ENV) $(PY) -m mkdocs serve
 
 # Notebooks run at CI size (NB_SMOKE=1); unset it for the full-size story.
+# Test files are spread over one pytest-xdist worker per core (a file stays on one worker, so its
+# module fixtures run once); XDIST= runs them in one process.
+XDIST ?= -n auto --dist loadfile
 pytest:
-	NB_SMOKE=1 $(PY) -m pytest -q tests notebooks --nbmake --nbmake-timeout=600
+	NB_SMOKE=1 $(PY) -m pytest -q $(XDIST) tests notebooks --nbmake --nbmake-timeout=600
 
 # The tests (not the notebooks) on each of EXTRA_PYS, from the wheel already in $(WHEEL_DIR)
 # (`make wheel` or `make install-test` builds it), each in its own venv .venv-py3NN.
@@ -75,7 +78,7 @@ $(PYTEST_EXTRA): pytest-py%:
 	$$venv/bin/python -m pip install --quiet "$$whl[test]"; \
 	$$venv/bin/python -m pip install --quiet --force-reinstall --no-deps "$$whl"; \
 	echo "pytest on $$($$venv/bin/python -V)"; \
-	$$venv/bin/python -m pytest -q -p no:cacheprovider tests
+	$$venv/bin/python -m pytest -q $(XDIST) -p no:cacheprovider tests
 
 demo:
 	$(PIP) install .
