@@ -537,6 +537,34 @@ fn line_ns(ctx: &Ctx, dist: Distance) -> u64 {
     }
 }
 
+/// The driver's spread of the children's completion times: the population
+/// standard deviation by its one-pass formula, `cov = std_dev / mean`, and
+/// the Job Timing Index `jti = (int) cov > 1.0 ? 0.0 : (1 - cov) * 100.0`
+/// stored into an int — truncated toward zero, and, by the cast's
+/// precedence, 0 only once cov ≥ 2 (1 < cov < 2 gives a negative JTI).
+/// One child: 0, 0, 100; none (an unfinished run): 0, 0, 0.
+pub fn job_timing(elapsed: &[f64]) -> (f64, f64, i64) {
+    let n = elapsed.len();
+    match n {
+        0 => (0.0, 0.0, 0),
+        1 => (0.0, 0.0, 100),
+        _ => {
+            let sum: f64 = elapsed.iter().sum();
+            let sumsq: f64 = elapsed.iter().map(|e| e * e).sum();
+            let nf = n as f64;
+            // max(0): rounding must not take the root of a tiny negative
+            let std_dev = ((sumsq - sum * sum / nf) / nf).max(0.0).sqrt();
+            let cov = if sum == 0.0 { 0.0 } else { std_dev / (sum / nf) };
+            let jti = if (cov as i64) as f64 > 1.0 {
+                0
+            } else {
+                ((1.0 - cov) * 100.0) as i64
+            };
+            (std_dev, cov, jti)
+        }
+    }
+}
+
 impl Workload for Aim7 {
     fn name(&self) -> &'static str {
         "aim7"
@@ -601,24 +629,7 @@ impl Workload for Aim7 {
         let ppu = self.procs_per_user as f64;
         let per_s = if real > 0.0 { ppu / real } else { 0.0 };
         let tpm = per_s * 60.0 * self.p.tasks as f64;
-        let (mut std_dev, mut cov, mut jti) = (0.0, 0.0, 100i64);
-        if n > 1 {
-            let sum: f64 = self.elapsed.iter().sum();
-            let sumsq: f64 = self.elapsed.iter().map(|e| e * e).sum();
-            let nf = n as f64;
-            // the driver's one-pass formula; max(0) keeps rounding from
-            // taking the root of a tiny negative number
-            std_dev = ((sumsq - sum * sum / nf) / nf).max(0.0).sqrt();
-            cov = if sum == 0.0 { 0.0 } else { std_dev / (sum / nf) };
-            // jti = (int) cov > 1.0 ? 0.0 : (1 - cov) * 100.0, into an int
-            jti = if (cov as i64) as f64 > 1.0 {
-                0
-            } else {
-                ((1.0 - cov) * 100.0) as i64
-            };
-        } else if n == 0 {
-            jti = 0;
-        }
+        let (std_dev, cov, jti) = job_timing(&self.elapsed);
         let kids = task_cpu.iter().skip(1);
         let cu: u64 = kids.clone().map(|c| c.0).sum();
         let cs: u64 = kids.map(|c| c.1).sum();
@@ -704,6 +715,22 @@ mod tests {
         }
         let mut rng2 = Rng::new(8);
         assert_ne!(order, job_order(&q, total, &mut rng2));
+    }
+
+    #[test]
+    fn jti_is_the_drivers_formula() {
+        assert_eq!(job_timing(&[5.0]), (0.0, 0.0, 100));
+        assert_eq!(job_timing(&[2.0, 2.0, 2.0]).2, 100);
+        // cov = 0.5 / 1.5 = 1/3: (1 - 1/3) * 100 = 66.67, truncated
+        let (sd, cov, jti) = job_timing(&[1.0, 2.0]);
+        assert!((sd - 0.5).abs() < 1e-12 && (cov - 1.0 / 3.0).abs() < 1e-12);
+        assert_eq!(jti, 66);
+        // one of four finishing: cov = sqrt(3) ≈ 1.73, not clamped: -73
+        assert_eq!(job_timing(&[0.0, 0.0, 0.0, 4.0]).2, -73);
+        // one of five finishing: cov = 2 → (int) 2 > 1 → 0
+        let (_, cov, jti) = job_timing(&[0.0, 0.0, 0.0, 0.0, 5.0]);
+        assert!((cov - 2.0).abs() < 1e-12);
+        assert_eq!(jti, 0);
     }
 
     #[test]
