@@ -484,7 +484,7 @@ small_machine = st.one_of(
 
 
 #: The arguments that set a workload's size.
-_SIZES = {"nice", "groups", "fds", "loops", "rooms", "users", "messages"}
+_SIZES = {"nice", "groups", "fds", "loops", "rooms", "users", "messages", "tasks", "jobs"}
 
 
 @st.composite
