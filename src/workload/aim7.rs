@@ -445,7 +445,9 @@ impl Aim7 {
                 Phase::Start => {
                     // the child's start-up after fork, then write(umbilical)
                     self.kids[i].phase = Phase::Ready;
-                    let start = ctx.rng.spread_ns(c.child_start_ns, c.child_start_spread_pct);
+                    let start = ctx
+                        .rng
+                        .spread_ns(c.child_start_ns, c.child_start_spread_pct);
                     return sys(start + c.pipe_write_ns);
                 }
                 Phase::Ready => {
@@ -554,7 +556,11 @@ pub fn job_timing(elapsed: &[f64]) -> (f64, f64, i64) {
             let nf = n as f64;
             // max(0): rounding must not take the root of a tiny negative
             let std_dev = ((sumsq - sum * sum / nf) / nf).max(0.0).sqrt();
-            let cov = if sum == 0.0 { 0.0 } else { std_dev / (sum / nf) };
+            let cov = if sum == 0.0 {
+                0.0
+            } else {
+                std_dev / (sum / nf)
+            };
             let jti = if (cov as i64) as f64 > 1.0 {
                 0
             } else {
