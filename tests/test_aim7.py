@@ -113,3 +113,12 @@ def test_bad_types_and_cpus_beyond_the_machine():
     with pytest.raises(sl.ConfigError, match=r"cpus.*CPU numbers from 0 to 1"):
         sl.simulate("vm-2", "v3.8", aim7(2, jobs=1, cpus=[0, 5]))
     assert len(AIM7_TESTS) == 26
+
+
+def test_a_parallel_sweep_gives_the_same_numbers_as_simulate():
+    w = aim7(5, jobs=10)
+    df = sl.sweep(WSM, "v3.8", w, grid={"workload.tasks": [3, 5]}, replicates=2, seed=1)
+    for row in df.iter_rows(named=True):
+        m = run(w.replace(tasks=row["workload.tasks"]), seed=row["seed"]).metrics
+        for k in ("jobs_per_min", "real_s", "cpu_s", "jti", "std_dev_s", "contention_s"):
+            assert row[k] == m[k], k
