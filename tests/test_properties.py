@@ -392,6 +392,13 @@ _WORKLOAD_VALID: dict[str, dict[str, st.SearchStrategy[Any]]] = {
         "send_us": st.floats(0.001, 50),
         "enqueue_us": st.floats(0.001, 50),
     },
+    "aim7": {
+        "tasks": st.integers(1, 2),
+        "jobs": st.integers(1, 2),
+        "workfile": st.sampled_from(["compute", "page_test", "disk_rd"]),
+        "cpus": st.one_of(st.none(), st.integers(0, 1), st.lists(st.integers(0, 1), min_size=1)),
+        "contention": st.booleans(),
+    },
 }
 WORKLOADS = list(_WORKLOAD_VALID)
 
@@ -477,7 +484,7 @@ small_machine = st.one_of(
 
 
 #: The arguments that set a workload's size.
-_SIZES = {"nice", "groups", "fds", "loops", "rooms", "users", "messages"}
+_SIZES = {"nice", "groups", "fds", "loops", "rooms", "users", "messages", "tasks", "jobs"}
 
 
 @st.composite

@@ -4,7 +4,7 @@ context switches, wake-affine, and no deadlock on any machine or kernel."""
 import polars as pl
 import pytest
 import schedlab as sl
-from schedlab.workloads import hackbench, pipe_pingpong, volano
+from schedlab.workloads import aim7, hackbench, pipe_pingpong, volano
 
 KERNELS = sl.Kernel.presets()
 MACHINES = sl.Machine.presets()
@@ -150,6 +150,7 @@ GRID = (
     ]
     + [pipe_pingpong(loops=50, mode=m) for m in ("process", "thread")]
     + [volano(rooms=r, users=u, messages=n) for r, u, n in [(1, 2, 1), (2, 3, 3), (3, 5, 2)]]
+    + [aim7(3, jobs=1), aim7(2, jobs=3, workfile="stream_pipe")]
 )
 
 
@@ -166,6 +167,9 @@ def test_every_workload_finishes_everywhere(machine, kernel):
         elif w.kind == "volano":
             p = w.params
             assert m["messages"] == p["rooms"] * p["users"] ** 2 * p["messages"]
+        elif w.kind == "aim7":
+            assert m["jobs"] == w.params["tasks"] * m["procs_per_user"]
+            assert m["children"] == w.params["tasks"]
         else:
             assert m["ops"] == w.params["loops"]
 

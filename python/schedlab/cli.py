@@ -208,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--machine", default="vm-2")
     r.add_argument("--kernel", default="v3.8")
     r.add_argument(
-        "--workload", default="spinners", help="spinners, hackbench, pipe_pingpong or volano"
+        "--workload", default="spinners", help="spinners, hackbench, pipe_pingpong, volano or aim7"
     )
     r.add_argument(
         "--param",

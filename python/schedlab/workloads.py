@@ -310,13 +310,95 @@ def volano(
     return Workload("volano", params, args)
 
 
+#: The workfiles ``aim7`` runs: the compute mix, or one of its tests alone
+#: (LKP's single-test workfile, ``10 <test>``).
+AIM7_TESTS = (
+    "add_double",
+    "add_int",
+    "add_long",
+    "array_rtns",
+    "disk_cp",
+    "disk_rd",
+    "disk_src",
+    "disk_wrt",
+    "div_double",
+    "div_int",
+    "matrix_rtns",
+    "mem_rtns_1",
+    "mem_rtns_2",
+    "mul_double",
+    "mul_int",
+    "mul_long",
+    "new_raph",
+    "num_rtns_1",
+    "page_test",
+    "series_1",
+    "shared_memory",
+    "sieve",
+    "stream_pipe",
+    "string_rtns",
+    "trig_rtns",
+    "udp_test",
+)
+
+
+@_checked_args
+def aim7(
+    tasks: int,
+    jobs: int = 100,
+    workfile: str = "compute",
+    *,
+    cpus: int | Sequence[int] | None = None,
+    contention: bool = True,
+) -> Workload:
+    """AIM7 / re-aim-7, one load point: ``tasks`` children forked by the
+    driver, each running the workfile's jobs (101 for ``"compute"`` at
+    ``jobs=100``: the per-test quotas ``round(hits / 820 × jobs)``, at least 1)
+    in its own random order, after the driver's ready handshake, ``sleep(1)``
+    and start signal.
+
+    - ``workfile``: ``"compute"`` (the 26-test compute mix) or one test name
+      (``AIM7_TESTS``), as LKP's ``aim7`` runs it.
+    - ``cpus``: a cpuset for the driver and every child (a CPU number or a
+      list); ``None`` = all CPUs.
+    - ``contention``: charge ``page_test``, ``shared_memory`` and
+      ``stream_pipe`` the cache-line transfers of state shared with the other
+      children (by the distance of their CPUs); ``False`` turns it off.
+
+    Metrics, as the driver prints them: ``jobs_per_min``,
+    ``jobs_per_min_per_child``, ``real_s`` (start signal to last reap, whole
+    ms), ``cpu_s`` (children's user + sys; ``child_user_s``,
+    ``child_sys_s``), ``std_dev_s`` and ``std_dev_pct`` of the children's
+    completion times, ``jti`` (Job Timing Index, an integer); plus
+    ``procs_per_user``, ``contention_s``, ``shared_jobs``,
+    ``contended_jobs`` and ``contention_nodes_mean``.
+    """
+    params: dict[str, Any] = {
+        "tasks": need_int("tasks", tasks, lo=1, hi=_core.MAX_TASKS - 1),
+        "jobs": need_int("jobs", jobs, lo=1, hi=100_000),
+        "workfile": need_choice("workfile", workfile, ["compute", *AIM7_TESTS]),
+        "cpus": _cpuset(cpus),
+        "contention": need_bool("contention", contention),
+    }
+    _core.workload_check("aim7", params)
+    args = {
+        "tasks": tasks,
+        "jobs": jobs,
+        "workfile": workfile,
+        "cpus": cpus,
+        "contention": contention,
+    }
+    return Workload("aim7", params, args)
+
+
 _FACTORIES: dict[str, Callable[..., Workload]] = {
     "spinners": spinners,
     "hackbench": hackbench,
     "pipe_pingpong": pipe_pingpong,
     "volano": volano,
+    "aim7": aim7,
 }
 
 _PARAMS = {k: tuple(inspect.signature(f).parameters) for k, f in _FACTORIES.items()}
 
-__all__ = ["Workload", "hackbench", "pipe_pingpong", "spinners", "volano"]
+__all__ = ["Workload", "aim7", "hackbench", "pipe_pingpong", "spinners", "volano"]

@@ -18,6 +18,7 @@ use crate::engine::RunOptions;
 use crate::result::SimResult;
 use crate::topology::{Machine, MACHINE_PRESETS};
 use crate::trace::{EVENT_NAMES, PREV_STATE_NAMES};
+use crate::workload::aim7::{Aim7, Aim7Params};
 use crate::workload::hackbench::{Hackbench, HackbenchParams, Ipc, Mode};
 use crate::workload::pipe_pingpong::PipePingpong;
 use crate::workload::spinners::{Dist, SpinnerTask, Spinners};
@@ -238,12 +239,27 @@ fn workload_from(
             };
             Ok(Box::new(Volano::new(p).map_err(|e| py_err(py, e))?))
         }
+        "aim7" => {
+            let get = |k: &str| -> PyResult<Bound<'_, PyAny>> {
+                params
+                    .get_item(k)?
+                    .ok_or_else(|| pyo3::exceptions::PyKeyError::new_err(k.to_string()))
+            };
+            let p = Aim7Params {
+                tasks: get("tasks")?.extract()?,
+                jobs: get("jobs")?.extract()?,
+                workfile: get("workfile")?.extract()?,
+                cpus: get("cpus")?.extract()?,
+                contention: get("contention")?.extract()?,
+            };
+            Ok(Box::new(Aim7::new(p).map_err(|e| py_err(py, e))?))
+        }
         other => Err(py_err(
             py,
             crate::CoreError::invalid(
                 "workload",
                 format!("{other:?}"),
-                "\"spinners\", \"hackbench\", \"pipe_pingpong\", \"volano\"",
+                "\"spinners\", \"hackbench\", \"pipe_pingpong\", \"volano\", \"aim7\"",
             ),
         )),
     }

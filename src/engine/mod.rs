@@ -730,6 +730,7 @@ impl<'a> Sim<'a> {
         let pelt = self.pelt_columns();
         let mean_pending = self.pending_sum as f64 / self.events.max(1) as f64;
         let events = self.events + self.ghosts.popped();
+        let task_cpu: Vec<(u64, u64)> = self.tasks.iter().map(|t| (t.user_ns, t.sys_ns)).collect();
         let mut r = report::build(
             status,
             self.now,
@@ -742,7 +743,7 @@ impl<'a> Sim<'a> {
             self.sampler,
             self.trace,
             self.sampler_truncated,
-            self.workload.metrics(self.now),
+            self.workload.metrics_with_tasks(self.now, &task_cpu),
         );
         if let Some((tasks, cpus)) = pelt {
             r.tasks.pelt = Some(tasks);

@@ -8,6 +8,7 @@
 //! return. Everything a workload does is a pure function of its inputs and
 //! the run's RNG, so runs are deterministic.
 
+pub mod aim7;
 pub mod hackbench;
 pub mod ipc;
 pub mod pipe_pingpong;
@@ -177,4 +178,15 @@ pub trait Workload: Send {
     fn finite(&self) -> bool;
     /// The benchmark's own figures at the end of a run.
     fn metrics(&self, elapsed_ns: u64) -> Vec<(&'static str, f64)>;
+    /// The same, given each task's CPU time as `(user_ns, sys_ns)` by task
+    /// id (for figures a harness takes from `times()`, e.g. AIM7's
+    /// children's CPU seconds). By default, `metrics`.
+    fn metrics_with_tasks(
+        &self,
+        elapsed_ns: u64,
+        task_cpu: &[(u64, u64)],
+    ) -> Vec<(&'static str, f64)> {
+        let _ = task_cpu;
+        self.metrics(elapsed_ns)
+    }
 }
