@@ -225,18 +225,27 @@ impl PowerState {
         self.set_state(cpu, RUNNING, now)
     }
 
-    /// The wait before an idle `cpu` can run what woke it: its state's exit
-    /// latency, paid once per wake-up (an exit already under way costs what
-    /// is left of it).
+    /// The wait before an idle `cpu` can run what woke it: its core's state's
+    /// exit latency, paid once per wake-up (an exit already under way costs
+    /// what is left of it; none while an SMT sibling runs).
     pub fn exit_delay(&mut self, cpu: usize, now: u64) -> u64 {
         let s = self.state[cpu];
         if !self.cstates || s == RUNNING || s == IDEAL {
             return 0;
         }
-        if let Some(t) = self.exit_done[cpu].filter(|&t| t > now) {
+        // an exit under way (or completing now) is not paid again
+        if let Some(t) = self.exit_done[cpu].filter(|&t| t >= now) {
             return t - now;
         }
-        let lat = self.spec.cstates[s as usize].exit_latency_ns;
+        // The core is as deep as its most awake thread: a thread whose
+        // sibling runs wakes at once (the core never left C0).
+        let first = cpu - cpu % self.threads;
+        let core = (first..first + self.threads).map(|c| self.state[c]);
+        if core.clone().any(|c| c == RUNNING) {
+            return 0;
+        }
+        let depth = core.min().unwrap_or(s);
+        let lat = self.spec.cstates[depth as usize].exit_latency_ns;
         self.exit_done[cpu] = Some(now + lat);
         self.exits += 1;
         self.exit_ns += lat;
