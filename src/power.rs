@@ -259,7 +259,10 @@ mod tests {
             assert!(s.turbo_mhz.iter().all(|&f| f >= s.base_mhz), "{name}");
         }
         let w = PowerSpec::for_machine(&Machine::preset("wsm-4s-40c").unwrap()).unwrap();
-        assert_eq!((w.turbo_mhz[0], w.turbo_mhz[1], w.turbo_mhz[9]), (2800, 2800, 2533));
+        assert_eq!(
+            (w.turbo_mhz[0], w.turbo_mhz[1], w.turbo_mhz[9]),
+            (2800, 2800, 2533)
+        );
         assert!(!presets_with_power().contains(&"vm-2"));
     }
 

@@ -280,12 +280,18 @@ impl PowerState {
         };
         let mut m = vec![
             ("package_power".to_string(), self.energy / t),
-            ("avg_freq_ghz".to_string(), nan_if_idle(self.mhz_ns) / 1000.0),
+            (
+                "avg_freq_ghz".to_string(),
+                nan_if_idle(self.mhz_ns) / 1000.0,
+            ),
             ("turbo_residency".to_string(), nan_if_idle(self.turbo_ns)),
         ];
         if self.cstates {
             m.push(("cstate_exits".to_string(), self.exits as f64));
-            m.push(("cstate_exit_latency_s".to_string(), self.exit_ns as f64 / 1e9));
+            m.push((
+                "cstate_exit_latency_s".to_string(),
+                self.exit_ns as f64 / 1e9,
+            ));
             for (i, c) in self.spec.cstates.iter().enumerate() {
                 m.push((
                     format!("cstate_{}", c.name.to_lowercase()),

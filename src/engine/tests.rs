@@ -746,7 +746,14 @@ fn power_model_conserves_cpu_time_and_is_deterministic() {
         duration_ns: Some(300_000_000),
         ..RunOptions::default()
     };
-    let a = run_spinners(&m, &Kernel::v3_8(), &costs, tasks.clone(), Dist::Exp, opts.clone());
+    let a = run_spinners(
+        &m,
+        &Kernel::v3_8(),
+        &costs,
+        tasks.clone(),
+        Dist::Exp,
+        opts.clone(),
+    );
     let b = run_spinners(&m, &Kernel::v3_8(), &costs, tasks, Dist::Exp, opts);
     assert_eq!(a.status, Status::Ok);
     assert_eq!(a.metrics, b.metrics);

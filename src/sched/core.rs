@@ -650,7 +650,8 @@ impl Sim<'_> {
         // handles it once out of its idle state.
         let exit = self.idle_exit_delay(cpu);
         if exit > 0 {
-            self.queue.push(self.now + exit, Event::Timer { task: t, gen });
+            self.queue
+                .push(self.now + exit, Event::Timer { task: t, gen });
             return;
         }
         self.tasks[t as usize].timer_pending = false;
