@@ -114,6 +114,17 @@ pub struct CostModel {
     /// Lines moved per message besides its data (the `pipe_buffer` or
     /// skb head and the wait queue the reader was woken from).
     pub xfer_meta_lines: u64,
+    /// The frequency model (docs/power-model.md): each package runs at the
+    /// turbo frequency of its number of active cores (the machine preset's
+    /// table, `power::PowerSpec`), and a task's CPU burst of W ns (at base
+    /// frequency) takes W·base/f ns. Off by default on every preset; needs
+    /// a machine preset with a power table.
+    pub turbo: bool,
+    /// The idle-state model: an idle CPU enters the C-state the menu
+    /// governor would pick for its predicted idle length, and a wake-up
+    /// pays that state's exit latency. Off by default; needs a machine
+    /// preset with a power table.
+    pub cstates: bool,
 }
 
 impl Default for CostModel {
@@ -162,6 +173,8 @@ impl Default for CostModel {
             xfer_node_ns: 100,
             xfer_remote_ns: 120,
             xfer_meta_lines: 2,
+            turbo: false,
+            cstates: false,
         }
     }
 }
@@ -309,6 +322,8 @@ const FIELDS: &[&str] = &[
     "xfer_node_ns",
     "xfer_remote_ns",
     "xfer_meta_lines",
+    "turbo",
+    "cstates",
 ];
 
 /// 1 ms: any single charge larger than that is a mistake, not a model.
@@ -374,17 +389,31 @@ impl Fields for CostModel {
     }
 
     fn get(&self, name: &str) -> Option<Value> {
-        if name == "xfer_by_distance" {
-            return Some(Value::Bool(self.xfer_by_distance));
+        match name {
+            "xfer_by_distance" => return Some(Value::Bool(self.xfer_by_distance)),
+            "turbo" => return Some(Value::Bool(self.turbo)),
+            "cstates" => return Some(Value::Bool(self.cstates)),
+            _ => {}
         }
         let mut c = self.clone();
         c.slot(name).map(|v| Value::Int(*v as i64))
     }
 
     fn set(&mut self, name: &str, v: &Value) -> CoreResult<()> {
-        if name == "xfer_by_distance" {
-            self.xfer_by_distance = v.as_bool(name)?;
-            return Ok(());
+        match name {
+            "xfer_by_distance" => {
+                self.xfer_by_distance = v.as_bool(name)?;
+                return Ok(());
+            }
+            "turbo" => {
+                self.turbo = v.as_bool(name)?;
+                return Ok(());
+            }
+            "cstates" => {
+                self.cstates = v.as_bool(name)?;
+                return Ok(());
+            }
+            _ => {}
         }
         let max = match name {
             "xfer_meta_lines" => 64,

@@ -14,6 +14,7 @@ pub mod engine;
 pub mod error;
 pub mod kernel;
 pub mod limits;
+pub mod power;
 pub mod result;
 pub mod rng;
 pub mod sched;

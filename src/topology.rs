@@ -58,6 +58,7 @@ pub const MACHINE_PRESETS: &[&str] = &[
     "skl-sp-2s",
     "epyc-genoa-2s",
     "spr-2s",
+    "snb-laptop-4c",
 ];
 
 /// Upper bound on CPUs (keeps per-CPU tables and cpumasks bounded).
@@ -208,6 +209,10 @@ impl Machine {
             // on the 56-core part (112 threads, 105 MB L3). Domains: SIBLING,
             // MC, NUMA (CPU = the LLC = the node, degenerate; 6.x's PKG too).
             "spr-2s" => Self::new(2, 56, 2, None, Some(2))?,
+            // A Sandy Bridge laptop, 1 × 4 × 2 (Core i7-2820QM class): the
+            // box of case 3's v6 watts table (power::PowerSpec has its
+            // turbo bins and C-states).
+            "snb-laptop-4c" => Self::new(1, 4, 2, None, Some(1))?,
             _ => {
                 return Err(CoreError::invalid(
                     "name",
@@ -272,7 +277,7 @@ mod tests {
             .iter()
             .map(|n| Machine::preset(n).unwrap().nr_cpus())
             .collect();
-        assert_eq!(sizes, vec![2, 4, 8, 16, 40, 64, 112, 384, 224]);
+        assert_eq!(sizes, vec![2, 4, 8, 16, 40, 64, 112, 384, 224, 8]);
         let q = Machine::preset("quad-4c").unwrap();
         assert_eq!(q.distance(0, 3), Distance::SharedLlc);
     }

@@ -17,6 +17,7 @@ def test_machine_presets_match_design():
         "skl-sp-2s",
         "epyc-genoa-2s",
         "spr-2s",
+        "snb-laptop-4c",
     ]
     sizes = {n: sl.Machine.preset(n).nr_cpus for n in sl.Machine.presets()}
     assert sizes == {
@@ -29,6 +30,7 @@ def test_machine_presets_match_design():
         "skl-sp-2s": 112,
         "epyc-genoa-2s": 384,
         "spr-2s": 224,
+        "snb-laptop-4c": 8,
     }
     m = sl.Machine.preset("core2-2s")
     assert (m.sockets, m.cores_per_socket, m.threads_per_core, m.llc_cores) == (2, 4, 1, 2)

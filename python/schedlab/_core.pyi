@@ -155,6 +155,8 @@ class CostFields(TypedDict):
     xfer_node_ns: int
     xfer_remote_ns: int
     xfer_meta_lines: int
+    turbo: bool
+    cstates: bool
 
 class FieldInfo(TypedDict):
     name: str

@@ -383,6 +383,8 @@ class CostModel(_Frozen):
     xfer_node_ns: int
     xfer_remote_ns: int
     xfer_meta_lines: int
+    turbo: bool
+    cstates: bool
 
     def __init__(self, **changes: Any) -> None:
         _no_name("CostModel", changes, _COST_NAME_HINT)

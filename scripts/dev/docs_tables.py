@@ -25,6 +25,8 @@ MACHINE_NOTES = {
     "node per socket (NPS1); domains SIBLING, MC (CCX), CPU (socket, 6.x's PKG), NUMA",
     "spr-2s": "Xeon Platinum 8480+ (Sapphire Rapids): L3 and node per socket (SNC off); "
     "SIBLING, MC, NUMA",
+    "snb-laptop-4c": "a Core i7-2820QM-class Sandy Bridge laptop (4C/8T): the box of case 3's "
+    "v6 watts table; turbo bins and C-states in [the power model](../power-model.md)",
 }
 
 #: "Charged as" column of the cost table, one per CostModel field.
@@ -83,6 +85,12 @@ COST_DOCS = {
     "xfer_socket_ns": "… across LLCs of one socket",
     "xfer_node_ns": "… across sockets of one node",
     "xfer_remote_ns": "… across nodes",
+    "turbo": "switches on the frequency model: a package runs at the turbo frequency of its "
+    "number of active cores and a task's burst of W ns takes W·base/f ns (off by default; "
+    "needs a preset with a power table; [power model](../power-model.md))",
+    "cstates": "switches on idle states: an idle CPU enters the C-state a menu-like governor "
+    "picks and a wake-up of it waits the state's exit latency (off by default; "
+    "[power model](../power-model.md))",
     "xfer_meta_lines": "lines per message besides the data (pipe/socket bookkeeping)",
 }
 

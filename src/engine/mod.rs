@@ -18,6 +18,7 @@
 //! metric still counts it as the stale event it used to be.
 
 mod ghosts;
+mod power;
 pub mod queue;
 mod report;
 pub(crate) mod sampler;
@@ -182,6 +183,9 @@ pub struct Sim<'a> {
     pub(crate) nohz: Nohz,
     /// PELT signals (`None` unless `Kernel::pelt` is on).
     pub(crate) pelt: Option<crate::sched::pelt::PeltState>,
+    /// The power model's state (`None` unless `CostModel::turbo` or
+    /// `CostModel::cstates` is on).
+    pub(crate) power: Option<power::PowerState>,
     /// 4.x–6.x wake-up placement state (wakee flips, recent_used_cpu, LLC hints).
     pub(crate) wake: crate::sched::wakeup::WakeState,
     /// The 5.5+ balancer's group imbalance flags (`sgc->imbalance`).
@@ -297,6 +301,7 @@ impl<'a> Sim<'a> {
             ));
         }
         let n = machine.nr_cpus();
+        let power = power_state(machine, cost)?;
         let sd = crate::domains::build_cancellable(machine, kernel, cancel)
             .ok_or(CoreError::Cancelled)?;
         let fair = FairParams::new(kernel, n);
@@ -336,6 +341,7 @@ impl<'a> Sim<'a> {
             pelt: (kernel.pelt != crate::kernel::Pelt::Off)
                 .then(|| crate::sched::pelt::PeltState::new(n)),
             wake: crate::sched::wakeup::WakeState::new(machine),
+            power,
             lb: Default::default(),
             n_empty: n,
             n_overloaded: 0,
@@ -626,9 +632,23 @@ impl<'a> Sim<'a> {
             Some(t) => {
                 let task = &mut self.tasks[t as usize];
                 task.sys_ns += ov;
-                debug_assert!(elapsed <= task.work_left, "burst overrun");
-                let w = elapsed.min(task.work_left);
-                task.work_left -= w;
+                let w = match &self.power {
+                    // Turbo: `elapsed` ns at f do elapsed·f/base of the
+                    // burst (kept in ns at base frequency); the CPU time
+                    // charged is the wall time.
+                    Some(p) if p.turbo => {
+                        let (f, b) = p.ratio(cpu);
+                        let done = (elapsed as u128 * f as u128 / b as u128) as u64;
+                        task.work_left -= done.min(task.work_left);
+                        elapsed
+                    }
+                    _ => {
+                        debug_assert!(elapsed <= task.work_left, "burst overrun");
+                        let w = elapsed.min(task.work_left);
+                        task.work_left -= w;
+                        w
+                    }
+                };
                 if w > 0 {
                     // Task work comes after the overhead: it ends at now.
                     self.progress_at = now;
@@ -674,10 +694,18 @@ impl<'a> Sim<'a> {
         }
         let rq = &self.rqs[cpu];
         debug_assert_eq!(rq.seg_start, self.now);
-        let end = rq
-            .cfs
-            .curr
-            .map(|t| self.now + rq.overhead_left + self.tasks[t as usize].work_left);
+        let end = rq.cfs.curr.map(|t| {
+            let work = self.tasks[t as usize].work_left;
+            let work = match &self.power {
+                // the rest of the burst at the package's frequency, rounded up
+                Some(p) if p.turbo => {
+                    let (f, b) = p.ratio(cpu);
+                    (work as u128 * b as u128).div_ceil(f as u128) as u64
+                }
+                _ => work,
+            };
+            self.now + rq.overhead_left + work
+        });
         if end != rq.armed_end {
             let rq = &mut self.rqs[cpu];
             rq.gen = rq.gen.wrapping_add(1);
@@ -745,6 +773,9 @@ impl<'a> Sim<'a> {
             self.sampler_truncated,
             self.workload.metrics_with_tasks(self.now, &task_cpu),
         );
+        if let Some(p) = self.power.as_mut() {
+            r.metrics.extend(p.metrics(self.now, self.rqs.len()));
+        }
         if let Some((tasks, cpus)) = pelt {
             r.tasks.pelt = Some(tasks);
             r.cpus.pelt = Some(cpus);
@@ -752,5 +783,84 @@ impl<'a> Sim<'a> {
         r.mean_pending_events = mean_pending;
         r.queue_pops = self.events;
         r
+    }
+}
+
+/// The power model's state for a run, or `None` when it is off; refused
+/// on a machine without a power table.
+fn power_state(machine: &Machine, cost: &CostModel) -> CoreResult<Option<power::PowerState>> {
+    if !cost.turbo && !cost.cstates {
+        return Ok(None);
+    }
+    let Some(spec) = crate::power::PowerSpec::for_machine(machine) else {
+        let param = if cost.turbo { "turbo" } else { "cstates" };
+        return Err(CoreError::invalid(
+            param,
+            "True",
+            format!(
+                "False on machine {:?}: the power model needs a machine preset whose \
+                 processor it knows ({})",
+                machine.name,
+                crate::power::presets_with_power().join(", ")
+            ),
+        ));
+    };
+    Ok(Some(power::PowerState::new(
+        machine,
+        spec,
+        cost.turbo,
+        cost.cstates,
+    )))
+}
+
+impl Sim<'_> {
+    /// `cpu` leaves idle (`schedule()` picked a task): back to C0.
+    pub(crate) fn power_idle_exit(&mut self, cpu: usize) {
+        if let Some(p) = self.power.as_mut() {
+            let changed = p.exit_idle(cpu, self.now);
+            self.retime(cpu, changed);
+        }
+    }
+
+    /// `cpu` goes idle: the governor picks its C-state.
+    pub(crate) fn power_idle_enter(&mut self, cpu: usize) {
+        if let Some(p) = self.power.as_mut() {
+            let changed = p.enter_idle(cpu, self.now);
+            self.retime(cpu, changed);
+        }
+    }
+
+    /// The exit latency a wake-up of idle `cpu` waits (0 unless the C-state
+    /// model is on).
+    pub(crate) fn idle_exit_delay(&mut self, cpu: usize) -> u64 {
+        match self.power.as_mut() {
+            Some(p) if self.rqs[cpu].cfs.curr.is_none() => p.exit_delay(cpu, self.now),
+            _ => 0,
+        }
+    }
+
+    /// A package's frequency changes to `mhz`: the running bursts of its
+    /// CPUs are accounted at the old frequency, then re-timed at the new.
+    fn retime(&mut self, cpu: usize, mhz: Option<u32>) {
+        let Some(mhz) = mhz else { return };
+        let (pkg, turbo) = match &self.power {
+            Some(p) => (p.pkg_of(cpu), p.turbo),
+            None => return,
+        };
+        let w = self.machine.cores_per_socket as usize * self.machine.threads_per_core as usize;
+        let cpus = pkg * w..(pkg + 1) * w;
+        if turbo {
+            for c in cpus.clone() {
+                self.rq_sync(c);
+            }
+        }
+        if let Some(p) = self.power.as_mut() {
+            p.apply_mhz(cpu, mhz);
+        }
+        if turbo {
+            for c in cpus {
+                self.rearm(c);
+            }
+        }
     }
 }

@@ -720,3 +720,50 @@ fn smt_ignore_hot_makes_no_task_cache_hot_between_smt_siblings() {
         );
     }
 }
+
+/// The power model on (turbo and C-states, engine::power): CPU time is
+/// still conserved per CPU, the run is deterministic, and bursts end (no
+/// burst overrun from re-timing at frequency changes).
+#[test]
+fn power_model_conserves_cpu_time_and_is_deterministic() {
+    let m = Machine::preset("nhm-ep").unwrap();
+    let costs = CostModel {
+        turbo: true,
+        cstates: true,
+        ..CostModel::for_machine(&m)
+    };
+    let tasks: Vec<SpinnerTask> = (0..12)
+        .map(|i| SpinnerTask {
+            nice: 0,
+            run_ns: Some(200_000 + 30_000 * i as u64),
+            sleep_ns: Some(300_000 + 70_000 * (i % 4) as u64),
+            cpus: None,
+            yields: false,
+        })
+        .collect();
+    let opts = RunOptions {
+        seed: 5,
+        duration_ns: Some(300_000_000),
+        ..RunOptions::default()
+    };
+    let a = run_spinners(
+        &m,
+        &Kernel::v3_8(),
+        &costs,
+        tasks.clone(),
+        Dist::Exp,
+        opts.clone(),
+    );
+    let b = run_spinners(&m, &Kernel::v3_8(), &costs, tasks, Dist::Exp, opts);
+    assert_eq!(a.status, Status::Ok);
+    assert_eq!(a.metrics, b.metrics);
+    for c in 0..m.nr_cpus() {
+        let total = a.cpus.user_s[c] + a.cpus.sys_s[c] + a.cpus.idle_s[c];
+        assert!((total - 0.3).abs() < 1e-9, "cpu {c}: {total}");
+    }
+    let get = |k: &str| a.metrics.iter().find(|(n, _)| n == k).unwrap().1;
+    // X5570: 2.933 GHz base, 3.2-3.333 GHz turbo
+    assert!((2.933..=3.334).contains(&get("avg_freq_ghz")));
+    assert!(get("cstate_exits") > 0.0);
+    assert!(get("package_power") > 0.0);
+}

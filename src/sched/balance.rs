@@ -1194,8 +1194,10 @@ impl Sim<'_> {
             NohzKickIpi::Resched => self.counters.resched_ipis += 1,
         }
         self.charge(cpu, self.cost.ipi_send_ns);
+        // C-states model: the idle ilb first leaves its idle state.
+        let exit = self.idle_exit_delay(ilb);
         self.queue.push(
-            self.now + self.cost.ipi_latency_ns,
+            self.now + self.cost.ipi_latency_ns + exit,
             Event::NohzKick { cpu: ilb as u32 },
         );
     }

@@ -153,8 +153,10 @@ impl Sim<'_> {
         if rq.cfs.curr.is_none() {
             self.counters.resched_ipis_idle += 1;
         }
+        // C-states model: an idle target first leaves its idle state.
+        let exit = self.idle_exit_delay(cpu);
         self.queue.push(
-            self.now + self.cost.ipi_latency_ns,
+            self.now + self.cost.ipi_latency_ns + exit,
             Event::Resched { cpu: cpu as u32 },
         );
     }
@@ -483,6 +485,8 @@ impl Sim<'_> {
         }
         let rq = &mut self.rqs[cpu];
         rq.need_resched = false;
+        // The power model (engine::power): leaving or entering idle.
+        let idle_transition = (next.is_some(), self.nohz.idle.test(cpu));
         match (next.is_some(), self.nohz.idle.test(cpu)) {
             (true, true) => {
                 // Leaving NOHZ idle.
@@ -508,6 +512,11 @@ impl Sim<'_> {
             rq.tick_armed = true;
             let t = (now / self.tick_ns + 1) * self.tick_ns;
             self.queue.push(t, Event::Tick { cpu: cpu as u32 });
+        }
+        match idle_transition {
+            (true, true) => self.power_idle_exit(cpu),
+            (false, false) => self.power_idle_enter(cpu),
+            _ => {}
         }
         self.rearm(cpu);
     }
@@ -637,6 +646,14 @@ impl Sim<'_> {
             return;
         }
         let cpu = task.cpu as usize;
+        // C-states model: the timer interrupt wakes an idle CPU, which
+        // handles it once out of its idle state.
+        let exit = self.idle_exit_delay(cpu);
+        if exit > 0 {
+            self.queue
+                .push(self.now + exit, Event::Timer { task: t, gen });
+            return;
+        }
         self.tasks[t as usize].timer_pending = false;
         self.pending_timers -= 1;
         self.counters.timer_irqs += 1;
