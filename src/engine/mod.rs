@@ -182,6 +182,8 @@ pub struct Sim<'a> {
     pub(crate) nohz: Nohz,
     /// PELT signals (`None` unless `Kernel::pelt` is on).
     pub(crate) pelt: Option<crate::sched::pelt::PeltState>,
+    /// 3.8 PELT (`Kernel::pelt = "v3.8"`, or a power `balance_policy`).
+    pub(crate) pelt38: Option<crate::sched::pelt::PeltV38State>,
     /// 4.x–6.x wake-up placement state (wakee flips, recent_used_cpu, LLC hints).
     pub(crate) wake: crate::sched::wakeup::WakeState,
     /// The 5.5+ balancer's group imbalance flags (`sgc->imbalance`).
@@ -333,8 +335,11 @@ impl<'a> Sim<'a> {
             cpu_power: crate::domains::cpu_power(machine),
             sd,
             nohz: Nohz::new(n),
-            pelt: (kernel.pelt != crate::kernel::Pelt::Off)
+            pelt: (kernel.pelt == crate::kernel::Pelt::V5_7)
                 .then(|| crate::sched::pelt::PeltState::new(n)),
+            pelt38: (kernel.pelt == crate::kernel::Pelt::V3_8
+                || kernel.balance_policy != crate::kernel::BalancePolicy::Performance)
+                .then(|| crate::sched::pelt::PeltV38State::new(n)),
             wake: crate::sched::wakeup::WakeState::new(machine),
             lb: Default::default(),
             n_empty: n,
