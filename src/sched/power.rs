@@ -229,18 +229,23 @@ impl Sim<'_> {
 
     /// The power periodic balance (`power_lb`: "pull all tasks from source
     /// group", "add power/performance balance allow flag"): in a domain
-    /// that is not full, an idle `dst_cpu` whose group is the group_leader
-    /// pulls every task of the least-utilised non-idle group, if they fit
-    /// its free room: queued tasks at once (`can_migrate_task()` as
-    /// usual), a lone running one by an active balance. `Some(moved)` when
-    /// it acted (the performance balance is then not allowed this pass),
-    /// `None` to let the performance balance run.
+    /// that is not full, `dst_cpu`, whose group runs tasks and is the
+    /// group_leader, pulls every task of the least-utilised non-idle group,
+    /// if they fit its free room: queued tasks at once
+    /// (`can_migrate_task()` as usual), a lone running one by an active
+    /// balance. `Some(moved)` when it acted (the performance balance is
+    /// then not allowed this pass), `None` to let the performance balance
+    /// run. Any CPU of the group may pull, busy or idle: under 3.8's NOHZ
+    /// an idle CPU is balanced only when some CPU runs two tasks or an LLC
+    /// group has two busy CPUs (`nohz_kick_needed()`), which one task per
+    /// core never gives; a busy puller's extra tasks then spread inside
+    /// its group through the performance balance.
     pub(crate) fn power_load_balance(&mut self, env: &mut LbEnv) -> Option<u64> {
         if !self.power_policy_on() || !self.kernel.power_lb || env.idle == IdleType::NewlyIdle {
             return None;
         }
         let (this_cpu, lvl) = (env.dst_cpu, env.sd);
-        if !self.idle_cpu(this_cpu) || self.sd[this_cpu][lvl].groups.len() < 2 {
+        if self.sd[this_cpu][lvl].groups.len() < 2 {
             return None;
         }
         let policy = self.kernel.balance_policy;
@@ -250,7 +255,10 @@ impl Sim<'_> {
             return None;
         }
         let local = self.sd[this_cpu][lvl].local_group;
-        if group_leader(policy, &groups, local, FULL_UTIL) != Some(local) {
+        // Into a group that already runs tasks (moving a whole group's work
+        // into an idle one saves nothing), when it is the leader.
+        let leader = group_leader(policy, &groups, local, FULL_UTIL);
+        if groups[local].nr_running == 0 || leader != Some(local) {
             return None;
         }
         // The least-utilised non-idle group (walked from the local one).
