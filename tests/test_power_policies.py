@@ -82,6 +82,22 @@ def test_balance_packs_to_capacity_powersaving_to_weight_on_smt():
     assert len(cores["powersaving"]) == 2
 
 
+def test_power_balance_gathers_spinners_spread_at_fork():
+    # Fork placement left to performance: three packages. At 1.28 s the busy
+    # CPUs' NUMA-level balance comes due and the power balance pulls the
+    # other packages' tasks into the lowest one (by active balance).
+    k = POWERSAVING.replace(power_fork_exec=False)
+    w = spinners([0] * 3)
+    early = sl.simulate(WSM, k, w, seed=1, duration_s=1.0)
+    late = sl.simulate(WSM, k, w, seed=1, duration_s=1.5)
+    assert len(sockets_of_tasks(early)) == 3
+    assert len(sockets_of_tasks(late)) == 1
+    assert late.tasks["cpu"].n_unique() == 3
+    assert late.metrics["active_balances"] >= 2
+    off = sl.simulate(WSM, k.replace(power_lb=False), w, seed=1, duration_s=1.5)
+    assert len(sockets_of_tasks(off)) == 3
+
+
 def test_performance_policy_reads_no_power_field():
     # Under performance every power_* field is unread: bit-identical metrics.
     w = spinners([0] * 3, run_us=300, sleep_us=700)

@@ -11,7 +11,9 @@
 //!   `rq->avg` (of 1024, "log the cpu utilization at rq"); its potential
 //!   maximum ("get rq potential maximum utilization") is
 //!   `min(rq->util, FULL_UTIL) · max(nr_running, 1)` (no RT class in the
-//!   model, so no `rt_util`); a group's is the sum over its CPUs.
+//!   model, so no `rt_util`), or, when larger, the sum of its queued
+//!   tasks' own runnable ratios (the model's addition, see
+//!   `power_cpu_util`); a group's is the sum over its CPUs.
 //! - A group's threshold is `weight · FULL_UTIL` under powersaving and
 //!   `capacity · FULL_UTIL` under balance; its free room is the threshold
 //!   minus its utilisation. The `group_leader` is the group with the least
@@ -25,10 +27,9 @@
 //! `power_lb`), so `sl.bisect` can name the one that carries an effect.
 //! Simplifications: the model has no exec (fork only); the wake-up path
 //! uses the highest load-balancing domain of the waking CPU (whether v4 set
-//! SD_BALANCE_WAKE there is not known); PELT's lag is the kernel's: tasks
-//! placed at the same instant all see a utilisation of 0, so packing at
-//! fork then follows the ties (the local group first, then the CPU with
-//! the fewest tasks).
+//! SD_BALANCE_WAKE there is not known); placement descends through the
+//! leader's child domains to the lowest level ("pack at every sched-domain
+//! level"); ties go to the local group.
 
 use super::balance::{IdleType, LbEnv};
 use super::fair::TaskId;
@@ -118,10 +119,27 @@ impl Sim<'_> {
         self.kernel.balance_policy != BalancePolicy::Performance
     }
 
-    /// `max_rq_util(cpu)` on the 3.8 `rq->avg`, brought to now.
+    /// A CPU's utilisation for the power rules: `max_rq_util(cpu)` on the
+    /// 3.8 `rq->avg` (brought to now), or, when larger, the sum of its
+    /// queued tasks' own runnable ratios, a task without history counting
+    /// `FULL_UTIL`. The second term is the model's: `rq->avg` of a CPU that
+    /// was idle for long ramps over ~100 ms, so tasks placed within one
+    /// instant would all see an empty CPU and stack (the series' "set
+    /// initial value of runnable avg for new forked task" points at the
+    /// same lag).
     fn power_cpu_util(&mut self, cpu: usize) -> u64 {
         let util = self.v38_rq_util(cpu);
-        max_rq_util(util, self.rqs[cpu].cfs.nr_running as u64)
+        let rq_util = max_rq_util(util, self.rqs[cpu].cfs.nr_running as u64);
+        let tasks: u64 = self.rqs[cpu]
+            .bal
+            .cfs_tasks
+            .iter()
+            .map(|&t| match self.v38_task_util(t) {
+                (u, true) => u,
+                (_, false) => FULL_UTIL,
+            })
+            .sum();
+        rq_util.max(tasks)
     }
 
     /// The power statistics of each group of `cpu`'s domain at `lvl`.
@@ -177,8 +195,30 @@ impl Sim<'_> {
             return None;
         }
         let local = self.sd[this_cpu][lvl].local_group;
-        let leader = group_leader(policy, &groups, local, task_util)?;
-        let cpus = self.sd[this_cpu][lvl].groups[leader].cpus.clone();
+        let mut leader = group_leader(policy, &groups, local, task_util)?;
+        // Pack at every level: descend into the leader's child domain
+        // (from this CPU when it is in the leader, so ties stay local) and
+        // take its leader, down to the lowest level.
+        let mut cpus = self.sd[this_cpu][lvl].groups[leader].cpus.clone();
+        let mut lvl = lvl;
+        while lvl > 0 {
+            lvl -= 1;
+            let anchor = if cpus.contains(&(this_cpu as u32)) {
+                this_cpu
+            } else {
+                cpus[0] as usize
+            };
+            if self.sd[anchor][lvl].groups.len() < 2 {
+                continue;
+            }
+            let groups = self.power_group_utils(anchor, lvl);
+            let local = self.sd[anchor][lvl].local_group;
+            let Some(g) = group_leader(policy, &groups, local, task_util) else {
+                break;
+            };
+            leader = g;
+            cpus = self.sd[anchor][lvl].groups[leader].cpus.clone();
+        }
         if !fork && k.power_pack_transitory {
             if let Some(c) = self.find_leader_cpu(p, this_cpu, &cpus, task_util) {
                 return Some(c);
@@ -233,9 +273,10 @@ impl Sim<'_> {
     /// group_leader, pulls every task of the least-utilised non-idle group,
     /// if they fit its free room: queued tasks at once
     /// (`can_migrate_task()` as usual), a lone running one by an active
-    /// balance. `Some(moved)` when it acted (the performance balance is
-    /// then not allowed this pass), `None` to let the performance balance
-    /// run. Any CPU of the group may pull, busy or idle: under 3.8's NOHZ
+    /// balance. `Some(moved)` when the pass is the power balance's (the
+    /// allow flag: the domain is not full and no group is over its
+    /// threshold, so the performance balance may not undo the packing),
+    /// `None` to let the performance balance run. Any CPU of the group may pull, busy or idle: under 3.8's NOHZ
     /// an idle CPU is balanced only when some CPU runs two tasks or an LLC
     /// group has two busy CPUs (`nohz_kick_needed()`), which one task per
     /// core never gives; a busy puller's extra tasks then spread inside
@@ -251,28 +292,35 @@ impl Sim<'_> {
         let policy = self.kernel.balance_policy;
         let groups = self.power_group_utils(this_cpu, lvl);
         env.cost += self.cost.lb_per_group_ns * groups.len() as u64;
-        if is_sd_full(policy, &groups, 0) {
+        // The allow flag: a full domain, or one with a group over its
+        // threshold, is balanced for performance (the 2012 proposal: an
+        // over-full group is relieved first); otherwise only the power
+        // balance may move tasks here.
+        if is_sd_full(policy, &groups, 0) || groups.iter().any(|g| free_room(policy, g) < 0) {
             return None;
         }
         let local = self.sd[this_cpu][lvl].local_group;
         // Into a group that already runs tasks (moving a whole group's work
         // into an idle one saves nothing), when it is the leader.
-        let leader = group_leader(policy, &groups, local, FULL_UTIL);
+        // Ties go to the lowest group here, not the local one, so that the
+        // CPUs of equal groups, balancing at the same tick, agree on one
+        // leader instead of swapping their tasks.
+        let leader = group_leader(policy, &groups, 0, FULL_UTIL);
         if groups[local].nr_running == 0 || leader != Some(local) {
-            return None;
+            return Some(0);
         }
-        // The least-utilised non-idle group (walked from the local one).
+        // The least-utilised non-idle group (ties: the lowest).
         let n = groups.len();
-        let src = (1..n)
-            .map(|k| (local + k) % n)
-            .filter(|&g| groups[g].nr_running > 0)
-            .min_by_key(|&g| groups[g].util)?;
+        let src = (0..n)
+            .filter(|&g| g != local && groups[g].nr_running > 0)
+            .min_by_key(|&g| groups[g].util);
+        let Some(src) = src else { return Some(0) };
         if groups[src].util as i64 > free_room(policy, &groups[local]) {
-            return None;
+            return Some(0);
         }
         let cpus = self.sd[this_cpu][lvl].groups[src].cpus.clone();
         let mut moved = 0;
-        let mut acted = false;
+
         for &c in &cpus {
             let c = c as usize;
             if self.rqs[c].cfs.nr_running == 0 {
@@ -286,7 +334,6 @@ impl Sim<'_> {
                 if ok {
                     self.move_task(t, env, Some(this_cpu));
                     moved += 1;
-                    acted = true;
                 }
             }
             // A running task left alone: the stopper pushes it (one active
@@ -309,11 +356,10 @@ impl Sim<'_> {
                         lvl: lvl as u32,
                     },
                 );
-                acted = true;
             }
         }
         env.src_cpu = this_cpu;
-        acted.then_some(moved)
+        Some(moved)
     }
 }
 
