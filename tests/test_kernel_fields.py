@@ -549,7 +549,14 @@ FIELD_SCENARIOS: dict[str, Scenario] = {
         POWER_METRICS,
     ),
     # Short sleepers woken by their timers: placed by the power path.
-    "power_wake": ("wsm-4s-40c", POWERSAVING_NO_BURST, None, short_sleepers(3), 0.05, POWER_METRICS),
+    "power_wake": (
+        "wsm-4s-40c",
+        POWERSAVING_NO_BURST,
+        None,
+        short_sleepers(3),
+        0.05,
+        POWER_METRICS,
+    ),
     "power_burst_threshold_ns": (
         "wsm-4s-40c",
         POWERSAVING,
@@ -568,7 +575,14 @@ FIELD_SCENARIOS: dict[str, Scenario] = {
     ),
     # Three spinners spread at fork; the power balance pulls them together.
     # (The busy CPUs' NUMA-level balance first comes due at 1.28 s.)
-    "power_lb": ("wsm-4s-40c", POWERSAVING_LB_ONLY, None, lambda: spinners([0] * 3), 1.5, POWER_METRICS),
+    "power_lb": (
+        "wsm-4s-40c",
+        POWERSAVING_LB_ONLY,
+        None,
+        lambda: spinners([0] * 3),
+        1.5,
+        POWER_METRICS,
+    ),
 }
 
 # Fields for which no scenario has been found yet: field -> reason. Each

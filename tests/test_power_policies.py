@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 import schedlab as sl
-from schedlab.workloads import spinners
+from schedlab.workloads import hackbench, spinners
 
 WSM = "wsm-4s-40c"
 PERF = sl.Kernel.preset("v3.8")
@@ -125,3 +125,25 @@ def test_power_policy_errors_name_the_field():
         PERF.replace(power_burst_threshold_ns=-1)
     with pytest.raises(sl.ConfigError, match="pelt"):
         PERF.replace(pelt="v3.9")
+
+
+def test_bisect_names_fork_placement_as_the_packing_behaviour():
+    # hackbench -g 1 -f 4 -l 20 forks its 8 tasks from one CPU: packed into
+    # that package, its wake-ups stop paying cross-package cache refills.
+    # good is the policy with no behaviour on (it runs as performance, bit
+    # for bit), so each flip onto it acts alone.
+    w = hackbench(groups=1, fds=4, loops=20, ipc="pipe")
+    policy_only = PERF.replace(balance_policy="powersaving")
+    assert (
+        sl.simulate(WSM, policy_only, w, seed=5).metrics
+        == sl.simulate(WSM, PERF, w, seed=5).metrics
+    )
+    df = sl.bisect(
+        WSM, policy_only, POWERSAVING, w, "migration_refill_s", replicates=5, progress=False
+    )
+    top = df.row(0, named=True)
+    assert top["field"] == "power_fork_exec"
+    assert top["metric_bad"] < 0.5 * top["metric_good"]  # packing cuts the refills
+    assert top["change_pct_lo"] > 50
+    assert df.filter(df["culprit"])["field"].to_list() == ["power_fork_exec"]
+    assert top["culprit_set_pct"] >= 80

@@ -668,7 +668,8 @@ impl Sim<'_> {
             let old = se.load_avg_contrib;
             se.load_avg_contrib = task_entity_contrib(se, weight);
             let cfs = &mut p.cfs[cpu];
-            cfs.runnable_load_avg = (cfs.runnable_load_avg + se.load_avg_contrib).saturating_sub(old);
+            cfs.runnable_load_avg =
+                (cfs.runnable_load_avg + se.load_avg_contrib).saturating_sub(old);
         }
     }
 
@@ -706,7 +707,9 @@ impl Sim<'_> {
     /// goes to `blocked_load_avg`, stamped with the `decay_counter`.
     pub(crate) fn pelt_v38_dequeue(&mut self, cpu: usize, t: TaskId, sleep: bool) {
         let now = self.now;
-        let Some(p) = self.pelt38.as_mut() else { return };
+        let Some(p) = self.pelt38.as_mut() else {
+            return;
+        };
         let ti = p.slot(t);
         if !p.queued[ti] {
             return;
@@ -726,7 +729,9 @@ impl Sim<'_> {
     /// A new task (`__sched_fork()` in 3.8: sum = period = 0).
     fn v38_init_task(&mut self, t: TaskId) {
         let now = self.now;
-        let Some(p) = self.pelt38.as_mut() else { return };
+        let Some(p) = self.pelt38.as_mut() else {
+            return;
+        };
         let ti = p.slot(t);
         p.se[ti] = SchedAvgV38 {
             last_runnable_update: now,
@@ -741,7 +746,9 @@ impl Sim<'_> {
     /// through `removed_load`; the model removes it at once).
     fn v38_detach(&mut self, cpu: usize, t: TaskId) {
         let now = self.now;
-        let Some(p) = self.pelt38.as_mut() else { return };
+        let Some(p) = self.pelt38.as_mut() else {
+            return;
+        };
         let ti = p.slot(t);
         if p.blocked_on[ti] == Some(cpu as u32) {
             p.unblock(now, ti, cpu);
@@ -752,7 +759,9 @@ impl Sim<'_> {
     /// to now. 0 when the 3.8 tracking is off.
     pub(crate) fn v38_rq_util(&mut self, cpu: usize) -> u64 {
         self.v38_rq_update(cpu);
-        self.pelt38.as_ref().map_or(0, |p| runnable_ratio(&p.rq[cpu]))
+        self.pelt38
+            .as_ref()
+            .map_or(0, |p| runnable_ratio(&p.rq[cpu]))
     }
 
     /// A task's runnable ratio (of 1024) as last updated, and whether it
@@ -761,7 +770,9 @@ impl Sim<'_> {
         self.pelt38
             .as_ref()
             .and_then(|p| p.se.get(t as usize))
-            .map_or((0, false), |s| (runnable_ratio(s), s.runnable_avg_period > 0))
+            .map_or((0, false), |s| {
+                (runnable_ratio(s), s.runnable_avg_period > 0)
+            })
     }
 
     /// The result columns under `pelt="v3.8"`: per task, `load_avg` =
@@ -966,7 +977,10 @@ mod tests {
         for n in [33u64, 64, 100, 200, 344] {
             let exact: f64 = (1..=n).map(|k| 1024.0 * y.powi(k as i32)).sum();
             let got = compute_runnable_contrib(n) as f64;
-            assert!((exact - got).abs() < 0.002 * exact + 40.0, "n={n}: {got} vs {exact}");
+            assert!(
+                (exact - got).abs() < 0.002 * exact + 40.0,
+                "n={n}: {got} vs {exact}"
+            );
         }
         // 3.8's decay_load() leaves val alone at n = 0.
         assert_eq!(decay_load_v3_8(1024, 0), 1024);

@@ -182,7 +182,11 @@ impl Sim<'_> {
         if !fork && self.rqs[this_cpu].bal.avg_idle < k.power_burst_threshold_ns {
             return None;
         }
-        let flag = if fork { sd::BALANCE_FORK } else { sd::LOAD_BALANCE };
+        let flag = if fork {
+            sd::BALANCE_FORK
+        } else {
+            sd::LOAD_BALANCE
+        };
         let lvl = self.sd[this_cpu]
             .iter()
             .rposition(|d| d.has(sd::LOAD_BALANCE) && d.has(flag))?;
@@ -399,7 +403,12 @@ mod tests {
     #[test]
     fn group_leader_is_the_least_positive_room_that_fits() {
         // Four 10-CPU sockets: 3, 0, 9.5 and 6 CPUs busy.
-        let gs = [g(10, 10, 3072), g(10, 10, 0), g(10, 10, 9728), g(10, 10, 6144)];
+        let gs = [
+            g(10, 10, 3072),
+            g(10, 10, 0),
+            g(10, 10, 9728),
+            g(10, 10, 6144),
+        ];
         // A fork needs a full CPU: socket 2 (room 512) cannot take it;
         // socket 3 (room 4096) has the least room that fits.
         assert_eq!(group_leader(Powersaving, &gs, 0, FULL_UTIL), Some(3));
