@@ -105,6 +105,25 @@ named_enum! {
         /// 9f68395333ad and 5.15's PELT_MIN_DIVIDER): load_avg,
         /// runnable_avg and util_avg per entity and per runqueue.
         V5_7 = "v5.7",
+        /// 3.8 (9d85f21c94f7 and its series): per-entity
+        /// `runnable_avg_sum`/`runnable_avg_period`, `load_avg_contrib`,
+        /// the runqueue's `runnable_load_avg`/`blocked_load_avg` and
+        /// `rq->avg`; no util (`sched::pelt`, the `v3_8` part). Feeds no
+        /// mainline decision (3.8's task-group shares are not modelled);
+        /// the power policies read it.
+        V3_8 = "v3.8",
+    }
+}
+
+named_enum! {
+    /// Alex Shi's `sched_balance_policy` (power-aware scheduling series
+    /// v4, Jan 2013; never merged): `performance` is mainline; the power
+    /// policies pack tasks into few groups until a group's utilisation
+    /// reaches its CPU weight (`powersaving`) or its capacity (`balance`).
+    pub enum BalancePolicy {
+        Performance = "performance",
+        Balance = "balance",
+        Powersaving = "powersaving",
     }
 }
 
@@ -228,6 +247,13 @@ pub struct Kernel {
     pub sis_util: bool,
     /// The 5.5+ load balancer (issue 17); needs `pelt`.
     pub balancer: Balancer,
+    // -- Alex Shi's power-aware balance policies (issue 20, seed case 3) ----
+    pub balance_policy: BalancePolicy,
+    pub power_fork_exec: bool,
+    pub power_wake: bool,
+    pub power_burst_threshold_ns: u64,
+    pub power_pack_transitory: bool,
+    pub power_lb: bool,
     // -- EEVDF (6.6+): read only under pick = eevdf ------------------------
     pub pick: Pick,
     pub base_slice_ns: u64,
@@ -397,7 +423,7 @@ info("idle_cpu_nr_running", Change, "sched: Fix idle_cpu()", "908a3283728d", "~v
     info("next_buddy", Feature, "NEXT_BUDDY", "", "", true,
         "A woken task is marked the next buddy (under eevdf: pick_next_entity() takes it when eligible, 6.6 NEXT_BUDDY / 6.12 PICK_BUDDY)."),
     info("pelt", Change, "sched/fair: Rewrite runnable load and utilization average tracking", "9d89c257dfb9", "v4.3", true,
-        "off: no per-entity load tracking; v5.7: load_avg, runnable_avg (9f68395333ad, 5.7) and util_avg per task and per runqueue, 1024 us periods, y^32 = 1/2, blocked load decaying (kernel/sched/pelt.c as 5.15-6.18 have it). Reported in r.tasks and r.cpus; read by wake_affine=\"weight\"/\"idle_weight\" and sis_util."),
+        "off: no per-entity load tracking; v5.7: load_avg, runnable_avg (9f68395333ad, 5.7) and util_avg per task and per runqueue, 1024 us periods, y^32 = 1/2, blocked load decaying (kernel/sched/pelt.c as 5.15-6.18 have it). Reported in r.tasks and r.cpus; read by wake_affine=\"weight\"/\"idle_weight\", sis_util and balancer=\"group_type\". v3.8: 3.8's per-entity load tracking (9d85f21c94f7, verified against 3.8-era fair.c copies): runnable_avg_sum/runnable_avg_period per entity and rq->avg, load_avg_contrib, runnable_load_avg and blocked_load_avg with decay_counter; no util. Fed no mainline 3.8 decision the model has (only task-group shares), so the v3.8/v3.13 presets leave it off; reported in r.tasks/r.cpus (load_avg, runnable_avg as a ratio of 1024, util_avg NaN); the power balance policies track it whatever this field says."),
     info("wake_wide", Change, "sched/fair: Beef up wake_wide()", "63b0e9edceec", "~v4.3", false,
         "select_task_rq_fair(): record_wakee() counts the waker's wakee flips (halved once a second) and wake_wide() refuses the affine wake-up when the smaller of the waker's and wakee's flips is at least sd_llc_size and the larger at least sd_llc_size times it; an unaffine wake-up then still runs select_idle_sibling(prev, prev) (the 6.x path). The first wake_wide, 62470419e993 (3.12), had a different test and is not modelled."),
     info("wake_affine", Change, "sched/core: Fix wake_affine() performance regression (WA_IDLE, WA_WEIGHT, WA_BIAS)", "d153b153446f", "~v4.14", false,
@@ -408,6 +434,18 @@ info("idle_cpu_nr_running", Change, "sched: Fix idle_cpu()", "908a3283728d", "~v
         "select_idle_cpu() scans at most sd_llc_shared->nr_idle_scan CPUs, which periodic load balancing at the LLC level sets from the LLC's summed PELT util (the quadratic of update_idle_cpu_scan(): no scan at 100/imbalance_pct busy, 85 % under sd_init=\"v5\"'s LLC imbalance_pct of 117 as in 6.x, 80 % under sd_init=\"v2.6\"'s 125). Simplified: every CPU's LLC pass refreshes it, where 6.x does so only on the CPU that should_we_balance() picks; the hint starts at the LLC size (a long-idle machine), where the kernel's zeroed sd_llc_shared starts at 0. Needs pelt and select_idle_sibling=\"idle_cpu\"."),
     info("balancer", Change, "sched/fair: Rework load_balance()", "0b0695f2b34a", "v5.5", false,
         "cpu_load: the 2.6.36-3.13 find_busiest_group() on cpu_load[] indices, avg_load and fix_small_imbalance(); group_type: Vincent Guittot's 5.5 rework as 6.6-6.18 have it (docs/balancer.md): groups classified has_spare < fully_busy < misfit_task < smt_balance < asym_packing < imbalanced < overloaded from PELT load_avg, util_avg and runnable_avg, calculate_imbalance() picking migrate_load/util/task/misfit, find_busiest_queue() and detach_tasks() per migration type (the shr_bound(load, nr_balance_failed) relaxation), need_active_balance() only for migrate_task/misfit. Needs pelt. Reads the domain parameters sd_init gives (6.x's 117/110 and SD_PREFER_SIBLING under sd_init=\"v5\", the 2.6.36-3.13 tables under \"v2.6\"); CPU capacity is 1024 per CPU, SMT threads included."),
+    info("balance_policy", Tunable, "sched_balance_policy (/sys/devices/system/cpu/sched_balance_policy/current_sched_balance_policy)", "", "", false,
+        "Alex Shi's power-aware scheduling, patch series v4 (24 Jan 2013, 'simplified fork, release load avg and power awareness scheduling'; never merged; v5-v7 patch subjects in cases-3-4.md B.0). performance: mainline (every power_* field unread). balance / powersaving: a sched domain whose utilisation (3.8 PELT rq->avg ratio times nr_running, per CPU) plus the placed task's stays below its capacity (balance) or CPU weight (powersaving), times 1024, is packed by the power_* behaviours that are on; above it the domain falls back to performance. The power policies track 3.8 PELT (as pelt=\"v3.8\") whatever pelt says. [unverified: the v4-v7 fair.c was never read; semantics from the cover letters and patch subjects]"),
+    info("power_fork_exec", Change, "sched: add power aware scheduling in fork/exec/wake", "", "patch v4", false,
+        "select_task_rq_fair() at fork (the model has no exec): under a power policy, get_cpu_for_power_policy() in the highest SD_BALANCE_FORK domain: unless the domain is full (is_sd_full(), the new task counted as FULL_UTIL = 1024), the task goes to the idlest CPU (least utilisation, then fewest tasks) of the group_leader, the group with the least free room still able to take a full CPU's worth. [unverified: reconstructed from the patch subjects]"),
+    info("power_wake", Change, "sched: add power aware scheduling in fork/exec/wake", "", "patch v4", false,
+        "select_task_rq_fair() at wake-up: under a power policy, the same group_leader placement in the highest load-balancing domain of the waking CPU, the task counted with its own 3.8 PELT utilisation (runnable_avg_sum*1024/(runnable_avg_period+1)); the affine path otherwise, and when the domain is full. [unverified]"),
+    info("power_burst_threshold_ns", Tunable, "sysctl_sched_burst_threshold (sched: add sched_burst_threshold_ns as wakeup burst indicator; using avg_idle to detect bursty wakeup)", "", "patch v4", false,
+        "power_wake skips power placement while the waking CPU's rq->avg_idle is below this (a burst of wake-ups): 0 never skips. Default 1 ms, recalled, not read. [unverified]"),
+    info("power_pack_transitory", Change, "sched: packing transitory tasks in wakeup power balancing", "", "patch v4", false,
+        "power_wake puts a small waking task (its utilisation times 4 fits) on the waking CPU, else on the leader CPU with the least vacancy FULL_UTIL - util - 4*task util > 0 (a running CPU) instead of the idlest (find_leader_cpu()); a task too big for any goes to the idlest CPU of the leader. [unverified]"),
+    info("power_lb", Change, "sched: pull all tasks from source group; add power/performance balance allow flag", "", "patch v4", false,
+        "Periodic load_balance() under a power policy, in a domain that is not full: when this CPU is idle and its group is the group_leader with room for them, it pulls every task of the least-utilised non-idle group (queued tasks at once, a running one by active balance), and a pass that moved tasks this way does not also run the performance balance (the allow flag); otherwise, or when the domain is full, the performance balance runs. [unverified]"),
     info("pick", Change, "sched/fair: Implement an EEVDF-like scheduling policy", "147f3efaa241", "v6.6", true,
         "cfs: leftmost vruntime with buddies and wake-up granularity; eevdf: avg_vruntime, lag, eligibility and virtual deadlines from base_slice_ns, pick_eevdf() at pick, tick and wake-up (latency_ns, min_granularity_ns, wakeup_granularity_ns, gentle_fair_sleepers, start_debit, last_buddy, compat_yield, yield_impl, next_buddy_over_last and preempt_sets_next_buddy are then unread, as 5e963f2bd465 'Commit to EEVDF' removed them)."),
     info("base_slice_ns", Tunable, "sysctl_sched_base_slice", "", "v6.6", true,
@@ -439,7 +477,6 @@ pub const RETIRED_FIELDS: &[(&str, &str)] = &[
     ("idle_sibling", "renamed select_idle_sibling, with values \"any_idle\" (was \"2.6.36\") and \"idle_group\" (was \"3.8\")"),
     ("domain_defaults", "split into mc_busy_factor, mc_prefer_sibling and sd_numa"),
     ("buddy_rules", "split into next_buddy_over_last and preempt_sets_next_buddy"),
-    ("balance_policy", "not modelled yet: the power-aware policies arrive with seed case 3 (issue 20)"),
     ("load_metric", "replaced by balancer=\"group_type\" (the 5.5+ balancer on PELT load, with pelt=\"v5.7\")"),
     ("rt_push", "not modelled yet: the RT class and its push/pull arrive with seed case 4 (issue 21)"),
 ];
@@ -520,6 +557,14 @@ impl Kernel {
             recent_used_cpu: false,
             sis_util: false,
             balancer: Balancer::CpuLoad,
+            // Mainline never merged Alex Shi's series: performance, and
+            // none of its behaviours.
+            balance_policy: BalancePolicy::Performance,
+            power_fork_exec: false,
+            power_wake: false,
+            power_burst_threshold_ns: 1_000_000,
+            power_pack_transitory: false,
+            power_lb: false,
             pick: Pick::Cfs,
             // The EEVDF fields of the CFS presets are those of the 6.18 kernel
             // this machine runs (0.70 ms base slice since 2ae891b82695, the
@@ -755,6 +800,12 @@ impl Fields for Kernel {
             "recent_used_cpu" => b(self.recent_used_cpu),
             "sis_util" => b(self.sis_util),
             "balancer" => s(self.balancer.name()),
+            "balance_policy" => s(self.balance_policy.name()),
+            "power_fork_exec" => b(self.power_fork_exec),
+            "power_wake" => b(self.power_wake),
+            "power_burst_threshold_ns" => i(self.power_burst_threshold_ns),
+            "power_pack_transitory" => b(self.power_pack_transitory),
+            "power_lb" => b(self.power_lb),
             "pick" => s(self.pick.name()),
             "base_slice_ns" => i(self.base_slice_ns),
             "place_lag" => b(self.place_lag),
@@ -847,6 +898,14 @@ impl Fields for Kernel {
             "recent_used_cpu" => self.recent_used_cpu = v.as_bool(name)?,
             "sis_util" => self.sis_util = v.as_bool(name)?,
             "balancer" => self.balancer = Balancer::parse(name, v)?,
+            "balance_policy" => self.balance_policy = BalancePolicy::parse(name, v)?,
+            "power_fork_exec" => self.power_fork_exec = v.as_bool(name)?,
+            "power_wake" => self.power_wake = v.as_bool(name)?,
+            "power_burst_threshold_ns" => {
+                self.power_burst_threshold_ns = v.as_u64(name, 0, MAX_TUNABLE_NS)?
+            }
+            "power_pack_transitory" => self.power_pack_transitory = v.as_bool(name)?,
+            "power_lb" => self.power_lb = v.as_bool(name)?,
             "pick" => self.pick = Pick::parse(name, v)?,
             "base_slice_ns" => self.base_slice_ns = v.as_u64(name, 100_000, MAX_TUNABLE_NS)?,
             "place_lag" => self.place_lag = v.as_bool(name)?,
@@ -884,11 +943,12 @@ impl Fields for Kernel {
                 field,
                 value,
                 format!(
-                    "a value that does not read PELT while pelt=\"off\" (set pelt=\"v5.7\" with {field}={value})"
+                    "a value that does not read PELT while pelt={:?} (set pelt=\"v5.7\" with {field}={value})", self.pelt.name()
                 ),
             )
         };
-        if self.pelt == Pelt::Off {
+        // Only 5.7+ PELT feeds these (3.8's has no util and no cpu_load()).
+        if self.pelt != Pelt::V5_7 {
             if matches!(
                 self.wake_affine,
                 WakeAffine::Weight | WakeAffine::IdleWeight

@@ -67,7 +67,8 @@ def test_kernel_presets_and_replace():
         "compat_yield",
         "newidle_rearm",
     }
-    assert not set(sl.Kernel.fields()) & {"balance_policy", "load_metric", "rt_push"}
+    assert not set(sl.Kernel.fields()) & {"load_metric", "rt_push"}
+    assert sl.Kernel.preset("v3.13").balance_policy == "performance"
     assert sl.Kernel.preset("v3.13").pick == "cfs"
 
 

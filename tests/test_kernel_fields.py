@@ -62,6 +62,17 @@ V38_PELT = sl.Kernel.preset("v3.8").replace(pelt="v5.7")
 V38_SIS6 = V38_PELT.replace(select_idle_sibling="idle_cpu")
 V313_PELT = sl.Kernel.preset("v3.13").replace(pelt="v5.7")
 
+# Alex Shi's power policies (issue 20): the behaviours on, under each policy.
+_POWER = dict(power_fork_exec=True, power_wake=True, power_pack_transitory=True, power_lb=True)
+PERF_POWER_FIELDS = sl.Kernel.preset("v3.8").replace(**_POWER)
+POWERSAVING = PERF_POWER_FIELDS.replace(balance_policy="powersaving")
+# No burst test, so every wake-up goes through the power placement.
+POWERSAVING_NO_BURST = POWERSAVING.replace(power_burst_threshold_ns=0)
+# Spread at fork by performance, packed by the power balance only.
+POWERSAVING_LB_ONLY = POWERSAVING.replace(power_fork_exec=False, power_wake=False)
+POWER_METRICS = ("cpu_migrations", "migration_refill_s", "active_balances", "tasks_pulled")
+
+
 FIELD_SCENARIOS: dict[str, Scenario] = {
     # -- tunables ------------------------------------------------------------
     # 10x the cache-hot threshold: the avg_idle throttle skips most newidle passes.
@@ -517,6 +528,60 @@ FIELD_SCENARIOS: dict[str, Scenario] = {
         lambda: spinners([0] * 4, run_us=100, yields=True),
         0.2,
         ("context_switches", "yields"),
+    ),
+    # -- Alex Shi's power-aware balance policies (issue 20) -------------------
+    # hackbench forks on wsm-4s-40c: performance spreads the children over the
+    # packages, powersaving keeps them in the parent's.
+    "balance_policy": (
+        "wsm-4s-40c",
+        PERF_POWER_FIELDS,
+        "powersaving",
+        lambda: hackbench(groups=1, fds=4, loops=20, ipc="pipe"),
+        None,
+        POWER_METRICS,
+    ),
+    "power_fork_exec": (
+        "wsm-4s-40c",
+        POWERSAVING,
+        None,
+        lambda: hackbench(groups=1, fds=4, loops=20, ipc="pipe"),
+        None,
+        POWER_METRICS,
+    ),
+    # Short sleepers woken by their timers: placed by the power path.
+    "power_wake": (
+        "wsm-4s-40c",
+        POWERSAVING_NO_BURST,
+        None,
+        short_sleepers(3),
+        0.05,
+        POWER_METRICS,
+    ),
+    "power_burst_threshold_ns": (
+        "wsm-4s-40c",
+        POWERSAVING,
+        0,
+        short_sleepers(3),
+        0.05,
+        POWER_METRICS,
+    ),
+    "power_pack_transitory": (
+        "wsm-4s-40c",
+        POWERSAVING_NO_BURST,
+        None,
+        short_sleepers(3, run_us=50, sleep_us=950),
+        0.05,
+        POWER_METRICS,
+    ),
+    # Three spinners spread at fork; the power balance pulls them together.
+    # (The busy CPUs' NUMA-level balance first comes due at 1.28 s.)
+    "power_lb": (
+        "wsm-4s-40c",
+        POWERSAVING_LB_ONLY,
+        None,
+        lambda: spinners([0] * 3),
+        1.5,
+        POWER_METRICS,
     ),
 }
 

@@ -208,12 +208,18 @@ class Kernel(_Frozen):
     wakeup_preemption: bool
     last_buddy: bool
     next_buddy: bool
-    pelt: Literal["off", "v5.7"]
+    pelt: Literal["off", "v5.7", "v3.8"]
     wake_wide: bool
     wake_affine: Literal["load", "idle", "weight", "idle_weight"]
     recent_used_cpu: bool
     sis_util: bool
     balancer: Literal["cpu_load", "group_type"]
+    balance_policy: Literal["performance", "balance", "powersaving"]
+    power_fork_exec: bool
+    power_wake: bool
+    power_burst_threshold_ns: int
+    power_pack_transitory: bool
+    power_lb: bool
     pick: Literal["cfs", "eevdf"]
     base_slice_ns: int
     place_lag: bool

@@ -186,6 +186,8 @@ pub struct Sim<'a> {
     /// The power model's state (`None` unless `CostModel::turbo` or
     /// `CostModel::cstates` is on).
     pub(crate) power: Option<power::PowerState>,
+    /// 3.8 PELT (`Kernel::pelt = "v3.8"`, or a power `balance_policy`).
+    pub(crate) pelt38: Option<crate::sched::pelt::PeltV38State>,
     /// 4.x–6.x wake-up placement state (wakee flips, recent_used_cpu, LLC hints).
     pub(crate) wake: crate::sched::wakeup::WakeState,
     /// The 5.5+ balancer's group imbalance flags (`sgc->imbalance`).
@@ -338,8 +340,11 @@ impl<'a> Sim<'a> {
             cpu_power: crate::domains::cpu_power(machine),
             sd,
             nohz: Nohz::new(n),
-            pelt: (kernel.pelt != crate::kernel::Pelt::Off)
+            pelt: (kernel.pelt == crate::kernel::Pelt::V5_7)
                 .then(|| crate::sched::pelt::PeltState::new(n)),
+            pelt38: (kernel.pelt == crate::kernel::Pelt::V3_8
+                || kernel.balance_policy != crate::kernel::BalancePolicy::Performance)
+                .then(|| crate::sched::pelt::PeltV38State::new(n)),
             wake: crate::sched::wakeup::WakeState::new(machine),
             power,
             lb: Default::default(),

@@ -803,6 +803,11 @@ impl Sim<'_> {
         }
         env.cost += self.cost.lb_base_ns;
         self.rqs[this_cpu].bal.stats[lvl].lb_count[it] += 1;
+        // Alex Shi's power balance (`power_lb`, `sched::power`): when it
+        // acts, the performance balance is not allowed this pass.
+        if let Some(moved) = self.power_load_balance(env) {
+            return (moved, true);
+        }
         let mut moved = 0;
         let mut active = false;
         let balanced = 'redo: loop {

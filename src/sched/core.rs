@@ -94,6 +94,7 @@ impl Sim<'_> {
         let now = self.now;
         let old = self.rqs[cpu].cfs.nr_running;
         self.pelt_update(cpu, t);
+        self.pelt_v38_dequeue(cpu, t, sleep);
         self.rqs[cpu]
             .cfs
             .dequeue_entity(&mut self.ses, t, sleep, now);
@@ -121,6 +122,7 @@ impl Sim<'_> {
             .cfs
             .dequeue_entity_eevdf(&mut self.ses, t, flags, now);
         if done {
+            self.pelt_v38_dequeue(cpu, t, flags.sleep);
             if flags.special {
                 self.pelt_detach(cpu, t);
             }

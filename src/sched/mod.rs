@@ -1,7 +1,8 @@
 //! The scheduler model, after `kernel/sched/`: runqueue and task state
 //! (`rq`, `task`: the analogue of `sched.h`), CFS runqueues (`fair`),
 //! the EEVDF pick (`eevdf`, 6.6+), CPU bitsets (`cpumask`), weights, per-entity
-//! load tracking (`pelt`), wake-up placement (`wakeup`), load balancing
+//! load tracking (`pelt`), Alex Shi's power-aware balance policies
+//! (`power`, never merged), wake-up placement (`wakeup`), load balancing
 //! (`balance`, and the 5.5+ balancer `lb_group`), the 5.16–6.18 newidle
 //! balance (`newidle`) and the
 //! core entry points (`core`) the engine calls. Nothing here knows the
@@ -16,6 +17,7 @@ pub mod fair;
 pub mod lb_group;
 pub mod newidle;
 pub mod pelt;
+pub mod power;
 pub mod rq;
 pub mod task;
 pub mod wakeup;

@@ -279,7 +279,7 @@ impl PeltState {
 
 impl Sim<'_> {
     fn pelt_on(&self) -> bool {
-        self.kernel.pelt != Pelt::Off
+        self.kernel.pelt == Pelt::V5_7
     }
 
     /// `update_cfs_rq_load_avg(now, cfs_rq)`: the runqueue's own sums.
@@ -313,6 +313,7 @@ impl Sim<'_> {
     /// `enqueue_entity`/`dequeue_entity` change the runqueue, in
     /// `put_prev_entity`/`set_next_entity` and `entity_tick`.
     pub(crate) fn pelt_update(&mut self, cpu: usize, t: TaskId) {
+        self.v38_update(cpu, t);
         if !self.pelt_on() {
             return;
         }
@@ -332,6 +333,7 @@ impl Sim<'_> {
     /// DO_ATTACH)`: update, then attach an entity that is not attached (a
     /// new task, or one that migrated).
     pub(crate) fn pelt_enqueue(&mut self, cpu: usize, t: TaskId) {
+        self.v38_enqueue(cpu, t);
         if !self.pelt_on() {
             return;
         }
@@ -348,6 +350,7 @@ impl Sim<'_> {
     /// `init_entity_runnable_average()` + `post_init_entity_util_avg()`
     /// for a new task about to be enqueued on `cpu` (`wake_up_new_task`).
     pub(crate) fn pelt_init_task(&mut self, cpu: usize, t: TaskId) {
+        self.v38_init_task(t);
         if !self.pelt_on() {
             return;
         }
@@ -366,6 +369,7 @@ impl Sim<'_> {
     /// The kernel defers a wake-up's removal to the runqueue's next update
     /// (`cfs_rq->removed`); the model removes it at once.
     pub(crate) fn pelt_detach(&mut self, cpu: usize, t: TaskId) {
+        self.v38_detach(cpu, t);
         if !self.pelt_on() {
             return;
         }
@@ -407,6 +411,9 @@ impl Sim<'_> {
     /// every live entity brought to `now`, the end of the run (a sleeping
     /// entity decays as blocked); an exited task keeps its values at exit.
     pub(crate) fn pelt_columns(&mut self) -> Option<(PeltColumns, PeltColumns)> {
+        if self.kernel.pelt == Pelt::V3_8 {
+            return self.v38_columns();
+        }
         if !self.pelt_on() {
             return None;
         }
@@ -434,6 +441,374 @@ impl Sim<'_> {
             cpus.load_avg.push(sa.load_avg as f64);
             cpus.runnable_avg.push(sa.runnable_avg as f64);
             cpus.util_avg.push(sa.util_avg as f64);
+        }
+        Some((tasks, cpus))
+    }
+}
+
+// ---------------------------------------------------------------------------
+// 3.8's per-entity load tracking (9d85f21c94f7, "sched: Track the runnable
+// average on a per-task entity basis", and its series as v3.8's
+// kernel/sched/fair.c has it). It shares `decay_load()`'s y^n table with the
+// code above; what differs is the state and the sum.
+// ---------------------------------------------------------------------------
+
+/// `LOAD_AVG_MAX_N` (3.8 fair.c): periods until the series saturates.
+pub const LOAD_AVG_MAX_N: u64 = 345;
+
+/// `runnable_avg_yN_sum[]` (3.8 fair.c): floor(1024·Σ_{k=1}^{n} y^k).
+pub const RUNNABLE_AVG_YN_SUM: [u32; 33] = [
+    0, 1002, 1982, 2941, 3880, 4798, 5697, 6576, 7437, 8279, 9103, 9909, 10698, 11470, 12226,
+    12966, 13690, 14398, 15091, 15769, 16433, 17082, 17718, 18340, 18949, 19545, 20128, 20698,
+    21256, 21802, 22336, 22859, 23371,
+];
+
+/// 3.8's `decay_load()`: the same table, but `n == 0` returns `val`
+/// unchanged (the 4.x+ version multiplies by 0xffffffff/2^32 even then).
+pub fn decay_load_v3_8(val: u64, n: u64) -> u64 {
+    if n == 0 {
+        val
+    } else {
+        decay_load(val, n)
+    }
+}
+
+/// `__compute_runnable_contrib(n)` (3.8 fair.c): Σ_{k=1}^{n} 1024·y^k.
+pub fn compute_runnable_contrib(n: u64) -> u64 {
+    if n <= LOAD_AVG_PERIOD {
+        return RUNNABLE_AVG_YN_SUM[n as usize] as u64;
+    }
+    if n >= LOAD_AVG_MAX_N {
+        return LOAD_AVG_MAX;
+    }
+    let mut contrib = 0u64;
+    let mut n = n;
+    loop {
+        contrib /= 2;
+        contrib += RUNNABLE_AVG_YN_SUM[LOAD_AVG_PERIOD as usize] as u64;
+        n -= LOAD_AVG_PERIOD;
+        if n <= LOAD_AVG_PERIOD {
+            break;
+        }
+    }
+    decay_load_v3_8(contrib, n) + RUNNABLE_AVG_YN_SUM[n as usize] as u64
+}
+
+/// 3.8's `struct sched_avg` (per entity, and `rq->avg`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SchedAvgV38 {
+    pub runnable_avg_sum: u64,
+    pub runnable_avg_period: u64,
+    /// ns, `now` at the last update (3.8 does not align it to 1024 ns).
+    pub last_runnable_update: u64,
+    /// `cfs_rq->decay_counter` when the entity blocked.
+    pub decay_count: u64,
+    pub load_avg_contrib: u64,
+}
+
+/// `__update_entity_runnable_avg(now, sa, runnable)` (3.8 fair.c): true
+/// when a period boundary was crossed.
+pub fn update_entity_runnable_avg(now: u64, sa: &mut SchedAvgV38, runnable: bool) -> bool {
+    if now < sa.last_runnable_update {
+        sa.last_runnable_update = now;
+        return false;
+    }
+    let mut delta = (now - sa.last_runnable_update) >> 10;
+    if delta == 0 {
+        return false;
+    }
+    sa.last_runnable_update = now;
+    let mut decayed = false;
+    let delta_w = sa.runnable_avg_period % 1024;
+    if delta + delta_w >= 1024 {
+        decayed = true;
+        let delta_w = 1024 - delta_w;
+        if runnable {
+            sa.runnable_avg_sum += delta_w;
+        }
+        sa.runnable_avg_period += delta_w;
+        delta -= delta_w;
+        let periods = delta / 1024;
+        delta %= 1024;
+        sa.runnable_avg_sum = decay_load_v3_8(sa.runnable_avg_sum, periods + 1);
+        sa.runnable_avg_period = decay_load_v3_8(sa.runnable_avg_period, periods + 1);
+        let contrib = compute_runnable_contrib(periods);
+        if runnable {
+            sa.runnable_avg_sum += contrib;
+        }
+        sa.runnable_avg_period += contrib;
+    }
+    if runnable {
+        sa.runnable_avg_sum += delta;
+    }
+    sa.runnable_avg_period += delta;
+    decayed
+}
+
+/// `__update_task_entity_contrib()` (3.8): `runnable_avg_sum · weight /
+/// (runnable_avg_period + 1)`.
+pub fn task_entity_contrib(sa: &SchedAvgV38, weight: u64) -> u64 {
+    sa.runnable_avg_sum * weight / (sa.runnable_avg_period + 1)
+}
+
+/// The runnable ratio scaled to 1024: Alex Shi's `rq->util` ("log the cpu
+/// utilization at rq", power series v4) and a task's `putil`; also 3.8's
+/// `__update_tg_runnable_avg()` scaling.
+pub fn runnable_ratio(sa: &SchedAvgV38) -> u64 {
+    (sa.runnable_avg_sum << SCHED_CAPACITY_SHIFT) / (sa.runnable_avg_period + 1)
+}
+
+/// 3.8's per-`cfs_rq` load sums.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CfsV38 {
+    pub runnable_load_avg: u64,
+    pub blocked_load_avg: u64,
+    pub decay_counter: u64,
+    /// `cfs_rq_clock_task() >> 20` at the last blocked-load decay.
+    pub last_decay: u64,
+}
+
+impl Default for CfsV38 {
+    fn default() -> Self {
+        // init_cfs_rq(): decay_counter starts at 1.
+        CfsV38 {
+            runnable_load_avg: 0,
+            blocked_load_avg: 0,
+            decay_counter: 1,
+            last_decay: 0,
+        }
+    }
+}
+
+/// `update_cfs_rq_blocked_load()` (3.8): decay the blocked load by one
+/// period per 2^20 ns of clock since the last decay.
+pub fn update_cfs_rq_blocked_load(now: u64, cfs: &mut CfsV38) {
+    let now = now >> 20;
+    let decays = now.saturating_sub(cfs.last_decay);
+    if decays > 0 {
+        cfs.blocked_load_avg = decay_load_v3_8(cfs.blocked_load_avg, decays);
+        cfs.decay_counter += decays;
+        cfs.last_decay = now;
+    }
+}
+
+/// The 3.8 tracking of a run: entities, `cfs_rq`s and `rq->avg`.
+#[derive(Clone, Debug, Default)]
+pub struct PeltV38State {
+    pub se: Vec<SchedAvgV38>,
+    pub queued: Vec<bool>,
+    /// The CPU whose `blocked_load_avg` holds the entity's contribution.
+    pub blocked_on: Vec<Option<u32>>,
+    pub cfs: Vec<CfsV38>,
+    pub rq: Vec<SchedAvgV38>,
+}
+
+impl PeltV38State {
+    pub fn new(ncpus: usize) -> Self {
+        PeltV38State {
+            cfs: vec![CfsV38::default(); ncpus],
+            rq: vec![SchedAvgV38::default(); ncpus],
+            ..Default::default()
+        }
+    }
+
+    fn slot(&mut self, t: TaskId) -> usize {
+        let ti = t as usize;
+        if self.se.len() <= ti {
+            self.se.resize(ti + 1, SchedAvgV38::default());
+            self.queued.resize(ti + 1, false);
+            self.blocked_on.resize(ti + 1, None);
+        }
+        ti
+    }
+
+    /// `__synchronize_entity_decay()` + `subtract_blocked_load_contrib()`:
+    /// take a blocked entity's (decayed) contribution off `cpu`'s blocked
+    /// load.
+    fn unblock(&mut self, now: u64, ti: usize, cpu: usize) {
+        let cfs = &mut self.cfs[cpu];
+        update_cfs_rq_blocked_load(now, cfs);
+        let se = &mut self.se[ti];
+        let decays = cfs.decay_counter.saturating_sub(se.decay_count);
+        se.load_avg_contrib = decay_load_v3_8(se.load_avg_contrib, decays);
+        se.decay_count = 0;
+        cfs.blocked_load_avg = cfs.blocked_load_avg.saturating_sub(se.load_avg_contrib);
+        self.blocked_on[ti] = None;
+    }
+}
+
+impl Sim<'_> {
+    /// `update_rq_runnable_avg(rq, rq->nr_running)` (3.8), lazily: the
+    /// runqueue was runnable until now iff it had tasks.
+    fn v38_rq_update(&mut self, cpu: usize) {
+        let now = self.now;
+        let runnable = self.rqs[cpu].cfs.nr_running > 0;
+        if let Some(p) = self.pelt38.as_mut() {
+            update_entity_runnable_avg(now, &mut p.rq[cpu], runnable);
+        }
+    }
+
+    /// `update_entity_load_avg(se, 1)` for a queued entity (3.8): its
+    /// contribution changes only on a period roll-over, and the runqueue's
+    /// `runnable_load_avg` follows. Also brings `rq->avg` to now.
+    fn v38_update(&mut self, cpu: usize, t: TaskId) {
+        if self.pelt38.is_none() {
+            return;
+        }
+        self.v38_rq_update(cpu);
+        let now = self.now;
+        let weight = self.ses[t as usize].weight;
+        let p = self.pelt38.as_mut().expect("pelt38");
+        let ti = p.slot(t);
+        if !p.queued[ti] {
+            return;
+        }
+        let se = &mut p.se[ti];
+        if update_entity_runnable_avg(now, se, true) {
+            let old = se.load_avg_contrib;
+            se.load_avg_contrib = task_entity_contrib(se, weight);
+            let cfs = &mut p.cfs[cpu];
+            cfs.runnable_load_avg =
+                (cfs.runnable_load_avg + se.load_avg_contrib).saturating_sub(old);
+        }
+    }
+
+    /// `enqueue_entity_load_avg(cfs_rq, se, wakeup)` (3.8): a waking entity
+    /// takes its decayed contribution off the blocked load; a new or
+    /// migrated one starts from its own history (a new task has none:
+    /// contribution 0, as 3.8 had it before a75cdaa915e4); then it is
+    /// brought to now as not runnable and its contribution added to
+    /// `runnable_load_avg`.
+    fn v38_enqueue(&mut self, cpu: usize, t: TaskId) {
+        if self.pelt38.is_none() {
+            return;
+        }
+        self.v38_rq_update(cpu);
+        let now = self.now;
+        let weight = self.ses[t as usize].weight;
+        let p = self.pelt38.as_mut().expect("pelt38");
+        let ti = p.slot(t);
+        if let Some(c) = p.blocked_on[ti] {
+            p.unblock(now, ti, c as usize);
+        }
+        let se = &mut p.se[ti];
+        if update_entity_runnable_avg(now, se, false) {
+            se.load_avg_contrib = task_entity_contrib(se, weight);
+        }
+        let contrib = se.load_avg_contrib;
+        let cfs = &mut p.cfs[cpu];
+        cfs.runnable_load_avg += contrib;
+        update_cfs_rq_blocked_load(now, cfs);
+        p.queued[ti] = true;
+    }
+
+    /// `dequeue_entity_load_avg(cfs_rq, se, sleep)` (3.8), after
+    /// `v38_update`: the contribution leaves `runnable_load_avg`; a sleeper's
+    /// goes to `blocked_load_avg`, stamped with the `decay_counter`.
+    pub(crate) fn pelt_v38_dequeue(&mut self, cpu: usize, t: TaskId, sleep: bool) {
+        let now = self.now;
+        let Some(p) = self.pelt38.as_mut() else {
+            return;
+        };
+        let ti = p.slot(t);
+        if !p.queued[ti] {
+            return;
+        }
+        p.queued[ti] = false;
+        let contrib = p.se[ti].load_avg_contrib;
+        let cfs = &mut p.cfs[cpu];
+        update_cfs_rq_blocked_load(now, cfs);
+        cfs.runnable_load_avg = cfs.runnable_load_avg.saturating_sub(contrib);
+        if sleep {
+            cfs.blocked_load_avg += contrib;
+            p.se[ti].decay_count = cfs.decay_counter;
+            p.blocked_on[ti] = Some(cpu as u32);
+        }
+    }
+
+    /// A new task (`__sched_fork()` in 3.8: sum = period = 0).
+    fn v38_init_task(&mut self, t: TaskId) {
+        let now = self.now;
+        let Some(p) = self.pelt38.as_mut() else {
+            return;
+        };
+        let ti = p.slot(t);
+        p.se[ti] = SchedAvgV38 {
+            last_runnable_update: now,
+            ..SchedAvgV38::default()
+        };
+        p.queued[ti] = false;
+        p.blocked_on[ti] = None;
+    }
+
+    /// `migrate_task_rq_fair()` / an exit (3.8): a blocked entity's
+    /// contribution leaves the old runqueue's blocked load (3.8 defers it
+    /// through `removed_load`; the model removes it at once).
+    fn v38_detach(&mut self, cpu: usize, t: TaskId) {
+        let now = self.now;
+        let Some(p) = self.pelt38.as_mut() else {
+            return;
+        };
+        let ti = p.slot(t);
+        if p.blocked_on[ti] == Some(cpu as u32) {
+            p.unblock(now, ti, cpu);
+        }
+    }
+
+    /// Alex Shi's `rq->util`: `rq->avg`'s runnable ratio (of 1024), brought
+    /// to now. 0 when the 3.8 tracking is off.
+    pub(crate) fn v38_rq_util(&mut self, cpu: usize) -> u64 {
+        self.v38_rq_update(cpu);
+        self.pelt38
+            .as_ref()
+            .map_or(0, |p| runnable_ratio(&p.rq[cpu]))
+    }
+
+    /// A task's runnable ratio (of 1024) as last updated, and whether it
+    /// has any history (a new task has none).
+    pub(crate) fn v38_task_util(&self, t: TaskId) -> (u64, bool) {
+        self.pelt38
+            .as_ref()
+            .and_then(|p| p.se.get(t as usize))
+            .map_or((0, false), |s| {
+                (runnable_ratio(s), s.runnable_avg_period > 0)
+            })
+    }
+
+    /// The result columns under `pelt="v3.8"`: per task, `load_avg` =
+    /// `load_avg_contrib` and `runnable_avg` = the runnable ratio (of 1024);
+    /// per CPU, `load_avg` = `runnable_load_avg + blocked_load_avg` and
+    /// `runnable_avg` = `rq->avg`'s ratio; `util_avg` is NaN (3.8 has none).
+    /// Queued entities are brought to the end of the run; blocked ones keep
+    /// the values of their last update.
+    fn v38_columns(&mut self) -> Option<(PeltColumns, PeltColumns)> {
+        self.pelt38.as_ref()?;
+        let ntasks = self.tasks.len();
+        for t in 0..ntasks {
+            let cpu = self.tasks[t].cpu as usize;
+            self.v38_update(cpu, t as TaskId);
+        }
+        for cpu in 0..self.rqs.len() {
+            self.v38_rq_update(cpu);
+        }
+        let now = self.now;
+        let p = self.pelt38.as_mut().expect("pelt38");
+        if ntasks > 0 {
+            p.slot((ntasks - 1) as TaskId);
+        }
+        let mut tasks = PeltColumns::default();
+        for sa in p.se.iter().take(ntasks) {
+            tasks.load_avg.push(sa.load_avg_contrib as f64);
+            tasks.runnable_avg.push(runnable_ratio(sa) as f64);
+            tasks.util_avg.push(f64::NAN);
+        }
+        let mut cpus = PeltColumns::default();
+        for (cfs, rq) in p.cfs.iter_mut().zip(&p.rq) {
+            update_cfs_rq_blocked_load(now, cfs);
+            cpus.load_avg
+                .push((cfs.runnable_load_avg + cfs.blocked_load_avg) as f64);
+            cpus.runnable_avg.push(runnable_ratio(rq) as f64);
+            cpus.util_avg.push(f64::NAN);
         }
         Some((tasks, cpus))
     }
@@ -590,5 +965,71 @@ mod tests {
         };
         // min(800·1024/2048 = 400, (1024-800)/2 = 112)
         assert_eq!(init_new_entity(&busy, 1024).util_avg, 112);
+    }
+
+    #[test]
+    fn v3_8_runnable_contrib_matches_the_series() {
+        // n ≤ 32 comes from the table; beyond, halving per 32 periods.
+        assert_eq!(compute_runnable_contrib(1), 1002);
+        assert_eq!(compute_runnable_contrib(32), 23371);
+        assert_eq!(compute_runnable_contrib(LOAD_AVG_MAX_N), LOAD_AVG_MAX);
+        let y = 0.5f64.powf(1.0 / 32.0);
+        for n in [33u64, 64, 100, 200, 344] {
+            let exact: f64 = (1..=n).map(|k| 1024.0 * y.powi(k as i32)).sum();
+            let got = compute_runnable_contrib(n) as f64;
+            assert!(
+                (exact - got).abs() < 0.002 * exact + 40.0,
+                "n={n}: {got} vs {exact}"
+            );
+        }
+        // 3.8's decay_load() leaves val alone at n = 0.
+        assert_eq!(decay_load_v3_8(1024, 0), 1024);
+        assert_eq!(decay_load_v3_8(1024, 1), decay_load(1024, 1));
+    }
+
+    #[test]
+    fn v3_8_always_runnable_ratio_tends_to_1024() {
+        let mut sa = SchedAvgV38::default();
+        let mut now = 0;
+        for _ in 0..1000 {
+            now += 1_000_000;
+            update_entity_runnable_avg(now, &mut sa, true);
+        }
+        // sum = period for an always-runnable entity: ratio 1024·s/(s+1).
+        assert_eq!(sa.runnable_avg_sum, sa.runnable_avg_period);
+        assert!(runnable_ratio(&sa) >= 1023, "{}", runnable_ratio(&sa));
+        assert!(sa.runnable_avg_period <= LOAD_AVG_MAX + 1024);
+        assert_eq!(task_entity_contrib(&sa, 1024), 1023);
+    }
+
+    #[test]
+    fn v3_8_half_duty_cycle_is_half_and_history_halves_in_32_periods() {
+        let mut sa = SchedAvgV38::default();
+        let mut now = 0u64;
+        for _ in 0..300 {
+            now += 4 << 20;
+            update_entity_runnable_avg(now, &mut sa, true);
+            now += 4 << 20;
+            update_entity_runnable_avg(now, &mut sa, false);
+        }
+        let r = runnable_ratio(&sa);
+        assert!((440..=520).contains(&r), "{r}"); // just after a sleep
+        let before = sa.runnable_avg_sum;
+        now += 32 << 20;
+        update_entity_runnable_avg(now, &mut sa, false);
+        let ratio = sa.runnable_avg_sum as f64 / before as f64;
+        assert!((ratio - 0.5).abs() < 0.02, "{ratio}");
+    }
+
+    #[test]
+    fn v3_8_blocked_load_decays_per_2_20_ns() {
+        let mut cfs = CfsV38 {
+            blocked_load_avg: 1 << 20,
+            ..CfsV38::default()
+        };
+        update_cfs_rq_blocked_load(32 << 20, &mut cfs);
+        assert_eq!(cfs.blocked_load_avg, (1 << 19) - 1);
+        assert_eq!(cfs.decay_counter, 33);
+        assert_eq!(cfs.last_decay, 32);
     }
 }

@@ -551,6 +551,12 @@ impl Sim<'_> {
                 .as_ref()
                 .map_or(prev_cpu, |a| a[0] as usize);
         }
+        // Alex Shi's power policies (`sched::power`): power_wake.
+        if self.power_policy_on() {
+            if let Some(cpu) = self.select_task_rq_power(p, waker_cpu, false) {
+                return cpu;
+            }
+        }
         // 4.3+: record_wakee() and wake_wide() decide want_affine; an
         // unaffine wake-up then still looks for an idle CPU near prev
         // (select_idle_sibling(p, prev, prev) in 6.x).
@@ -651,6 +657,12 @@ impl Sim<'_> {
     /// highest domain with the flag, descend through the idlest group to the
     /// idlest CPU.
     pub(crate) fn select_task_rq_fork(&mut self, p: TaskId, parent_cpu: usize) -> usize {
+        // Alex Shi's power policies (`sched::power`): power_fork_exec.
+        if self.power_policy_on() {
+            if let Some(cpu) = self.select_task_rq_power(p, parent_cpu, true) {
+                return cpu;
+            }
+        }
         let mut cpu = parent_cpu;
         let mut new_cpu = if self.allowed(p, cpu) {
             cpu
