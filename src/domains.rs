@@ -682,7 +682,10 @@ mod tests {
         let names: Vec<&str> = c[0].iter().map(|x| x.name).collect();
         assert_eq!(names, vec!["MC", "DIE"]);
         assert_eq!(c[0][1].flags, common | PREFER_SIBLING);
-        assert_eq!((c[0][1].busy_idx, c[0][1].idle_idx, c[0][1].imbalance_pct), (2, 1, 125));
+        assert_eq!(
+            (c[0][1].busy_idx, c[0][1].idle_idx, c[0][1].imbalance_pct),
+            (2, 1, 125)
+        );
     }
 
     #[test]

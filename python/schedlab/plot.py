@@ -100,9 +100,7 @@ def bisect(
     if ax is None:
         import matplotlib.pyplot as plt
 
-        _, grid = plt.subplots(
-            len(metrics), 1, figsize=(6, 2.6 * len(metrics)), squeeze=False
-        )
+        _, grid = plt.subplots(len(metrics), 1, figsize=(6, 2.6 * len(metrics)), squeeze=False)
         axes = [a for row in grid for a in row]
     else:
         axes = list(np.ravel(ax)) if not isinstance(ax, list) else ax
