@@ -108,6 +108,10 @@ def test_lkp_metrics_are_the_models_metrics_renamed():
     # the model's own KB/s divides without the floor: within 1 KB per run
     gap = (df["throughput"] - df["hackbench.throughput"]) * df["elapsed_s"]
     assert ((gap >= 0) & (gap < 1)).all()
+    with pytest.raises(sl.ConfigTypeError, match="df"):
+        sl.lkp_metrics({"sys_s": [1.0]})
+    with pytest.raises(sl.ConfigError, match="'rq_switches'"):
+        sl.lkp_metrics(df.drop("rq_switches"))
 
 
 def test_compare_with_lkp_names_reports_them():

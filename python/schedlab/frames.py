@@ -358,7 +358,9 @@ def lkp_metrics(df: pl.DataFrame) -> pl.DataFrame:
     if all(c in df.columns for c in hb_cols):
         size = pl.col("workload.datasize") if "workload.datasize" in df.columns else pl.lit(100)
         kb = (
-            (2 * pl.col("workload.groups") * pl.col("workload.fds")).cast(pl.Int64)
+            2
+            * pl.col("workload.groups").cast(pl.Int64)
+            * pl.col("workload.fds").cast(pl.Int64)
             * pl.col("workload.loops").cast(pl.Int64)
             * size.cast(pl.Int64)
         ) // 1024
