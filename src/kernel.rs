@@ -625,8 +625,10 @@ impl Kernel {
     /// balancer's and `wake_affine()`'s CPU load is the runqueue weight
     /// (`pelt` off), where 4.x read PELT's `cfs_rq->runnable_load_avg`
     /// (weighted_cpuload() since 3.11, b92486cbf2aa); no SIS_PROP bound on
-    /// the idle-CPU scan (4.11 scanned at most avg_idle/avg_scan_cost
-    /// CPUs); no `rd->overload` early exit in `idle_balance()` (3.16).
+    /// the idle-CPU scan (4.11 scanned at most span_weight·avg_idle /
+    /// avg_scan_cost CPUs, at least 4; SIS_PROP on and SIS_AVG_CPU off in a
+    /// 4.11-era features.h); no `rd->overload` early exit in
+    /// `idle_balance()` (3.16).
     /// `rt_push` (seed case 4's RT class) is not in the model yet.
     pub fn v4_11() -> Self {
         Kernel {
