@@ -120,8 +120,10 @@ struct Params {
 /// those of `SD_INIT_NAME` up to 3.15 (SIBLING, MC, CPU, NODE/NUMA).
 fn params(lv: Lv, k: &Kernel, weight: u64) -> (&'static str, Params) {
     use sd::*;
-    if k.sd_init == SdInit::V5 {
-        return sd_init_v5(lv, weight);
+    match k.sd_init {
+        SdInit::V5 => return sd_init_v5(lv, weight),
+        SdInit::V3_16 => return sd_init_v3_16(lv, weight),
+        SdInit::V2_6 => {}
     }
     let common = LOAD_BALANCE | BALANCE_NEWIDLE | BALANCE_EXEC | BALANCE_FORK | WAKE_AFFINE;
     match lv {
@@ -204,6 +206,52 @@ fn params(lv: Lv, k: &Kernel, weight: u64) -> (&'static str, Params) {
             },
         ),
     }
+}
+
+/// `sd_init()` as 4.9–4.13 have it (kernel/sched/core.c, topology.c from
+/// 4.14; the function came with 143e1e28cb40 in 3.16): every level starts
+/// at `min_interval = sd_weight` ms, `max_interval = 2·sd_weight`,
+/// `busy_factor` 32, `imbalance_pct` 125, `cache_nice_tries` 0, every
+/// `*_idx` 0, `balance_interval = sd_weight`, flags LOAD_BALANCE|NEWIDLE|
+/// EXEC|FORK|WAKE_AFFINE plus the level's topology flags (x86
+/// `cpu_smt_flags()`: SHARE_CPUCAPACITY|SHARE_PKG_RESOURCES;
+/// `cpu_core_flags()`: SHARE_PKG_RESOURCES; DIE: none). Then
+/// SHARE_CPUCAPACITY → PREFER_SIBLING, imbalance_pct 110 (smt_gain 1178);
+/// SHARE_PKG_RESOURCES → 117, cache_nice_tries 1, busy_idx 2; NUMA →
+/// cache_nice_tries 2, busy_idx 3, idle_idx 2, SERIALIZE (EXEC/FORK/
+/// WAKE_AFFINE kept: every preset's remote distance is within
+/// RECLAIM_DISTANCE); any other level → PREFER_SIBLING, cache_nice_tries 1,
+/// busy_idx 2, idle_idx 1. Level names of the x86 `default_topology` (SMT,
+/// MC, DIE) and NUMA. Read in a 4.13-era topology.c; that 4.11's copy in
+/// core.c is the same is assumed (its `sd->shared` is 4.9's).
+fn sd_init_v3_16(lv: Lv, weight: u64) -> (&'static str, Params) {
+    use sd::*;
+    let base = LOAD_BALANCE | BALANCE_NEWIDLE | BALANCE_EXEC | BALANCE_FORK | WAKE_AFFINE;
+    let (name, flags, imb, cnt, idx) = match lv {
+        Lv::Smt => (
+            "SMT",
+            SHARE_CPUPOWER | SHARE_PKG_RESOURCES | PREFER_SIBLING,
+            110,
+            0,
+            [0, 0, 0, 0, 0],
+        ),
+        Lv::Mc => ("MC", SHARE_PKG_RESOURCES, 117, 1, [2, 0, 0, 0, 0]),
+        Lv::Cpu => ("DIE", PREFER_SIBLING, 125, 1, [2, 1, 0, 0, 0]),
+        Lv::Node => ("NUMA", SERIALIZE, 125, 2, [3, 2, 0, 0, 0]),
+    };
+    (
+        name,
+        Params {
+            min: weight,
+            max: 2 * weight,
+            busy: 32,
+            imb,
+            cnt,
+            idx,
+            init: weight,
+            flags: base | flags,
+        },
+    )
 }
 
 /// `sd_init()` as 5.10–6.18 have it (kernel/sched/topology.c; the values
@@ -602,6 +650,42 @@ mod tests {
         let (w, pct) = llc(&v5());
         assert_eq!((w, pct), (8, 117));
         assert_eq!(idle_cpu_scan(util(w), w, pct), 1);
+    }
+
+    /// 4.11's `sd_init()` (`SdInit::V3_16`) on the 0-day box: SMT, MC
+    /// (the socket's LLC) and one NUMA level (DIE spans the socket, as MC
+    /// does, and degenerates), intervals of the span's weight, busy_factor
+    /// 32, 110/117/125, the `*_idx`; PREFER_SIBLING at SMT only.
+    #[test]
+    fn sd_init_v3_16_on_skl_sp_2s() {
+        use sd::*;
+        let common = LOAD_BALANCE | BALANCE_NEWIDLE | BALANCE_EXEC | BALANCE_FORK | WAKE_AFFINE;
+        let d = build(&Machine::preset("skl-sp-2s").unwrap(), &Kernel::v4_11());
+        assert_eq!(
+            table(&d[5]),
+            vec![
+                ("SMT", 2, 4, 32, 110, 0, 2),
+                ("MC", 56, 112, 32, 117, 1, 56),
+                ("NUMA", 112, 224, 32, 125, 2, 112),
+            ]
+        );
+        assert_eq!(
+            d[5][0].flags,
+            common | SHARE_CPUPOWER | SHARE_PKG_RESOURCES | PREFER_SIBLING
+        );
+        assert_eq!(d[5][1].flags, common | SHARE_PKG_RESOURCES);
+        assert_eq!(d[5][2].flags, common | SERIALIZE);
+        let idx: Vec<[usize; 2]> = d[5].iter().map(|x| [x.busy_idx, x.idle_idx]).collect();
+        assert_eq!(idx, vec![[0, 0], [2, 0], [3, 2]]);
+        // A machine whose socket holds two LLCs keeps DIE: core2-2s.
+        let c = build(&Machine::preset("core2-2s").unwrap(), &Kernel::v4_11());
+        let names: Vec<&str> = c[0].iter().map(|x| x.name).collect();
+        assert_eq!(names, vec!["MC", "DIE"]);
+        assert_eq!(c[0][1].flags, common | PREFER_SIBLING);
+        assert_eq!(
+            (c[0][1].busy_idx, c[0][1].idle_idx, c[0][1].imbalance_pct),
+            (2, 1, 125)
+        );
     }
 
     #[test]

@@ -41,6 +41,11 @@ named_enum! {
         /// The per-level SD_*_INIT tables of 2.6.36–3.x (kernel-facts §4.2,
         /// §4.3), with `mc_busy_factor`, `mc_prefer_sibling` and `sd_numa`.
         V2_6 = "v2.6",
+        /// The first unified `sd_init()` (143e1e28cb40, 3.16) as 4.9–4.13
+        /// have it: intervals of the span's weight, busy_factor 32,
+        /// imbalance_pct 125 (117 at the LLC, 110 at SMT) and the `*_idx`
+        /// load indexes.
+        V3_16 = "v3.16",
         /// The unified `sd_init()` of 5.x–6.18 (kernel/sched/topology.c):
         /// intervals of the span's weight, busy_factor 16, imbalance_pct 117
         /// (110 at SMT), no `*_idx`.
@@ -403,7 +408,7 @@ info("idle_cpu_nr_running", Change, "sched: Fix idle_cpu()", "908a3283728d", "~v
     info("sd_numa", Change, "sched/numa: Rewrite the CONFIG_NUMA sched domain support", "cb83b629bae0", "~v3.5", true,
         "node: one NODE level (SD_NODE_INIT, 8-32 ms); numa_levels: sched_init_numa() levels per distance with sd_numa_init() intervals of the span's weight."),
     info("sd_init", Change, "sd_init() (kernel/sched/topology.c); sched/fair: Reduce minimal imbalance threshold", "2208cdaa56c9", "~v5.10", true,
-        "v2.6: the per-level SD_*_INIT tables of 2.6.36-3.x (with mc_busy_factor, mc_prefer_sibling, sd_numa); v5: the unified sd_init() of 5.x-6.18: min_interval = span weight ms, max_interval twice that, busy_factor 16, imbalance_pct 117 (110 at SMT), cache_nice_tries 0 at SMT, 1 at the LLC and other levels, 2 at NUMA, balance_interval = span weight; every level NEWIDLE, EXEC, FORK, WAKE_AFFINE and PREFER_SIBLING plus its topology flags, NUMA levels without PREFER_SIBLING and with SERIALIZE; no *_idx (the load indexes read as 0: instantaneous load). Level names SMT, MC, PKG, NUMA. Under v5, mc_busy_factor, mc_prefer_sibling and sd_numa are unread. sd_init() itself came with 143e1e28cb40 (3.16, recalled, with 125 and busy_factor 32 and the *_idx); 2208cdaa56c9 (read: 125 -> 117) and its series' busy-interval change (32 -> 16) give the table of 5.10-6.18 (read in a 6.x/7.x topology.c)."),
+        "v2.6: the per-level SD_*_INIT tables of 2.6.36-3.x (with mc_busy_factor, mc_prefer_sibling, sd_numa); v3.16: the first unified sd_init() as 4.9-4.13 have it (read in a 4.13-era kernel/sched/topology.c; 4.11 has the same function in core.c, assumed identical): min_interval = span weight ms, max_interval twice that, busy_factor 32, imbalance_pct 125, balance_interval = span weight; SMT (SHARE_CPUCAPACITY): 110 and PREFER_SIBLING, idx 0; LLC (SHARE_PKG_RESOURCES): 117, cache_nice_tries 1, busy_idx 2, no PREFER_SIBLING; NUMA: cache_nice_tries 2, busy_idx 3, idle_idx 2, SERIALIZE; any other level (DIE): PREFER_SIBLING, cache_nice_tries 1, busy_idx 2, idle_idx 1; level names SMT, MC, DIE, NUMA; mc_busy_factor, mc_prefer_sibling and sd_numa unread; v5: the unified sd_init() of 5.x-6.18: min_interval = span weight ms, max_interval twice that, busy_factor 16, imbalance_pct 117 (110 at SMT), cache_nice_tries 0 at SMT, 1 at the LLC and other levels, 2 at NUMA, balance_interval = span weight; every level NEWIDLE, EXEC, FORK, WAKE_AFFINE and PREFER_SIBLING plus its topology flags, NUMA levels without PREFER_SIBLING and with SERIALIZE; no *_idx (the load indexes read as 0: instantaneous load). Level names SMT, MC, PKG, NUMA. Under v5, mc_busy_factor, mc_prefer_sibling and sd_numa are unread. sd_init() itself came with 143e1e28cb40 (3.16, recalled, with 125 and busy_factor 32 and the *_idx); 2208cdaa56c9 (read: 125 -> 117) and its series' busy-interval change (32 -> 16) give the table of 5.10-6.18 (read in a 6.x/7.x topology.c)."),
     info("compat_yield", Tunable, "sysctl_sched_compat_yield", "", "", true,
         "sched_yield() moves the yielder right of the rightmost task (2.6.23-2.6.38)."),
     info("yield_impl", Change, "sched: Use a buddy to implement yield_task_fair()", "ac53db596cc0", "~v2.6.39", true,
@@ -492,6 +497,7 @@ pub const KERNEL_PRESETS: &[&str] = &[
     "v2.6.37",
     "v3.8",
     "v3.13",
+    "v4.11",
     "v6.6",
     "v6.18",
 ];
@@ -646,6 +652,40 @@ impl Kernel {
         }
     }
 
+    /// 4.11-rc, the base of the 0-day runs of seed case 4 (kernel/sched/
+    /// fair.c and core.c of v4.11): 3.13 plus what the model has of the
+    /// changes up to 4.11. `sd_init()` of 3.16 (busy_factor 32, 125/117/110,
+    /// the `*_idx`); `wake_wide()` (63b0e9edceec); the 4.9
+    /// `select_idle_sibling()` rewrite (10e2f1acd010: target, prev, then
+    /// idle core / idle CPU / idle SMT sibling over `sd_llc`). Still CFS,
+    /// `wake_affine()` on loads (WA_* came in 4.14), the resched-IPI ILB
+    /// kick (function-call since 5.8), newidle doubling `balance_interval` (until 4.20), cache
+    /// hotness at SMT (until 5.10), `max_newidle_lb_cost` (until 5.16).
+    /// CFS times as every CFS preset (6 / 0.75 / 1 ms, LOG scaling: ×4 at
+    /// 8+ CPUs), migration_cost 0.5 ms. HZ 1000 and no CONFIG_PREEMPT: the
+    /// 0-day kconfig `x86_64-rhel-7.2` follows RHEL 7's config
+    /// (CONFIG_HZ_1000, PREEMPT_VOLUNTARY), recalled and not checked.
+    ///
+    /// Simplifications (what 4.11 had and the model does not): the
+    /// balancer's and `wake_affine()`'s CPU load is the runqueue weight
+    /// (`pelt` off), where 4.x read PELT's `cfs_rq->runnable_load_avg`
+    /// (weighted_cpuload() since 3.11, b92486cbf2aa); no SIS_PROP bound on
+    /// the idle-CPU scan (4.11 scanned at most span_weight·avg_idle /
+    /// avg_scan_cost CPUs, at least 4; SIS_PROP on and SIS_AVG_CPU off in a
+    /// 4.11-era features.h); no `rd->overload` early exit in
+    /// `idle_balance()` (3.16).
+    /// `rt_push` (seed case 4's RT class) is not in the model yet.
+    pub fn v4_11() -> Self {
+        Kernel {
+            name: "v4.11".into(),
+            hz: 1000,
+            sd_init: SdInit::V3_16,
+            wake_wide: true,
+            select_idle_sibling: SelectIdleSibling::IdleCpu,
+            ..Self::v3_13()
+        }
+    }
+
     /// 6.6 (mainline 6.6.0: kernel/sched/fair.c, topology.c, features.h at
     /// v6.6): EEVDF (147f3efaa241) with the 0.75 ms base slice and RUN_TO_PARITY,
     /// PELT, the 5.5 balancer on PELT load, 5.10+ `sd_init()`, 5.16's newidle
@@ -711,6 +751,7 @@ impl Kernel {
             "v2.6.37" => Ok(Self::v2_6_37()),
             "v3.8" => Ok(Self::v3_8()),
             "v3.13" => Ok(Self::v3_13()),
+            "v4.11" => Ok(Self::v4_11()),
             "v6.6" => Ok(Self::v6_6()),
             "v6.18" => Ok(Self::v6_18()),
             _ => Err(CoreError::invalid(

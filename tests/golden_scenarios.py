@@ -20,7 +20,7 @@ from typing import Any
 import schedlab as sl
 
 GOLDEN = Path(__file__).parent / "golden" / "presets.json"
-PRESETS = ["v2.6.36", "v2.6.37-rc1", "v2.6.37", "v3.8", "v3.13", "v6.6", "v6.18"]
+PRESETS = ["v2.6.36", "v2.6.37-rc1", "v2.6.37", "v3.8", "v3.13", "v4.11", "v6.6", "v6.18"]
 MACHINES = ["vm-2", "core2-2s", "nhm-ep"]
 
 

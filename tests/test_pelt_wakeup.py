@@ -22,10 +22,16 @@ def test_every_preset_before_6x_leaves_the_new_fields_off_and_6x_sets_them():
             assert k.select_idle_sibling == "idle_cpu"
             continue
         assert k.pelt == "off"
-        assert not k.wake_wide
         assert k.wake_affine == "load"
         assert not k.recent_used_cpu
         assert not k.sis_util
+        if name == "v4.11":
+            # 4.11 has wake_wide() and the 4.9 select_idle_sibling(), not
+            # the 4.14+ ones (WA_*, recent_used_cpu) nor SIS_UTIL
+            assert k.wake_wide
+            assert k.select_idle_sibling == "idle_cpu"
+            continue
+        assert not k.wake_wide
         assert k.select_idle_sibling != "idle_cpu"
 
 

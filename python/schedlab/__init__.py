@@ -15,7 +15,15 @@ from .bisect import bisect
 from .calibration import Calibration, calibrate
 from .config import CostModel, Kernel, Machine
 from .exceptions import ConfigError, ConfigTypeError, SchedlabError, SimulationError
-from .frames import compare, format_lkp, format_perf_stat, summarize
+from .frames import (
+    LKP_METRICS,
+    LKP_NOT_MODELLED,
+    compare,
+    format_lkp,
+    format_perf_stat,
+    lkp_metrics,
+    summarize,
+)
 from .hostbench import MeasureError, measure
 from .result import Result
 from .run import simulate
@@ -44,6 +52,9 @@ __all__ = [
     "derive_seed",
     "exceptions",
     "format_lkp",
+    "lkp_metrics",
+    "LKP_METRICS",
+    "LKP_NOT_MODELLED",
     "format_perf_stat",
     "format_vmstat",
     "load_spec",

@@ -83,7 +83,7 @@ class KernelFields(TypedDict):
     mc_busy_factor: int
     mc_prefer_sibling: bool
     sd_numa: Literal["node", "numa_levels"]
-    sd_init: Literal["v2.6", "v5"]
+    sd_init: Literal["v2.6", "v3.16", "v5"]
     compat_yield: bool
     yield_impl: Literal["update_curr", "skip_buddy"]
     next_buddy_over_last: bool

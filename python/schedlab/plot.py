@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -72,11 +73,47 @@ def heatmap(df: pl.DataFrame, x: str, y: str, metric: str, ax: Any = None) -> An
     return ax
 
 
-def bisect(df: pl.DataFrame, by: str, good: Any, bad: Any, metric: str, ax: Any = None) -> Any:
-    """The LKP report's sample plot: every run's ``metric`` for the
-    bisect-good (``by == good``) and bisect-bad (``by == bad``) side."""
+def bisect(
+    df: pl.DataFrame,
+    by: str,
+    good: Any,
+    bad: Any,
+    metric: str | Sequence[str],
+    ax: Any = None,
+) -> Any:
+    """The LKP report's sample plots: every run's ``metric`` for the
+    bisect-good (``by == good``, ``+``) and bisect-bad (``by == bad``,
+    ``o``) side. With a list of metrics, one panel per metric, as the 0-day
+    report draws one plot per changed metric (``ax``: None or as many Axes
+    as metrics); returns the list of Axes. A frame from
+    ``sl.lkp_metrics`` plots under the report's names
+    (``"hackbench.throughput"``, ``"interrupts.CAL:Function_call_interrupts"``)."""
+    if isinstance(metric, str):
+        _need(df, by, metric)
+        return _bisect_one(df, by, good, bad, metric, _axes(ax))
+    metrics = list(metric)
+    if not metrics or not all(isinstance(m, str) for m in metrics):
+        raise ConfigError(
+            f"invalid metric={metric!r}: expected a column name or a non-empty list of them"
+        )
+    _need(df, by, *metrics)
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        _, grid = plt.subplots(len(metrics), 1, figsize=(6, 2.6 * len(metrics)), squeeze=False)
+        axes = [a for row in grid for a in row]
+    else:
+        axes = list(np.ravel(ax)) if not isinstance(ax, list) else ax
+        if len(axes) != len(metrics):
+            raise ConfigError(
+                f"invalid ax: got {len(axes)} Axes for {len(metrics)} metrics; "
+                "expected one per metric (or ax=None)"
+            )
+    return [_bisect_one(df, by, good, bad, m, a) for m, a in zip(metrics, axes, strict=True)]
+
+
+def _bisect_one(df: pl.DataFrame, by: str, good: Any, bad: Any, metric: str, ax: Any) -> Any:
     _need(df, by, metric)
-    ax = _axes(ax)
     for value, marker, label in (
         (good, "+", "bisect-good sample"),
         (bad, "o", "bisect-bad sample"),

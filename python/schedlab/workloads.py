@@ -252,6 +252,72 @@ def hackbench(
     return Workload("hackbench", params, dict(params))
 
 
+#: LKP's tests/hackbench: ``loops = 30000 * nr_cpu / nr_threads``.
+LKP_LOOPS_PER_CPU = 30000
+
+
+@_checked_args
+def hackbench_lkp(
+    machine: Any,
+    nr_threads: str | int = "50%",
+    mode: str = "threads",
+    ipc: str = "pipe",
+    *,
+    loops: int | None = None,
+) -> Workload:
+    """rt-tests hackbench as the 0-day robot (LKP) runs it.
+
+    LKP's job ``hackbench.yaml`` (``nr_threads: 50%``, ``mode: threads``,
+    ``ipc: pipe`` for seed case 4) runs ``hackbench -g $nr_threads
+    --$mode [--pipe] -l $loops`` with rt-tests' defaults (20 fds, 100-byte
+    messages): ``nr_threads`` is the number of **groups**, a percentage of
+    the machine's CPUs (``"50%"`` of ``skl-sp-2s``'s 112 is 56 groups, 2240
+    threads) or a count; ``loops = 30000 * nr_cpu // nr_threads`` (60 000
+    there) unless given. ``machine`` is a ``Machine`` or a preset name;
+    ``mode`` is LKP's ``"threads"`` or ``"process"``. The result is
+    ``hackbench(groups, 20, loops, 100, ipc, mode)``; its ``throughput``
+    metric is LKP's ``hackbench.throughput`` (KB/s, every sender and
+    receiver counted: ``sl.lkp_metrics``).
+    """
+    from .config import Machine
+
+    if isinstance(machine, str):
+        machine = Machine.preset(machine)
+    if not isinstance(machine, Machine):
+        raise ConfigTypeError(
+            f"invalid type for machine: got {type_name(machine)} {machine!r}, "
+            "expected a Machine or a machine preset name"
+        )
+    nr_cpu = machine.nr_cpus
+    if isinstance(nr_threads, str):
+        pct = nr_threads[:-1] if nr_threads.endswith("%") else ""
+        if not pct.isdigit() or not 0 < int(pct) <= 100_000:
+            raise ConfigError(
+                f"invalid nr_threads={nr_threads!r}: expected a percentage of the "
+                "machine's CPUs from '1%' to '100000%' (e.g. '50%') or a group count"
+            )
+        groups = nr_cpu * int(pct) // 100
+        if groups < 1:
+            raise ConfigError(
+                f"invalid nr_threads={nr_threads!r}: {pct}% of {nr_cpu} CPUs is no group; "
+                "expected a percentage giving at least one"
+            )
+    else:
+        groups = need_int("nr_threads", nr_threads, lo=1, hi=100_000)
+    lkp_mode = need_choice("mode", mode, ["threads", "process"])
+    need_choice("ipc", ipc, ["pipe", "socket"])
+    if loops is None:
+        loops = max(1, LKP_LOOPS_PER_CPU * nr_cpu // groups)
+    return hackbench(
+        groups=groups,
+        fds=20,
+        loops=loops,
+        datasize=100,
+        ipc=ipc,
+        mode="thread" if lkp_mode == "threads" else "process",
+    )
+
+
 @_checked_args
 def pipe_pingpong(loops: int = 100_000, mode: str = "process") -> Workload:
     """``perf bench sched pipe``: two tasks pass a 4-byte token through two
@@ -401,4 +467,4 @@ _FACTORIES: dict[str, Callable[..., Workload]] = {
 
 _PARAMS = {k: tuple(inspect.signature(f).parameters) for k, f in _FACTORIES.items()}
 
-__all__ = ["Workload", "aim7", "hackbench", "pipe_pingpong", "spinners", "volano"]
+__all__ = ["Workload", "aim7", "hackbench", "hackbench_lkp", "pipe_pingpong", "spinners", "volano"]
