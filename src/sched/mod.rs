@@ -3,7 +3,7 @@
 //! the EEVDF pick (`eevdf`, 6.6+), CPU bitsets (`cpumask`), weights, per-entity
 //! load tracking (`pelt`), wake-up placement (`wakeup`), load balancing
 //! (`balance`, and the 5.5+ balancer `lb_group`), the 5.16–6.18 newidle
-//! balance (`newidle`) and the
+//! balance (`newidle`), the balancer and PELT trace hooks (`trace_hooks`) and the
 //! core entry points (`core`) the engine calls. Nothing here knows the
 //! workload interface: the system-call layer that interprets a workload's
 //! actions is `engine::syscall`.
@@ -18,5 +18,6 @@ pub mod newidle;
 pub mod pelt;
 pub mod rq;
 pub mod task;
+pub mod trace_hooks;
 pub mod wakeup;
 pub mod weights;

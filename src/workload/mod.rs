@@ -177,4 +177,10 @@ pub trait Workload: Send {
     fn finite(&self) -> bool;
     /// The benchmark's own figures at the end of a run.
     fn metrics(&self, elapsed_ns: u64) -> Vec<(&'static str, f64)>;
+    /// The name of a process whose first task (thread-group leader) the
+    /// workload named `leader` (its `comm` as `ps` shows it); by default the
+    /// leader's name.
+    fn process_name(&self, leader: &str) -> String {
+        leader.to_string()
+    }
 }
