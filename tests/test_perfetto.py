@@ -202,7 +202,8 @@ def test_a_bad_path_is_refused_before_anything_is_written(run, tmp_path: Path, c
 
 @pytest.fixture(scope="module")
 def run6() -> sl.Result:
-    w = sl.workloads.hackbench(groups=2, fds=2, loops=5, ipc="pipe", mode="thread")
+    # ~6 ms: 17 balance passes, 12 vmstat samples
+    w = sl.workloads.hackbench(groups=2, fds=2, loops=200, ipc="pipe")
     return sl.simulate("vm-2", "v6.18", w, seed=3, trace=True, interval_s=0.0005)
 
 
@@ -210,6 +211,19 @@ def run6() -> sl.Result:
 def decoded6(run6: sl.Result, tmp_path_factory: pytest.TempPathFactory):
     path = tmp_path_factory.mktemp("pf6") / "run.pftrace"
     run6.to_perfetto(path)
+    return pb.Trace.FromString(path.read_bytes())
+
+
+@pytest.fixture(scope="module")
+def run_threads() -> sl.Result:
+    w = sl.workloads.hackbench(groups=2, fds=2, loops=20, ipc="pipe", mode="thread")
+    return sl.simulate("vm-2", "v3.8", w, seed=3, trace=True, interval_s=0.0005)
+
+
+@pytest.fixture(scope="module")
+def decoded_threads(run_threads: sl.Result, tmp_path_factory: pytest.TempPathFactory):
+    path = tmp_path_factory.mktemp("pft") / "run.pftrace"
+    run_threads.to_perfetto(path)
     return pb.Trace.FromString(path.read_bytes())
 
 
@@ -230,10 +244,23 @@ def test_balance_trace_frame_agrees_with_schedstat(run6):
         assert (p["outcome"] == "balanced").sum() == ss[f"lb_balanced_{idle}"].sum()
         assert (p["outcome"] == "failed").sum() == ss[f"lb_failed_{idle}"].sum()
         assert p["moved"].sum() == ss[f"lb_gained_{idle}"].sum()
-    assert set(bt["kind"].to_list()) >= {"periodic", "newidle"}
+    # a 6 ms run is shorter than a busy CPU's balance interval: no periodic pass
+    assert set(bt["kind"].to_list()) == {"newidle", "nohz"}
+    assert (bt.filter(pl.col("kind") == "nohz")["idle"] == "idle").all()
     assert (bt["cost_ns"] > 0).all()
     moved = bt.filter(pl.col("outcome") == "moved")
     assert (moved["moved"] > 0).all() and moved["busiest"].null_count() == 0
+
+
+def test_periodic_passes_of_busy_cpus_are_rows():
+    r = sl.simulate(
+        "vm-2", "v3.8", sl.workloads.spinners(nice=[0, 0, 0]), duration_s=0.5, seed=1, trace=True
+    )
+    bt = r.balance_trace
+    assert bt["kind"].unique().to_list() == ["periodic"]
+    assert bt["idle"].unique().to_list() == ["busy"]
+    assert bt.height == r.schedstat["lb_count_busy"].sum() > 5
+    assert (bt["cpu"] == bt["dst_cpu"]).all() and bt["level"].unique().to_list() == ["MC"]
 
 
 def expected_balance_slices(r: sl.Result):
@@ -297,8 +324,9 @@ def test_without_pelt_or_trace_there_is_no_pelt_trace(run):
     assert r.pelt_trace is None and r.balance_trace is None
 
 
-def test_threads_sit_under_their_processes(run6, decoded6):
-    tasks = run6.tasks
+def test_threads_sit_under_their_processes(run_threads, decoded_threads):
+    decoded6 = decoded_threads
+    tasks = run_threads.tasks
     assert tasks["process"].unique().to_list() == ["hackbench"]
     assert tasks["tgid"].unique().to_list() == [1]
     procs = {}

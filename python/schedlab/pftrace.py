@@ -198,11 +198,12 @@ def write_perfetto(r: Result, path: str | os.PathLike[str]) -> None:
                 for cpu in range(nr_cpus):
                     counter(ts, RUNQUEUE_TRACK_BASE + cpu, int(rq[cpu, next_sample]))
                 next_sample += 1
-            while next_pelt < len(pelt_rows) and pelt_rows[next_pelt][0] <= upto_ns:
-                ts, cpu, util, load = pelt_rows[next_pelt]
-                counter(ts, UTIL_TRACK_BASE + cpu, util)
-                counter(ts, LOAD_TRACK_BASE + cpu, load)
-                next_pelt += 1
+                # the PELT rows of this sample (and any before it)
+                while next_pelt < len(pelt_rows) and pelt_rows[next_pelt][0] <= ts:
+                    pts, cpu, util, load = pelt_rows[next_pelt]
+                    counter(pts, UTIL_TRACK_BASE + cpu, util)
+                    counter(pts, LOAD_TRACK_BASE + cpu, load)
+                    next_pelt += 1
 
         def emit_balance(upto_ns: int) -> None:
             nonlocal pending_balance
@@ -234,8 +235,16 @@ def write_perfetto(r: Result, path: str | os.PathLike[str]) -> None:
                 pending_balance = next(balance, None)
 
         def emit_until(upto_ns: int) -> None:
-            emit_samples(upto_ns)
-            emit_balance(upto_ns)
+            # samples and balancer slices up to upto_ns, merged in time order
+            while True:
+                ts_s = sample_ns[next_sample] if next_sample < len(sample_ns) else None
+                ts_b = pending_balance[0] if pending_balance is not None else None
+                if ts_s is not None and ts_s <= upto_ns and (ts_b is None or ts_s <= ts_b):
+                    emit_samples(ts_s)
+                elif ts_b is not None and ts_b <= upto_ns:
+                    emit_balance(ts_b)
+                else:
+                    break
 
         def instant(ts: int, cpu: int, name: str, args: dict[str, int], flow: int = 0) -> None:
             p = packet(ts)
@@ -303,10 +312,9 @@ def write_perfetto(r: Result, path: str | os.PathLike[str]) -> None:
             elif event == "sched_process_exit":
                 instant(ts, cpu, f"exit {task_name(pid)}", {"pid": pid})
         last = last_ts if r.trace_truncated else max(end_ns, last_ts)
-        emit_samples(last)
         # balancer slices begun by the end close there at the latest; later
         # ones are left out
-        emit_balance(last)
+        emit_until(last)
         open_cpus: set[int] = set()
         while pending_balance is not None:
             _, begin, row = pending_balance

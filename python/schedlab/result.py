@@ -280,8 +280,10 @@ class Result:
             return None
         p = tr["pelt"]
         df = pl.DataFrame({k: v for k, v in p.items() if k != "dropped"})
-        return df.select(
-            (pl.col("time_ns") / 1e9).alias("time_s"),
+        # numpy's division, as vmstat's time_s is computed (polars' may round
+        # differently in the last bit)
+        return df.with_columns(pl.Series("time_s", p["time_ns"] / 1e9)).select(
+            "time_s",
             "time_ns",
             "cpu",
             "util_avg",
