@@ -124,7 +124,9 @@ def write_perfetto(r: Result, path: str | os.PathLike[str]) -> None:
     sample_ns = [int(round(t * 1e9)) for t in r.vmstat["time_s"].to_list()] if rq.size else []
     next_sample = 0
     pt = r.pelt_trace
-    pelt_rows = [] if pt is None else list(pt.select("time_ns", "cpu", "util_avg", "load_avg").iter_rows())
+    pelt_rows = (
+        [] if pt is None else list(pt.select("time_ns", "cpu", "util_avg", "load_avg").iter_rows())
+    )
     next_pelt = 0
     # balance passes, merged likewise (each CPU's list is in time order)
     balance = heapq.merge(*_balance_slices(r, nr_cpus), key=lambda x: x[0])

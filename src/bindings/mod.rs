@@ -619,7 +619,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("TRACE_EVENTS", EVENT_NAMES.to_vec())?;
     m.add("PREV_STATES", PREV_STATE_NAMES.to_vec())?;
     m.add("BALANCE_KINDS", crate::trace::BALANCE_KIND_NAMES.to_vec())?;
-    m.add("BALANCE_OUTCOMES", crate::trace::BALANCE_OUTCOME_NAMES.to_vec())?;
+    m.add(
+        "BALANCE_OUTCOMES",
+        crate::trace::BALANCE_OUTCOME_NAMES.to_vec(),
+    )?;
     m.add("KERNEL_FIELDS", Kernel::field_names().to_vec())?;
     m.add("KERNEL_FIELD_INFO", convert::kernel_field_info(m.py())?)?;
     m.add(

@@ -23,7 +23,12 @@ pub(crate) struct LbSnapshot {
 impl Sim<'_> {
     /// Before a `load_balance()` pass: `None` without a trace.
     #[inline]
-    pub(crate) fn lb_trace_begin(&self, cpu: usize, lvl: usize, idle: IdleType) -> Option<LbSnapshot> {
+    pub(crate) fn lb_trace_begin(
+        &self,
+        cpu: usize,
+        lvl: usize,
+        idle: IdleType,
+    ) -> Option<LbSnapshot> {
         self.trace.as_ref()?;
         Some(LbSnapshot {
             balanced: self.rqs[cpu].bal.stats[lvl].lb_balanced[idle as usize],
@@ -33,12 +38,20 @@ impl Sim<'_> {
 
     /// After a `load_balance()` pass on `env` that moved `moved` tasks and
     /// returned `balance` (false: not this group's balance CPU).
-    pub(crate) fn lb_trace_end(&mut self, snap: LbSnapshot, env: &LbEnv, moved: u64, balance: bool) {
+    pub(crate) fn lb_trace_end(
+        &mut self,
+        snap: LbSnapshot,
+        env: &LbEnv,
+        moved: u64,
+        balance: bool,
+    ) {
         let (lvl, dst, idle) = (env.sd, env.dst_cpu, env.idle);
         let balanced = self.rqs[dst].bal.stats[lvl].lb_balanced[idle as usize] > snap.balanced;
         let active = self.counters.active_balances > snap.active;
         let now = self.now;
-        let Some(tr) = self.trace.as_mut() else { return };
+        let Some(tr) = self.trace.as_mut() else {
+            return;
+        };
         let (kind, cpu) = match (idle, tr.balance.ctx) {
             (IdleType::NewlyIdle, _) => (BalanceKind::Newidle, dst),
             (_, Some((k, ilb))) => (k, ilb),
@@ -70,9 +83,18 @@ impl Sim<'_> {
 
     /// `active_load_balance_cpu_stop()` on `src` for `dst`'s domain at
     /// `lvl` moved `moved` (0 or 1) tasks at a CPU time of `cost`.
-    pub(crate) fn lb_trace_active(&mut self, src: usize, dst: usize, lvl: usize, moved: bool, cost: u64) {
+    pub(crate) fn lb_trace_active(
+        &mut self,
+        src: usize,
+        dst: usize,
+        lvl: usize,
+        moved: bool,
+        cost: u64,
+    ) {
         let now = self.now;
-        let Some(tr) = self.trace.as_mut() else { return };
+        let Some(tr) = self.trace.as_mut() else {
+            return;
+        };
         tr.balance.push(BalanceRow {
             time: now,
             cpu: src,
@@ -112,8 +134,15 @@ impl Sim<'_> {
         for (cpu, rq) in self.rqs.iter().enumerate() {
             let mut sa = p.cfs[cpu];
             let cfs = &rq.cfs;
-            update_cfs_rq(now, &mut sa, cfs.load, cfs.nr_running as u64, cfs.curr.is_some());
-            tr.pelt.push(now, cpu, sa.util_avg, sa.load_avg, sa.runnable_avg);
+            update_cfs_rq(
+                now,
+                &mut sa,
+                cfs.load,
+                cfs.nr_running as u64,
+                cfs.curr.is_some(),
+            );
+            tr.pelt
+                .push(now, cpu, sa.util_avg, sa.load_avg, sa.runnable_avg);
         }
     }
 }
@@ -202,7 +231,9 @@ mod tests {
             // the rows are in time order; newidle passes run on their own CPU
             assert!(bt.time_ns.windows(2).all(|w| w[0] <= w[1]));
             for j in 0..bt.len() {
-                if bt.kind[j] == BalanceKind::Newidle as u8 || bt.kind[j] == BalanceKind::Periodic as u8 {
+                if bt.kind[j] == BalanceKind::Newidle as u8
+                    || bt.kind[j] == BalanceKind::Periodic as u8
+                {
                     assert_eq!(bt.cpu[j], bt.dst_cpu[j]);
                 }
                 if bt.outcome[j] == BalanceOutcome::Moved as u8 {
@@ -236,7 +267,10 @@ mod tests {
             };
             assert_eq!(strip(&off), strip(&on), "{}", k.name);
             assert_eq!(off.tasks.cpu_s, on.tasks.cpu_s);
-            assert_eq!(off.tasks.pelt.map(|p| p.util_avg), on.tasks.pelt.map(|p| p.util_avg));
+            assert_eq!(
+                off.tasks.pelt.map(|p| p.util_avg),
+                on.tasks.pelt.map(|p| p.util_avg)
+            );
             assert_eq!(off.schedstat.counters, on.schedstat.counters);
         }
     }
@@ -299,7 +333,11 @@ mod tests {
         assert!(t.process.iter().all(|p| p == "java"));
         for i in 0..t.task.len() {
             let server = t.name[i].starts_with("server");
-            let leader = if server { "server-recv/0" } else { "client-recv/0" };
+            let leader = if server {
+                "server-recv/0"
+            } else {
+                "client-recv/0"
+            };
             let l = t.name.iter().position(|n| n == leader).unwrap();
             assert_eq!(t.tgid[i], t.task[l], "{}", t.name[i]);
         }
