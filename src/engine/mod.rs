@@ -24,6 +24,8 @@ pub(crate) mod sampler;
 mod syscall;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod trace_tests;
 
 use crate::cost::CostModel;
 use crate::domains::Domain;
