@@ -36,6 +36,12 @@ const VMSTAT_CPU_BYTES: u64 = 16;
 pub const TASK_BYTES: u64 = 600;
 /// Estimated bytes per trace row (core columns and the `Result.trace` frame).
 pub const TRACE_ROW_BYTES: u64 = 60;
+/// Estimated bytes per balance-pass row (41 in the core; with the
+/// `Result.balance_trace` frame's) and per PELT sample row (36 in the core):
+/// summed from the column widths, not measured. Each table keeps at most
+/// `trace_limit` rows.
+pub const BALANCE_ROW_BYTES: u64 = 100;
+pub const PELT_ROW_BYTES: u64 = 80;
 
 /// The bytes one vmstat row takes on a machine of `ncpus` CPUs.
 pub fn vmstat_row_bytes(ncpus: usize) -> u64 {
@@ -131,7 +137,10 @@ pub fn estimate(
         tasks: tasks * TASK_BYTES,
         cpus: n * CPU_BYTES + n * n * CPU_GROUP_BYTES,
         vmstat: rows * vmstat_row_bytes(ncpus),
-        trace: trace_limit.map_or(0, |l| l as u64 * TRACE_ROW_BYTES),
+        trace: trace_limit.map_or(0, |l| {
+            let l = l as u64;
+            l * (TRACE_ROW_BYTES + BALANCE_ROW_BYTES) + l.min(rows * n) * PELT_ROW_BYTES
+        }),
     }
 }
 

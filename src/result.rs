@@ -72,6 +72,11 @@ pub struct TaskTable {
     pub migrations: Vec<i64>,
     pub wakeups: Vec<i64>,
     pub exited: Vec<bool>,
+    /// The thread group (process) id: the pid of the first task of the
+    /// task's address space (`task_struct::tgid`).
+    pub tgid: Vec<i64>,
+    /// The process's name as the workload names it (`Workload::process_name`).
+    pub process: Vec<String>,
 }
 
 /// One row per CPU.

@@ -1,15 +1,19 @@
 """Result.to_perfetto / schedlab run --perfetto: the written file, decoded with
 Perfetto's bundled protos, holds r.trace's switches as per-CPU slices (same
 switches, same order), its wake-ups as flows into the woken task's next
-slice, its migrations as instant events, and the vmstat run-queue samples
-as counters."""
+slice, its migrations as instant events, the vmstat run-queue samples as
+counters, r.balance_trace's passes as slices on per-CPU balancer tracks,
+r.pelt_trace's samples as counters, and the tasks as threads under their
+processes."""
 
 from __future__ import annotations
 
+import re
 import sys
 from collections import defaultdict
 from pathlib import Path
 
+import polars as pl
 import pytest
 import schedlab as sl
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
@@ -44,7 +48,11 @@ def events(trace):
     names = tracks(trace)
     for p in trace.packet:
         if p.HasField("track_event"):
-            yield p.timestamp, names[p.track_event.track_uuid], p.track_event
+            yield p.timestamp, names.get(p.track_event.track_uuid, ""), p.track_event
+
+
+def cpu_track(name: str) -> bool:
+    return re.fullmatch(r"CPU \d+", name) is not None
 
 
 def test_every_switch_is_a_slice_end_and_begin_in_trace_order(run, decoded):
@@ -62,7 +70,7 @@ def test_every_switch_is_a_slice_end_and_begin_in_trace_order(run, decoded):
     got = [
         ("begin" if e.type == TE.TYPE_SLICE_BEGIN else "end", t, track, e.name)
         for t, track, e in events(decoded)
-        if e.type in (TE.TYPE_SLICE_BEGIN, TE.TYPE_SLICE_END)
+        if e.type in (TE.TYPE_SLICE_BEGIN, TE.TYPE_SLICE_END) and cpu_track(track)
     ]
     # the file closes the slices still open at the end of the run
     assert got[: len(expected)] == expected
@@ -124,7 +132,7 @@ def test_runqueue_counters_are_the_vmstat_samples(run, decoded):
     assert rq.shape[1] == len(times) > 5
     per_cpu = defaultdict(list)
     for t, track, e in events(decoded):
-        if e.type == TE.TYPE_COUNTER:
+        if e.type == TE.TYPE_COUNTER and track.endswith(" runqueue"):
             per_cpu[track].append((t, e.counter_value))
     assert sorted(per_cpu) == [f"CPU {c} runqueue" for c in range(rq.shape[0])]
     for c in range(rq.shape[0]):
@@ -187,3 +195,182 @@ def test_a_bad_path_is_refused_before_anything_is_written(run, tmp_path: Path, c
     (tmp_path / "old.pftrace").write_bytes(b"old")
     run.to_perfetto(str(tmp_path / "old.pftrace"))
     assert pb.Trace.FromString((tmp_path / "old.pftrace").read_bytes()).packet
+
+
+# --- balancer passes, PELT counters, processes (a 6.18 run: PELT on) --------
+
+
+@pytest.fixture(scope="module")
+def run6() -> sl.Result:
+    # ~6 ms: 17 balance passes, 12 vmstat samples
+    w = sl.workloads.hackbench(groups=2, fds=2, loops=200, ipc="pipe")
+    return sl.simulate("vm-2", "v6.18", w, seed=3, trace=True, interval_s=0.0005)
+
+
+@pytest.fixture(scope="module")
+def decoded6(run6: sl.Result, tmp_path_factory: pytest.TempPathFactory):
+    path = tmp_path_factory.mktemp("pf6") / "run.pftrace"
+    run6.to_perfetto(path)
+    return pb.Trace.FromString(path.read_bytes())
+
+
+@pytest.fixture(scope="module")
+def run_threads() -> sl.Result:
+    w = sl.workloads.hackbench(groups=2, fds=2, loops=20, ipc="pipe", mode="thread")
+    return sl.simulate("vm-2", "v3.8", w, seed=3, trace=True, interval_s=0.0005)
+
+
+@pytest.fixture(scope="module")
+def decoded_threads(run_threads: sl.Result, tmp_path_factory: pytest.TempPathFactory):
+    path = tmp_path_factory.mktemp("pft") / "run.pftrace"
+    run_threads.to_perfetto(path)
+    return pb.Trace.FromString(path.read_bytes())
+
+
+def test_balance_trace_frame_agrees_with_schedstat(run6):
+    bt = run6.balance_trace
+    assert bt is not None and not run6.balance_trace_truncated
+    assert bt.columns == [
+        "time_ns", "cpu", "kind", "dst_cpu", "domain", "level", "idle",
+        "outcome", "moved", "busiest", "active", "cost_ns",
+    ]  # fmt: skip
+    assert bt.height > 10
+    assert bt["level"].null_count() == 0
+    ss = run6.schedstat
+    passes = bt.filter(pl.col("kind") != "active")
+    for idle in ("idle", "busy", "newidle"):
+        p = passes.filter(pl.col("idle") == idle)
+        assert p.height == ss[f"lb_count_{idle}"].sum()
+        assert (p["outcome"] == "balanced").sum() == ss[f"lb_balanced_{idle}"].sum()
+        assert (p["outcome"] == "failed").sum() == ss[f"lb_failed_{idle}"].sum()
+        assert p["moved"].sum() == ss[f"lb_gained_{idle}"].sum()
+    # a 6 ms run is shorter than a busy CPU's balance interval: no periodic pass
+    assert set(bt["kind"].to_list()) == {"newidle", "nohz"}
+    assert (bt.filter(pl.col("kind") == "nohz")["idle"] == "idle").all()
+    assert (bt["cost_ns"] > 0).all()
+    moved = bt.filter(pl.col("outcome") == "moved")
+    assert (moved["moved"] > 0).all() and moved["busiest"].null_count() == 0
+
+
+def test_periodic_passes_of_busy_cpus_are_rows():
+    r = sl.simulate(
+        "vm-2", "v3.8", sl.workloads.spinners(nice=[0, 0, 0]), duration_s=0.5, seed=1, trace=True
+    )
+    bt = r.balance_trace
+    assert bt["kind"].unique().to_list() == ["periodic"]
+    assert bt["idle"].unique().to_list() == ["busy"]
+    assert bt.height == r.schedstat["lb_count_busy"].sum() > 5
+    assert (bt["cpu"] == bt["dst_cpu"]).all() and bt["level"].unique().to_list() == ["MC"]
+
+
+def expected_balance_slices(r: sl.Result):
+    """Per balancer track, (begin, end, name, outcome, moved) laid end to end."""
+    out = defaultdict(list)
+    free: dict[int, int] = defaultdict(int)
+    end = round(r.sim_time_s * 1e9)
+    for row in r.balance_trace.iter_rows(named=True):
+        start = max(row["time_ns"], free[row["cpu"]])
+        free[row["cpu"]] = start + row["cost_ns"]
+        name = f"{row['kind']} {row['level']}"
+        out[f"CPU {row['cpu']} balancer"].append(
+            (start, min(free[row["cpu"]], end), name, row["outcome"], row["moved"])
+        )
+    return out
+
+
+def test_balancer_slices_are_the_balance_trace_in_order(run6, decoded6):
+    expected = expected_balance_slices(run6)
+    got = defaultdict(list)
+    open_: dict[str, tuple] = {}
+    for t, track, e in events(decoded6):
+        if not track.endswith(" balancer"):
+            continue
+        if e.type == TE.TYPE_SLICE_BEGIN:
+            assert track not in open_
+            a = {d.name: d for d in e.debug_annotations}
+            open_[track] = (t, e.name, a["outcome"].string_value, a["moved"].int_value)
+        else:
+            assert e.type == TE.TYPE_SLICE_END
+            b, name, outcome, moved = open_.pop(track)
+            got[track].append((b, t, name, outcome, moved))
+    assert not open_
+    assert sum(len(v) for v in got.values()) == run6.balance_trace.height
+    assert got == expected
+
+
+def test_pelt_counters_are_the_pelt_trace(run6, decoded6):
+    pt = run6.pelt_trace
+    assert pt is not None and pt.height == run6.vmstat.height * 2
+    assert pt["time_s"].unique(maintain_order=True).to_list() == run6.vmstat["time_s"].to_list()
+    got = defaultdict(list)
+    for t, track, e in events(decoded6):
+        if e.type == TE.TYPE_COUNTER and track.endswith(("util_avg", "load_avg")):
+            got[track].append((t, e.counter_value))
+    for c in range(2):
+        rows = pt.filter(pl.col("cpu") == c)
+        for col in ("util_avg", "load_avg"):
+            assert got[f"CPU {c} {col}"] == list(
+                zip(rows["time_ns"].to_list(), rows[col].to_list(), strict=True)
+            )
+    assert pt["util_avg"].max() > 100
+    # the file's last sample is r.cpus's end-of-run value
+    last = pt.filter(pl.col("time_ns") == pt["time_ns"].max()).sort("cpu")
+    assert last["util_avg"].to_list() == run6.cpus["util_avg"].to_list()
+
+
+def test_without_pelt_or_trace_there_is_no_pelt_trace(run):
+    assert run.pelt_trace is None  # v3.8: Kernel.pelt = "off"
+    r = sl.simulate("vm-2", "v6.18", sl.workloads.pipe_pingpong(loops=10))
+    assert r.pelt_trace is None and r.balance_trace is None
+
+
+def test_threads_sit_under_their_processes(run_threads, decoded_threads):
+    decoded6 = decoded_threads
+    tasks = run_threads.tasks
+    assert tasks["process"].unique().to_list() == ["hackbench"]
+    assert tasks["tgid"].unique().to_list() == [1]
+    procs = {}
+    threads = {}
+    for p in decoded6.packet:
+        d = p.track_descriptor
+        if d.HasField("process"):
+            procs[d.uuid] = (d.process.pid, d.process.process_name)
+        if d.HasField("thread"):
+            threads[d.thread.tid] = (d.uuid, d.parent_uuid, d.thread.pid, d.thread.thread_name)
+    assert sorted(procs.values()) == [(1, "hackbench")]
+    assert sorted(threads) == tasks["task"].to_list()
+    for pid, name, tgid in tasks.select("task", "name", "tgid").iter_rows():
+        uuid, parent, tpid, tname = threads[pid]
+        assert (procs[parent], tpid, tname) == ((tgid, "hackbench"), tgid, name)
+    # a thread's slices are its stretches on the CPUs, in order
+    by_uuid = {v[0]: k for k, v in threads.items()}
+    names = tracks(decoded6)
+    cpu_runs = defaultdict(list)
+    thread_runs = defaultdict(list)
+    running = {}
+    for p in decoded6.packet:
+        e = p.track_event
+        if not p.HasField("track_event") or e.type not in (TE.TYPE_SLICE_BEGIN, TE.TYPE_SLICE_END):
+            continue
+        if e.track_uuid in by_uuid:
+            thread_runs[by_uuid[e.track_uuid]].append((e.type, p.timestamp))
+        elif cpu_track(names.get(e.track_uuid, "")):
+            if e.type == TE.TYPE_SLICE_BEGIN:
+                pid = next(a.int_value for a in e.debug_annotations if a.name == "pid")
+                running[e.track_uuid] = pid
+                cpu_runs[pid].append((e.type, p.timestamp))
+            else:
+                cpu_runs[running.pop(e.track_uuid)].append((e.type, p.timestamp))
+    assert thread_runs == cpu_runs and len(thread_runs) == tasks.height
+
+
+def test_process_mode_and_volano_name_their_processes():
+    w = sl.workloads.hackbench(groups=1, fds=2, loops=2, ipc="pipe", mode="process")
+    t = sl.simulate("vm-2", "v3.8", w, seed=1).tasks
+    assert t["tgid"].to_list() == t["task"].to_list()
+    assert t["process"].to_list() == t["name"].to_list()
+    v = sl.simulate("vm-2", "v3.8", sl.workloads.volano(rooms=1, users=2, messages=2), seed=1)
+    t = v.tasks
+    assert set(t["process"].to_list()) == {"java"}
+    leaders = t.group_by("tgid").agg(pl.col("name").first()).sort("tgid")
+    assert leaders["name"].to_list() == ["client-recv/0", "server-recv/0"]

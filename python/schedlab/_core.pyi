@@ -12,6 +12,8 @@ __all__ = [
     "build_profile",
     "TRACE_EVENTS",
     "PREV_STATES",
+    "BALANCE_KINDS",
+    "BALANCE_OUTCOMES",
     "KERNEL_FIELDS",
     "KERNEL_FIELD_INFO",
     "KERNEL_RETIRED_FIELDS",
@@ -173,6 +175,28 @@ class FieldInfo(TypedDict):
     verified: bool
     doc: str
 
+class BalanceTraceColumns(TypedDict):
+    time_ns: NDArray[np.uint64]
+    cpu: NDArray[np.int32]
+    dst_cpu: NDArray[np.int32]
+    domain: NDArray[np.uint8]
+    idle: NDArray[np.uint8]
+    kind: NDArray[np.uint8]
+    outcome: NDArray[np.uint8]
+    moved: NDArray[np.uint32]
+    busiest: NDArray[np.int32]
+    active: NDArray[np.bool_]
+    cost_ns: NDArray[np.uint64]
+    dropped: int
+
+class PeltTraceColumns(TypedDict):
+    time_ns: NDArray[np.uint64]
+    cpu: NDArray[np.int32]
+    util_avg: NDArray[np.uint64]
+    load_avg: NDArray[np.uint64]
+    runnable_avg: NDArray[np.uint64]
+    dropped: int
+
 class TraceColumns(TypedDict):
     time_ns: NDArray[np.uint64]
     cpu: NDArray[np.int32]
@@ -181,6 +205,8 @@ class TraceColumns(TypedDict):
     a: NDArray[np.int32]
     b: NDArray[np.int32]
     dropped: int
+    balance: BalanceTraceColumns
+    pelt: PeltTraceColumns
 
 class SimOutcome(TypedDict):
     status: str
@@ -208,6 +234,8 @@ __version__: str
 build_profile: str
 TRACE_EVENTS: list[str]
 PREV_STATES: list[str]
+BALANCE_KINDS: list[str]
+BALANCE_OUTCOMES: list[str]
 KERNEL_FIELDS: list[str]
 KERNEL_FIELD_INFO: list[FieldInfo]
 KERNEL_RETIRED_FIELDS: list[tuple[str, str]]

@@ -86,7 +86,9 @@ class Result:
     def tasks(self) -> pl.DataFrame:
         """A row per task: task (pid), name, nice, cpu (last), cpu_s, user_s,
         sys_s, wait_s (runnable but not running), voluntary_cs,
-        involuntary_cs, migrations, wakeups, exited; with ``Kernel.pelt`` on,
+        involuntary_cs, migrations, wakeups, exited, tgid (the pid of the
+        task's process: tasks sharing an address space are its threads) and
+        process (its name as the workload names it); with ``Kernel.pelt`` on,
         also load_avg, runnable_avg and util_avg (PELT, at the task's exit or
         the end of the run)."""
         return pl.DataFrame(self._raw["tasks"])
@@ -187,6 +189,106 @@ class Result:
             .alias("target_cpu"),
             pl.when(ev == "sched_migrate_task").then(pl.col("a")).alias("orig_cpu"),
             pl.when(ev == "sched_migrate_task").then(pl.col("b")).alias("dest_cpu"),
+        )
+
+    @property
+    def balance_trace_truncated(self) -> bool:
+        """True when ``balance_trace`` hit the trace's row limit."""
+        tr = self._raw["trace"]
+        return bool(tr is not None and tr["balance"]["dropped"] > 0)
+
+    @cached_property
+    def balance_trace(self) -> pl.DataFrame | None:
+        """The balancer's passes, a row each, or ``None`` without ``trace=True``.
+
+        Columns: time_ns (the pass's instant; a pass is instantaneous in the
+        model), cpu (the CPU running it), kind (``periodic``: a CPU's own
+        ``rebalance_domains()``; ``newidle``: ``idle_balance()`` in
+        ``schedule()``; ``nohz``: ``nohz_idle_balance()`` on the kicked idle
+        CPU, for itself or another idle CPU; ``active``: the stopper's
+        ``active_load_balance_cpu_stop()`` on the busiest CPU), dst_cpu (the
+        CPU pulling), domain and level (dst_cpu's sched domain, as in
+        ``schedstat``), idle (``idle``/``busy``/``newidle``), outcome
+        (``moved``, ``balanced``, ``failed``: a busiest queue but nothing
+        moved, ``skipped``: not the group's balance CPU), moved (tasks),
+        busiest (the busiest CPU found, null if none), active (the pass
+        started an active balance), cost_ns (the pass's modelled CPU time,
+        charged to cpu after it). Bounded by ``trace_limit`` like ``trace``.
+        """
+        tr = self._raw["trace"]
+        if tr is None:
+            return None
+        b = tr["balance"]
+
+        def names(col: str, labels: list[str]) -> pl.Expr:
+            return (
+                pl.col(col)
+                .replace_strict(list(range(len(labels))), labels, return_dtype=pl.Enum(labels))
+                .alias(col)
+            )
+
+        levels = self.schedstat.select(
+            pl.col("cpu").cast(pl.Int32).alias("dst_cpu"),
+            pl.col("domain").cast(pl.UInt8),
+            "level",
+        )
+        df = pl.DataFrame({k: v for k, v in b.items() if k != "dropped"})
+        return (
+            df.with_columns(
+                names("kind", _core.BALANCE_KINDS),
+                names("idle", _core.IDLE_TYPES),
+                names("outcome", _core.BALANCE_OUTCOMES),
+                pl.when(pl.col("busiest") >= 0).then(pl.col("busiest")).alias("busiest"),
+            )
+            .join(levels, on=["dst_cpu", "domain"], how="left", maintain_order="left")
+            .select(
+                "time_ns",
+                "cpu",
+                "kind",
+                "dst_cpu",
+                "domain",
+                "level",
+                "idle",
+                "outcome",
+                "moved",
+                "busiest",
+                "active",
+                "cost_ns",
+            )
+        )
+
+    @property
+    def pelt_trace_truncated(self) -> bool:
+        """True when ``pelt_trace`` hit the trace's row limit."""
+        tr = self._raw["trace"]
+        return bool(tr is not None and tr["pelt"]["dropped"] > 0)
+
+    @cached_property
+    def pelt_trace(self) -> pl.DataFrame | None:
+        """Each CPU's CFS runqueue PELT signals at each vmstat sample, or
+        ``None`` without ``trace=True`` or on a kernel without PELT
+        (``Kernel.pelt = "off"``).
+
+        Columns: time_s (as ``vmstat["time_s"]``), time_ns, cpu, util_avg,
+        load_avg, runnable_avg — the values ``cpu_util_cfs()`` (before its
+        clamp to the capacity) and ``cpu_load()`` would read at that instant,
+        read without changing the run. A row per CPU and sample, bounded by
+        ``trace_limit``; ``simulate(..., interval_s=...)`` sets the spacing.
+        """
+        tr = self._raw["trace"]
+        if tr is None or "util_avg" not in self._raw["cpus"]:
+            return None
+        p = tr["pelt"]
+        df = pl.DataFrame({k: v for k, v in p.items() if k != "dropped"})
+        # numpy's division, as vmstat's time_s is computed (polars' may round
+        # differently in the last bit)
+        return df.with_columns(pl.Series("time_s", p["time_ns"] / 1e9)).select(
+            "time_s",
+            "time_ns",
+            "cpu",
+            "util_avg",
+            "load_avg",
+            "runnable_avg",
         )
 
     def to_perfetto(self, path: str | os.PathLike[str]) -> None:

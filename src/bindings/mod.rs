@@ -326,6 +326,8 @@ fn result_to_py<'py>(py: Python<'py>, r: SimResult) -> PyResult<Bound<'py, PyDic
     tasks.set_item("migrations", t.migrations.into_pyarray(py))?;
     tasks.set_item("wakeups", t.wakeups.into_pyarray(py))?;
     tasks.set_item("exited", t.exited.into_pyarray(py))?;
+    tasks.set_item("tgid", t.tgid.into_pyarray(py))?;
+    tasks.set_item("process", PyList::new(py, t.process)?)?;
     if let Some(pc) = t.pelt {
         tasks.set_item("load_avg", pc.load_avg.into_pyarray(py))?;
         tasks.set_item("runnable_avg", pc.runnable_avg.into_pyarray(py))?;
@@ -393,6 +395,29 @@ fn result_to_py<'py>(py: Python<'py>, r: SimResult) -> PyResult<Bound<'py, PyDic
             d.set_item("a", tr.a.into_pyarray(py))?;
             d.set_item("b", tr.b.into_pyarray(py))?;
             d.set_item("dropped", tr.dropped)?;
+            let (bt, pt) = (tr.balance, tr.pelt);
+            let b = PyDict::new(py);
+            b.set_item("time_ns", bt.time_ns.into_pyarray(py))?;
+            b.set_item("cpu", bt.cpu.into_pyarray(py))?;
+            b.set_item("dst_cpu", bt.dst_cpu.into_pyarray(py))?;
+            b.set_item("domain", bt.domain.into_pyarray(py))?;
+            b.set_item("idle", bt.idle.into_pyarray(py))?;
+            b.set_item("kind", bt.kind.into_pyarray(py))?;
+            b.set_item("outcome", bt.outcome.into_pyarray(py))?;
+            b.set_item("moved", bt.moved.into_pyarray(py))?;
+            b.set_item("busiest", bt.busiest.into_pyarray(py))?;
+            b.set_item("active", bt.active.into_pyarray(py))?;
+            b.set_item("cost_ns", bt.cost_ns.into_pyarray(py))?;
+            b.set_item("dropped", bt.dropped)?;
+            d.set_item("balance", b)?;
+            let p = PyDict::new(py);
+            p.set_item("time_ns", pt.time_ns.into_pyarray(py))?;
+            p.set_item("cpu", pt.cpu.into_pyarray(py))?;
+            p.set_item("util_avg", pt.util_avg.into_pyarray(py))?;
+            p.set_item("load_avg", pt.load_avg.into_pyarray(py))?;
+            p.set_item("runnable_avg", pt.runnable_avg.into_pyarray(py))?;
+            p.set_item("dropped", pt.dropped)?;
+            d.set_item("pelt", p)?;
             out.set_item("trace", d)?;
         }
     }
@@ -609,6 +634,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     m.add("TRACE_EVENTS", EVENT_NAMES.to_vec())?;
     m.add("PREV_STATES", PREV_STATE_NAMES.to_vec())?;
+    m.add("BALANCE_KINDS", crate::trace::BALANCE_KIND_NAMES.to_vec())?;
+    m.add(
+        "BALANCE_OUTCOMES",
+        crate::trace::BALANCE_OUTCOME_NAMES.to_vec(),
+    )?;
     m.add("KERNEL_FIELDS", Kernel::field_names().to_vec())?;
     m.add("KERNEL_FIELD_INFO", convert::kernel_field_info(m.py())?)?;
     m.add(

@@ -25,6 +25,8 @@ pub(crate) mod sampler;
 mod syscall;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod trace_tests;
 
 use crate::cost::CostModel;
 use crate::domains::Domain;
@@ -457,8 +459,12 @@ impl<'a> Sim<'a> {
                         break self.nothing_left();
                     }
                     self.sync_all();
+                    let rows = self.sampler.rows();
                     self.sampler
                         .sample(self.now, &self.rqs, self.nr_running_total);
+                    if self.sampler.rows() > rows {
+                        self.pelt_trace_sample();
+                    }
                     // Bounded memory: past max_sample_bytes the last row
                     // covers the rest of the run (reported as truncated).
                     let row = crate::limits::vmstat_row_bytes(self.rqs.len());
@@ -758,8 +764,12 @@ impl<'a> Sim<'a> {
     fn finish(mut self, status: Status) -> SimResult {
         self.sync_all();
         self.lozi_account();
+        let rows = self.sampler.rows();
         self.sampler
             .finish(self.now, &self.rqs, self.nr_running_total);
+        if self.sampler.rows() > rows {
+            self.pelt_trace_sample();
+        }
         let pelt = self.pelt_columns();
         let mean_pending = self.pending_sum as f64 / self.events.max(1) as f64;
         let events = self.events + self.ghosts.popped();
@@ -777,6 +787,7 @@ impl<'a> Sim<'a> {
             self.trace,
             self.sampler_truncated,
             self.workload.metrics_with_tasks(self.now, &task_cpu),
+            &|leader| self.workload.process_name(leader),
         );
         if let Some(p) = self.power.as_mut() {
             r.metrics.extend(p.metrics(self.now, self.rqs.len()));

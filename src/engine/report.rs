@@ -17,6 +17,21 @@ fn s(ns: u64) -> f64 {
     ns as f64 / 1e9
 }
 
+/// The task table's `tgid` and `process` columns: tasks sharing an address
+/// space (`mm`) are threads of one process (`CLONE_VM | CLONE_THREAD`),
+/// whose tgid is the pid of its first task (the thread-group leader) and
+/// whose name `process_name` gives from the leader's.
+fn process_columns(tasks: &[Task], process_name: &dyn Fn(&str) -> String, tt: &mut TaskTable) {
+    let mut leaders: std::collections::HashMap<u32, (i64, String)> = Default::default();
+    for (i, t) in tasks.iter().enumerate() {
+        let (tgid, name) = leaders
+            .entry(t.mm)
+            .or_insert_with(|| (i as i64 + 1, process_name(&t.name)));
+        tt.tgid.push(*tgid);
+        tt.process.push(name.clone());
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn build(
     status: Status,
@@ -31,6 +46,7 @@ pub(crate) fn build(
     trace: Option<Trace>,
     vmstat_truncated: bool,
     workload_metrics: Vec<(&'static str, f64)>,
+    process_name: &dyn Fn(&str) -> String,
 ) -> SimResult {
     let mut tt = TaskTable::default();
     for (i, t) in tasks.iter().enumerate() {
@@ -48,6 +64,7 @@ pub(crate) fn build(
         tt.wakeups.push(t.wakeups as i64);
         tt.exited.push(t.state == TaskState::Exited);
     }
+    process_columns(tasks, process_name, &mut tt);
     let mut ct = CpuTable::default();
     for (i, rq) in rqs.iter().enumerate() {
         let topo = machine.cpu(i);

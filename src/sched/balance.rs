@@ -785,7 +785,11 @@ impl Sim<'_> {
         in_schedule: bool,
     ) -> LbResult {
         let mut env = LbEnv::new(this_cpu, lvl, idle, in_schedule);
+        let snap = self.lb_trace_begin(this_cpu, lvl, idle);
         let (moved, balance) = self.load_balance_env(&mut env);
+        if let Some(snap) = snap {
+            self.lb_trace_end(snap, &env, moved, balance);
+        }
         LbResult {
             moved,
             balance,
@@ -921,6 +925,7 @@ impl Sim<'_> {
             self.trace_switch(src, Some(c), None);
         }
         let mut moved = false;
+        let mut cost = 0;
         if self.rqs[src].cfs.nr_running > 0 && dst != src {
             let mut env = LbEnv::new(dst, lvl, IdleType::Idle, false);
             env.src_cpu = src;
@@ -938,7 +943,9 @@ impl Sim<'_> {
                 }
             }
             self.charge_as(src, env.cost, Overhead::Balance);
+            cost = env.cost;
         }
+        self.lb_trace_active(src, dst, lvl, moved, cost);
         let st = &mut self.rqs[dst].bal.stats[lvl];
         if moved {
             st.alb_pushed += 1;
@@ -1225,6 +1232,7 @@ impl Sim<'_> {
         }
         let mut cost = 0;
         self.update_cpu_load(ilb);
+        self.lb_trace_context(Some(ilb));
         let (_, c) = self.rebalance_domains(ilb, IdleType::Idle);
         cost += c;
         let mut next = self.rqs[ilb].bal.next_balance;
@@ -1248,6 +1256,7 @@ impl Sim<'_> {
             }
             next = next.min(self.rqs[c].bal.next_balance);
         }
+        self.lb_trace_context(None);
         self.nohz.next_balance = next;
         self.charge_as(ilb, cost, Overhead::Balance);
         if self.rqs[ilb].cfs.nr_running > 0 {

@@ -189,4 +189,10 @@ pub trait Workload: Send {
         let _ = task_cpu;
         self.metrics(elapsed_ns)
     }
+    /// The name of a process whose first task (thread-group leader) the
+    /// workload named `leader` (its `comm` as `ps` shows it); by default the
+    /// leader's name.
+    fn process_name(&self, leader: &str) -> String {
+        leader.to_string()
+    }
 }

@@ -455,6 +455,11 @@ impl Workload for Volano {
         Ok(())
     }
 
+    /// The server and the client are each one JVM: `java`.
+    fn process_name(&self, _leader: &str) -> String {
+        "java".to_string()
+    }
+
     fn init(&mut self, ctx: &mut Ctx) {
         let n = (self.p.rooms * self.p.users) as usize;
         for u in 0..n {
