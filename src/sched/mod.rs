@@ -17,6 +17,8 @@ pub mod lb_group;
 pub mod newidle;
 pub mod pelt;
 pub mod rq;
+pub mod rt;
+pub mod rt_class;
 pub mod task;
 pub mod wakeup;
 pub mod weights;

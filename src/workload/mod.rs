@@ -177,4 +177,8 @@ pub trait Workload: Send {
     fn finite(&self) -> bool;
     /// The benchmark's own figures at the end of a run.
     fn metrics(&self, elapsed_ns: u64) -> Vec<(&'static str, f64)>;
+    /// RT kernel threads running beside the workload (`sched::rt`).
+    fn rt_kthreads(&self) -> Option<&crate::sched::rt::RtKthreads> {
+        None
+    }
 }
