@@ -76,21 +76,50 @@ impl RtKthreads {
             }
         };
         if self.watchdog {
-            need(self.watchdog_period_ns >= 10_000 && self.watchdog_period_ns <= 3_600_000_000_000,
-                "rt_kthreads.watchdog_period_ns", self.watchdog_period_ns, "10 us to 1 hour")?;
-            need(self.watchdog_run_ns >= 1 && self.watchdog_run_ns < self.watchdog_period_ns,
-                "rt_kthreads.watchdog_run_ns", self.watchdog_run_ns,
-                "at least 1 ns and less than watchdog_period_ns")?;
+            need(
+                self.watchdog_period_ns >= 10_000 && self.watchdog_period_ns <= 3_600_000_000_000,
+                "rt_kthreads.watchdog_period_ns",
+                self.watchdog_period_ns,
+                "10 us to 1 hour",
+            )?;
+            need(
+                self.watchdog_run_ns >= 1 && self.watchdog_run_ns < self.watchdog_period_ns,
+                "rt_kthreads.watchdog_run_ns",
+                self.watchdog_run_ns,
+                "at least 1 ns and less than watchdog_period_ns",
+            )?;
         }
-        need(self.irq_threads <= 100_000, "rt_kthreads.irq_threads", self.irq_threads as u64, "0 to 100000")?;
+        need(
+            self.irq_threads <= 100_000,
+            "rt_kthreads.irq_threads",
+            self.irq_threads as u64,
+            "0 to 100000",
+        )?;
         if self.irq_threads > 0 {
-            need((1..=99).contains(&self.irq_prio), "rt_kthreads.irq_prio", self.irq_prio as u64, "1 to 99 (SCHED_FIFO/SCHED_RR rt_priority)")?;
-            need(self.irq_cpus >= 1 && self.irq_cpus as usize <= ncpus, "rt_kthreads.irq_cpus", self.irq_cpus as u64,
-                &format!("1 to the machine's {ncpus} CPUs"))?;
-            need(self.irq_period_ns >= 10_000 && self.irq_period_ns <= 3_600_000_000_000,
-                "rt_kthreads.irq_period_ns", self.irq_period_ns, "10 us to 1 hour")?;
-            need(self.irq_run_ns >= 1 && self.irq_run_ns < self.irq_period_ns,
-                "rt_kthreads.irq_run_ns", self.irq_run_ns, "at least 1 ns and less than irq_period_ns")?;
+            need(
+                (1..=99).contains(&self.irq_prio),
+                "rt_kthreads.irq_prio",
+                self.irq_prio as u64,
+                "1 to 99 (SCHED_FIFO/SCHED_RR rt_priority)",
+            )?;
+            need(
+                self.irq_cpus >= 1 && self.irq_cpus as usize <= ncpus,
+                "rt_kthreads.irq_cpus",
+                self.irq_cpus as u64,
+                &format!("1 to the machine's {ncpus} CPUs"),
+            )?;
+            need(
+                self.irq_period_ns >= 10_000 && self.irq_period_ns <= 3_600_000_000_000,
+                "rt_kthreads.irq_period_ns",
+                self.irq_period_ns,
+                "10 us to 1 hour",
+            )?;
+            need(
+                self.irq_run_ns >= 1 && self.irq_run_ns < self.irq_period_ns,
+                "rt_kthreads.irq_run_ns",
+                self.irq_run_ns,
+                "at least 1 ns and less than irq_period_ns",
+            )?;
         }
         Ok(())
     }
@@ -170,6 +199,9 @@ pub(crate) struct RtSched {
     pub rng: crate::rng::Rng,
     pub next_seq: u64,
     pub stats: RtStats,
+    /// Every push IPI as (from, to), in order (unit tests).
+    #[cfg(test)]
+    pub ipi_log: Vec<(usize, usize)>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -246,6 +278,8 @@ impl RtSched {
             rng: crate::rng::Rng::new(seed ^ 0x5254_5F6B_7468_7264),
             next_seq: 0,
             stats: RtStats::default(),
+            #[cfg(test)]
+            ipi_log: Vec::new(),
         }
     }
 

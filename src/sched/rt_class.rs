@@ -190,7 +190,8 @@ impl Sim<'_> {
             rq.throttled = true;
             let end = rq.period_start + RT_PERIOD_NS;
             rt.stats.throttled_ns += end - now;
-            self.queue.push(end, Event::RtUnthrottle { cpu: cpu as u32 });
+            self.queue
+                .push(end, Event::RtUnthrottle { cpu: cpu as u32 });
             self.rearm(cpu);
             return;
         }
@@ -372,7 +373,9 @@ impl Sim<'_> {
             let Some(p) = rt.pick_highest_pushable(src, this) else {
                 continue;
             };
-            if rt.tasks[p].prio < rt.highest_curr(this) && rt.tasks[p].prio >= self.rt_curr_prio(src) {
+            if rt.tasks[p].prio < rt.highest_curr(this)
+                && rt.tasks[p].prio >= self.rt_curr_prio(src)
+            {
                 self.rt.as_mut().unwrap().stats.pulls += 1;
                 self.rt_migrate(p, src, this, this);
             }
@@ -386,6 +389,8 @@ impl Sim<'_> {
     fn rt_irq_work_queue_on(&mut self, from: usize, to: usize, src: u32) {
         let rt = self.rt.as_mut().unwrap();
         rt.stats.push_ipis += 1;
+        #[cfg(test)]
+        rt.ipi_log.push((from, to));
         self.counters.function_call_ipis += 1;
         if from == to {
             rt.stats.self_ipis += 1;
@@ -395,7 +400,10 @@ impl Sim<'_> {
         }
         self.queue.push(
             self.now + self.cost.ipi_latency_ns,
-            Event::RtIrqWork { cpu: to as u32, src },
+            Event::RtIrqWork {
+                cpu: to as u32,
+                src,
+            },
         );
     }
 
