@@ -149,6 +149,9 @@ pub(crate) struct RtTask {
     pub run_ns: u64,
     /// Enqueue order, FIFO within a priority level.
     pub seq: u64,
+    /// The next interrupt (wake-up) after the current one: the period (or
+    /// an exponential draw) counts from wake-up to wake-up.
+    pub next_wake: u64,
 }
 
 impl RtTask {
@@ -237,6 +240,7 @@ impl RtSched {
                     periodic: true,
                     run_ns: k.watchdog_run_ns,
                     seq: 0,
+                    next_wake: 0,
                 });
             }
         }
@@ -258,6 +262,7 @@ impl RtSched {
                 periodic: false,
                 run_ns: k.irq_run_ns,
                 seq: 0,
+                next_wake: 0,
             });
         }
         RtSched {

@@ -115,6 +115,13 @@ impl Sim<'_> {
         }
         let rt = self.rt.as_mut().unwrap();
         rt.tasks[t].run_left = rt.tasks[t].run_ns;
+        let p = rt.tasks[t].period_ns;
+        let gap = if rt.tasks[t].periodic {
+            p
+        } else {
+            rt.rng.exp_ns(p).max(1)
+        };
+        rt.tasks[t].next_wake = self.now + gap;
         rt.enqueue(cpu, t);
         self.counters.wakeups += 1;
         if prio < self.rt_curr_prio(cpu) {
@@ -248,14 +255,8 @@ impl Sim<'_> {
             rt.dequeue(cpu, t);
             rt.tasks[t].state = RtState::Sleeping;
             rt.tasks[t].slice_left = RR_TIMESLICE_NS;
-            let p = rt.tasks[t].period_ns;
-            let gap = if rt.tasks[t].periodic {
-                p
-            } else {
-                rt.rng.exp_ns(p).max(1)
-            };
-            self.queue
-                .push(self.now + gap, Event::RtWake { task: t as u32 });
+            let at = rt.tasks[t].next_wake.max(self.now);
+            self.queue.push(at, Event::RtWake { task: t as u32 });
         }
         self.rqs[cpu].nr_switches += 1;
         if self.rt.as_ref().unwrap().highest_curr(cpu) > prev_prio {

@@ -22,6 +22,7 @@ fn task(prio: u32, allowed: &[u32]) -> RtTask {
         periodic: true,
         run_ns: 1_000_000,
         seq: 0,
+        next_wake: 0,
     }
 }
 
