@@ -3,7 +3,6 @@ threads beside a CFS-only hackbench, the three rt_push designs and the two
 later upstream fixes, and the rt_kthreads component's errors."""
 
 import pytest
-
 import schedlab as sl
 from schedlab.exceptions import ConfigError, ConfigTypeError
 

@@ -23,6 +23,8 @@ mod report;
 pub(crate) mod sampler;
 mod syscall;
 #[cfg(test)]
+mod rt_tests;
+#[cfg(test)]
 mod tests;
 
 use crate::cost::CostModel;

@@ -468,6 +468,3 @@ impl RtSched {
         }
     }
 }
-
-#[cfg(test)]
-mod tests;

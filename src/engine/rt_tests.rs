@@ -1,7 +1,8 @@
-//! Hand-built RT overloads on a 4-CPU machine: who sends a push IPI to
+//! The RT class's unit tests (`sched::rt`, `sched::rt_class`; here because
+//! they build a `Sim`, which needs a workload). Hand-built RT overloads on a 4-CPU machine: who sends a push IPI to
 //! whom, in what order, and when the walk stops, per `rt_push` variant.
 
-use super::{RtKthreads, RtPolicy, RtSched, RtState, RtTask, RR_TIMESLICE_NS};
+use crate::sched::rt::{RtKthreads, RtPolicy, RtSched, RtState, RtTask, RR_TIMESLICE_NS};
 use crate::cost::CostModel;
 use crate::engine::{Event, Sim};
 use crate::kernel::{Kernel, RtPush};
@@ -188,7 +189,7 @@ fn push_ipi_chain_restarts_from_the_source_when_flagged() {
         // While the first IPI is in flight CPU 0 lowers its priority again.
         sim.pull_rt_task(0);
         assert_ne!(
-            sim.rt.as_ref().unwrap().rqs[0].push_flags & super::PUSH_RESTART,
+            sim.rt.as_ref().unwrap().rqs[0].push_flags & crate::sched::rt::PUSH_RESTART,
             0
         );
         // 1 restarts from 0: 1 is next again (a local loop, no IPI), then 3.
