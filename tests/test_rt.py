@@ -71,10 +71,8 @@ def test_rt_threads_preempt_cfs_and_are_charged():
 
 
 def test_rt_throttling_keeps_five_percent_for_cfs():
-    # an IRQ thread pinned-ish to one CPU that would run 99.9 % of the time
-    hog = sl.workloads.rt_kthreads(
-        watchdog=False, irq_threads=1, irq_cpus=1, irq_period_us=100_000, irq_run_us=99_900
-    )
+    # a watchdog that would run 99.9 % of the time
+    hog = sl.workloads.rt_kthreads(watchdog_period_ms=100, watchdog_run_us=99_900)
     b = sl.workloads.hackbench(groups=1, fds=2, loops=20000, ipc="pipe", rt_kthreads=hog)
     r = sl.simulate(sl.Machine(1, 1, 1, name="1-cpu"), "v3.8", b, seed=1, duration_s=2.5)
     # sched_rt_runtime 950 ms per 1 s period: the RT side is held off at
