@@ -20,10 +20,10 @@
 mod ghosts;
 pub mod queue;
 mod report;
-pub(crate) mod sampler;
-mod syscall;
 #[cfg(test)]
 mod rt_tests;
+pub(crate) mod sampler;
+mod syscall;
 #[cfg(test)]
 mod tests;
 

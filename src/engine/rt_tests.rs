@@ -1,11 +1,12 @@
 //! The RT class's unit tests (`sched::rt`, `sched::rt_class`; here because
-//! they build a `Sim`, which needs a workload). Hand-built RT overloads on a 4-CPU machine: who sends a push IPI to
-//! whom, in what order, and when the walk stops, per `rt_push` variant.
+//! they build a `Sim`, which needs a workload). Hand-built RT overloads on a
+//! 4-CPU machine: who sends a push IPI to whom, in what order, and when the
+//! walk stops, per `rt_push` variant.
 
-use crate::sched::rt::{RtKthreads, RtPolicy, RtSched, RtState, RtTask, RR_TIMESLICE_NS};
 use crate::cost::CostModel;
 use crate::engine::{Event, Sim};
 use crate::kernel::{Kernel, RtPush};
+use crate::sched::rt::{RtKthreads, RtPolicy, RtSched, RtState, RtTask, RR_TIMESLICE_NS};
 use crate::topology::Machine;
 use crate::workload::spinners::{Dist, SpinnerTask, Spinners};
 use crate::RunOptions;
