@@ -833,7 +833,7 @@ def test_an_unknown_cost_field_is_named_before_its_value_is_checked(changes):
     [
         ({"": 2**63}, r"unknown Kernel field \"\""),
         ({"bogus": 10**400}, r"unknown Kernel field \"bogus\""),
-        ({"rt_push": 2**64}, r"rt_push.*not modelled yet"),
+        ({"balance_policy": 2**64}, r"balance_policy.*not modelled yet"),
         ({"hz": 1000, "": -(2**63) - 1}, r"unknown Kernel field \"\""),
     ],
 )
