@@ -379,6 +379,20 @@ _WORKLOAD_VALID: dict[str, dict[str, st.SearchStrategy[Any]]] = {
         "mode": st.sampled_from(["process", "thread"]),
         "sndbuf": st.integers(1, 2**20),
         "skb_overhead": st.integers(0, 65536),
+        # RT kernel threads beside it (docs/rt.md): none, or a small set that
+        # overloads CPUs now and then
+        "rt_kthreads": st.sampled_from(
+            [
+                None,
+                sl.workloads.rt_kthreads(
+                    irq_threads=2,
+                    irq_cpus=2,
+                    irq_period_us=200,
+                    irq_run_us=50,
+                    watchdog_period_ms=1,
+                ),
+            ]
+        ),
     },
     "pipe_pingpong": {
         "loops": st.integers(1, 50),
