@@ -31,6 +31,13 @@ pub struct CostModel {
     pub ipi_send_ns: u64,
     /// Taking an IPI (entry, handler, exit), on the receiver.
     pub ipi_handle_ns: u64,
+    /// A self-IPI (`irq_work_queue_on()` to the sending CPU, 4bdced5c9a29's
+    /// walk): send and interrupt entry on the one CPU. No published figure
+    /// (cases-3-4.md A.7); the default is `ipi_send_ns + ipi_handle_ns`.
+    pub self_ipi_ns: u64,
+    /// Taking a remote runqueue or root-domain lock uncontended
+    /// (`double_lock_balance()`, `rto_lock`) in RT push/pull.
+    pub rq_lock_ns: u64,
     /// Fixed part of one `load_balance()` pass (locks, setup), on the
     /// balancing CPU.
     pub lb_base_ns: u64,
@@ -137,6 +144,8 @@ impl Default for CostModel {
             ipi_latency_ns: 2_000,
             ipi_send_ns: 700,
             ipi_handle_ns: 1_000,
+            self_ipi_ns: 1_700,
+            rq_lock_ns: 200,
             lb_base_ns: 1_000,
             lb_per_group_ns: 100,
             lb_per_cpu_ns: 50,
@@ -286,6 +295,8 @@ const FIELDS: &[&str] = &[
     "ipi_latency_ns",
     "ipi_send_ns",
     "ipi_handle_ns",
+    "self_ipi_ns",
+    "rq_lock_ns",
     "lb_base_ns",
     "lb_per_group_ns",
     "lb_per_cpu_ns",
@@ -341,6 +352,8 @@ impl CostModel {
             "ipi_latency_ns" => &mut self.ipi_latency_ns,
             "ipi_send_ns" => &mut self.ipi_send_ns,
             "ipi_handle_ns" => &mut self.ipi_handle_ns,
+            "self_ipi_ns" => &mut self.self_ipi_ns,
+            "rq_lock_ns" => &mut self.rq_lock_ns,
             "lb_base_ns" => &mut self.lb_base_ns,
             "lb_per_group_ns" => &mut self.lb_per_group_ns,
             "lb_per_cpu_ns" => &mut self.lb_per_cpu_ns,

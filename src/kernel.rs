@@ -54,6 +54,24 @@ named_enum! {
 }
 
 named_enum! {
+    /// How a CPU lowering its priority finds RT work waiting elsewhere
+    /// (`pull_rt_task()`, kernel/sched/rt.c; `sched::rt`).
+    pub enum RtPush {
+        /// Before 4.1: pull under `double_lock_balance()` from every CPU of
+        /// the root domain's `rto_mask` whose `highest_prio.next` beats ours.
+        Pull = "pull",
+        /// 4.1-4.14 RT_PUSH_IPI (b6366f048e0c): a per-source-CPU irq_work
+        /// chain over `rto_mask` that never IPIs the initiator, filtered on
+        /// `highest_prio.next`, with the RESTART flag.
+        PushIpi = "push_ipi",
+        /// 4bdced5c9a29 (2017, v4.15): one irq_work per root domain walking
+        /// `rto_mask` from -1, the initiator included (a self-IPI), rescanned
+        /// while `rto_loop_next` moves; no priority filter.
+        PushIpiRd = "push_ipi_rd",
+    }
+}
+
+named_enum! {
     /// What caps `rq->avg_idle` when a wake-up closes an idle period.
     pub enum AvgIdleCap {
         /// 2.6.36–3.12: 2·`sysctl_sched_migration_cost`.
@@ -211,6 +229,10 @@ pub struct Kernel {
     pub avg_idle_ewma_first: bool,
     pub newidle_random: bool,
     pub avg_idle_on_move: bool,
+    // -- RT class (kernel/sched/rt.c) --------------------------------------
+    pub rt_push: RtPush,
+    pub rt_pull_skip_only_self: bool,
+    pub rt_rto_skip_self: bool,
     // -- load_balance() ---------------------------------------------------
     pub idle_cpu_nr_running: bool,
     pub group_imb_nr_running: bool,
@@ -369,6 +391,12 @@ pub const FIELD_INFO: &[FieldInfo] = &[
         "ttwu_do_wakeup() runs the 1/8 EWMA on every idle sample and clamps the result to the cap, instead of resetting avg_idle to the cap when a sample exceeds it (Jason Low)."),
     info("newidle_random", Feature, "NI_RANDOM (sched/fair: Proportional newidle balance)", "33cf66d88306", "~v6.19", true,
         "sched_balance_newidle() balances a domain with probability ~(1 + newidle_ratio)/1024: a per-CPU pseudo-random d = rng % 1024 skips the domain when d > 1 + ratio; the ratio is the success count of a window of 1024 calls (halved at each 1024), a success weighted by 1024/(1 + ratio); starts at 512/256/512 (sd_init). Backported to 6.18.5 and 6.12/6.6 stable (Jan 2026). Draws come from per-CPU streams seeded from the run seed, apart from the workload's. Needs newidle_throttle=\"lb_cost\"."),
+    info("rt_push", Feature, "RT_PUSH_IPI (sched/rt: Use IPI to trigger RT task push migration instead of pulling)", "b6366f048e0c", "v4.1", true,
+        "How pull_rt_task() finds RT work queued on RT-overloaded CPUs when a CPU lowers its priority (an RT task or the stopper migration/N schedules out: need_pull_rt_task()). pull: before 4.1, for each CPU of rd->rto_mask whose highest_prio.next beats this rq, double_lock_balance() and pull the highest pushable task. push_ipi: 4.1-4.14 RT_PUSH_IPI, tell_cpu_to_push() starts this CPU's own irq_work chain (rt_rq->push_work) at the next overloaded CPU after it whose highest_prio.next beats it, never itself; try_to_push_tasks() pushes one task and forwards the IPI, restarting from the source on RESTART. push_ipi_rd: 4bdced5c9a29 (v4.15, 'sched/rt: Simplify the IPI based RT balancing logic'), one irq_work per root domain: rto_next_cpu() walks rto_mask from -1 including the initiating CPU (a self-IPI), rto_push_irq_work_func() runs push_rt_tasks() and forwards, and the walk restarts while rto_loop_next moved; no priority filter. Every walk step is an irq_work IPI counted in function_call_ipis. All of it is gated on rto_count > 0: without RT overload (no rt_kthreads) the field changes nothing."),
+    info("rt_pull_skip_only_self", Change, "sched/rt: Do not pull from current CPU if only one CPU to pull", "f73c52a5bcd1", "~v4.15", false,
+        "pull_rt_task() returns when rto_count == 1 and this CPU is the one in rto_mask (all rt_push modes). The commit id is from a distribution changelog, not verified against the upstream tree."),
+    info("rt_rto_skip_self", Change, "sched/rt: Skip currently executing CPU in rto_next_cpu()", "94894c9c477e", "~v7.0", true,
+        "rto_next_cpu() skips the CPU it runs on, so the push_ipi_rd walk never sends a self-IPI (Fixes: 4bdced5c9a29; Jan 2026). Read only under rt_push=\"push_ipi_rd\"."),
     info("avg_idle_on_move", Change, "sched: Update rq->avg_idle when a task is moved to an idle CPU", "4b603f1551a7", "~v7.0", true,
         "rq->avg_idle is sampled when the CPU leaves idle (update_rq_avg_idle() from put_prev_task_idle()) instead of in the wake-up (ttwu_do_activate()), so a task placed on an idle CPU by fork, exec or the balancer also closes the idle period; same cap and EWMA (avg_idle_cap, avg_idle_ewma_first). With the idle_stamp guard its follow-up fix restores (no stamp, no sample). Merged into tip sched/core in Jan 2026."),
 info("idle_cpu_nr_running", Change, "sched: Fix idle_cpu()", "908a3283728d", "~v3.2", true,
@@ -483,7 +511,6 @@ pub const RETIRED_FIELDS: &[(&str, &str)] = &[
     ("domain_defaults", "split into mc_busy_factor, mc_prefer_sibling and sd_numa"),
     ("buddy_rules", "split into next_buddy_over_last and preempt_sets_next_buddy"),
     ("load_metric", "replaced by balancer=\"group_type\" (the 5.5+ balancer on PELT load, with pelt=\"v5.7\")"),
-    ("rt_push", "not modelled yet: the RT class and its push/pull arrive with seed case 4 (issue 21)"),
 ];
 
 fn field_names_list() -> &'static [&'static str] {
@@ -529,6 +556,9 @@ impl Kernel {
             avg_idle_ewma_first: false,
             newidle_random: false,
             avg_idle_on_move: false,
+            rt_push: RtPush::Pull,
+            rt_pull_skip_only_self: false,
+            rt_rto_skip_self: false,
             idle_cpu_nr_running: false,
             group_imb_nr_running: false,
             prefer_sibling_local_capacity: false,
@@ -674,7 +704,8 @@ impl Kernel {
     /// avg_scan_cost CPUs, at least 4; SIS_PROP on and SIS_AVG_CPU off in a
     /// 4.11-era features.h); no `rd->overload` early exit in
     /// `idle_balance()` (3.16).
-    /// `rt_push` (seed case 4's RT class) is not in the model yet.
+    /// RT: `rt_push = "push_ipi"`, the RT_PUSH_IPI chain of 4.1–4.14 (the
+    /// 0-day base of seed case 4; its 2017 rework is `rt_push = "push_ipi_rd"`).
     pub fn v4_11() -> Self {
         Kernel {
             name: "v4.11".into(),
@@ -682,6 +713,7 @@ impl Kernel {
             sd_init: SdInit::V3_16,
             wake_wide: true,
             select_idle_sibling: SelectIdleSibling::IdleCpu,
+            rt_push: RtPush::PushIpi,
             ..Self::v3_13()
         }
     }
@@ -720,6 +752,10 @@ impl Kernel {
             place_rel_deadline: false,
             run_to_parity_min_slice: false,
             yield_forfeit: false,
+            // RT_PUSH_IPI (4.1) with 4bdced5c9a29's root-domain walk (4.15)
+            // and "Do not pull from current CPU if only one CPU to pull".
+            rt_push: RtPush::PushIpiRd,
+            rt_pull_skip_only_self: true,
             ..Self::v3_13()
         }
     }
@@ -740,6 +776,8 @@ impl Kernel {
             run_to_parity_min_slice: true,
             yield_forfeit: true,
             newidle_random: true,
+            // 94894c9c477e, an AUTOSEL stable back-port (Jan 2026).
+            rt_rto_skip_self: true,
             ..Self::v6_6()
         }
     }
@@ -807,6 +845,9 @@ impl Fields for Kernel {
             "avg_idle_ewma_first" => b(self.avg_idle_ewma_first),
             "newidle_random" => b(self.newidle_random),
             "avg_idle_on_move" => b(self.avg_idle_on_move),
+            "rt_push" => s(self.rt_push.name()),
+            "rt_pull_skip_only_self" => b(self.rt_pull_skip_only_self),
+            "rt_rto_skip_self" => b(self.rt_rto_skip_self),
             "idle_cpu_nr_running" => b(self.idle_cpu_nr_running),
             "group_imb_nr_running" => b(self.group_imb_nr_running),
             "prefer_sibling_local_capacity" => b(self.prefer_sibling_local_capacity),
@@ -901,6 +942,9 @@ impl Fields for Kernel {
             "avg_idle_ewma_first" => self.avg_idle_ewma_first = v.as_bool(name)?,
             "newidle_random" => self.newidle_random = v.as_bool(name)?,
             "avg_idle_on_move" => self.avg_idle_on_move = v.as_bool(name)?,
+            "rt_push" => self.rt_push = RtPush::parse(name, v)?,
+            "rt_pull_skip_only_self" => self.rt_pull_skip_only_self = v.as_bool(name)?,
+            "rt_rto_skip_self" => self.rt_rto_skip_self = v.as_bool(name)?,
             "idle_cpu_nr_running" => self.idle_cpu_nr_running = v.as_bool(name)?,
             "group_imb_nr_running" => self.group_imb_nr_running = v.as_bool(name)?,
             "prefer_sibling_local_capacity" => {

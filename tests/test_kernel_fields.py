@@ -73,7 +73,28 @@ POWERSAVING_LB_ONLY = POWERSAVING.replace(power_fork_exec=False, power_wake=Fals
 POWER_METRICS = ("cpu_migrations", "migration_refill_s", "active_balances", "tasks_pulled")
 
 
+
+def rt_hackbench() -> sl.workloads.Workload:
+    """hackbench -g 2 -f 10 -l 150 (threads, pipe) with RT kthreads: 24
+    FIFO-50 threaded IRQs over CPU pairs and 1 ms watchdogs, so CPUs go
+    RT-overloaded and the push machinery runs (docs/rt.md)."""
+    rt = sl.workloads.rt_kthreads(
+        irq_threads=24, irq_cpus=2, irq_period_us=1000, irq_run_us=100, watchdog_period_ms=1
+    )
+    return hackbench(groups=2, fds=10, loops=150, ipc="pipe", mode="thread", rt_kthreads=rt)
+
+
+V38_RT_RD = sl.Kernel.preset("v3.8").replace(rt_push="push_ipi_rd")
+RT_IPIS = ("function_call_ipis", "irq_work", "rt_push_ipis", "rt_self_ipis")
+
 FIELD_SCENARIOS: dict[str, Scenario] = {
+    # -- RT class (docs/rt.md) -------------------------------------------------
+    # pull -> the 2017 root-domain walk: push IPIs instead of pulls.
+    "rt_push": ("core2-2s", "v3.8", "push_ipi_rd", rt_hackbench, None, (*RT_IPIS, "rt_pulls")),
+    # An overloaded CPU no longer starts a walk that would only reach itself.
+    "rt_pull_skip_only_self": ("core2-2s", V38_RT_RD, None, rt_hackbench, None, RT_IPIS),
+    # 94894c9c477e: no self-IPI.
+    "rt_rto_skip_self": ("core2-2s", V38_RT_RD, None, rt_hackbench, None, RT_IPIS),
     # -- tunables ------------------------------------------------------------
     # 10x the cache-hot threshold: the avg_idle throttle skips most newidle passes.
     "migration_cost_ns": (

@@ -20,6 +20,7 @@ def test_v4_11_is_v3_13_with_the_4x_changes_the_model_has():
         "sd_init": "v3.16",
         "wake_wide": "True",
         "select_idle_sibling": "idle_cpu",
+        "rt_push": "push_ipi",
     }
     # what 4.11 still had: CFS, load-based wake_affine, the 3.13 newidle
     # cost budget, the resched-IPI ILB kick, no preemptible-kernel pass

@@ -180,6 +180,9 @@ class Kernel(_Frozen):
     avg_idle_ewma_first: bool
     newidle_random: bool
     avg_idle_on_move: bool
+    rt_push: Literal["pull", "push_ipi", "push_ipi_rd"]
+    rt_pull_skip_only_self: bool
+    rt_rto_skip_self: bool
     idle_cpu_nr_running: bool
     group_imb_nr_running: bool
     prefer_sibling_local_capacity: bool
@@ -353,6 +356,8 @@ class CostModel(_Frozen):
     ipi_latency_ns: int
     ipi_send_ns: int
     ipi_handle_ns: int
+    self_ipi_ns: int
+    rq_lock_ns: int
     lb_base_ns: int
     lb_per_group_ns: int
     lb_per_cpu_ns: int

@@ -17,6 +17,7 @@ from ._check import (
     need_bool,
     need_choice,
     need_int,
+    need_number,
     need_scaled,
     need_str,
     type_name,
@@ -203,6 +204,84 @@ def spinners(
     return Workload("spinners", params, args)
 
 
+_RT_KTHREADS_KEYS = (
+    "watchdog",
+    "watchdog_period_ns",
+    "watchdog_run_ns",
+    "irq_threads",
+    "irq_cpus",
+    "irq_prio",
+    "irq_policy",
+    "irq_period_ns",
+    "irq_run_ns",
+)
+
+
+def rt_kthreads(
+    watchdog: bool = True,
+    *,
+    watchdog_period_ms: float = 4000,
+    watchdog_run_us: float = 10,
+    irq_threads: int = 0,
+    irq_cpus: int = 2,
+    irq_prio: int = 50,
+    irq_policy: str = "fifo",
+    irq_period_us: float = 1000,
+    irq_run_us: float = 50,
+) -> dict[str, Any]:
+    """The RT kernel threads of a real machine, for a workload's
+    ``rt_kthreads=`` (docs/rt.md): one ``watchdog/N`` per CPU (pinned,
+    SCHED_FIFO 99, every ``watchdog_period_ms``), and ``irq_threads``
+    threaded IRQ handlers (SCHED_FIFO or SCHED_RR ``irq_prio``), each allowed
+    on ``irq_cpus`` consecutive CPUs (2 or more lets it migrate, which is
+    what makes a CPU RT-overloaded), woken every ``irq_period_us`` on average
+    (exponential) for ``irq_run_us``. Returns the normalised parameters."""
+    d: dict[str, Any] = {
+        "watchdog": need_bool("rt_kthreads.watchdog", watchdog),
+        "watchdog_period_ns": _us_to_ns_req(
+            "rt_kthreads.watchdog_period_ms", watchdog_period_ms, 1e6
+        ),
+        "watchdog_run_ns": _us_to_ns_req("rt_kthreads.watchdog_run_us", watchdog_run_us, 1e3),
+        "irq_threads": need_int("rt_kthreads.irq_threads", irq_threads, lo=0, hi=100_000),
+        "irq_cpus": need_int("rt_kthreads.irq_cpus", irq_cpus, lo=1, hi=_MAX_CPU + 1),
+        "irq_prio": need_int("rt_kthreads.irq_prio", irq_prio, lo=1, hi=99),
+        "irq_policy": need_choice("rt_kthreads.irq_policy", irq_policy, ["fifo", "rr"]),
+        "irq_period_ns": _us_to_ns_req("rt_kthreads.irq_period_us", irq_period_us, 1e3),
+        "irq_run_ns": _us_to_ns_req("rt_kthreads.irq_run_us", irq_run_us, 1e3),
+    }
+    for run, period in (("watchdog_run", "watchdog_period"), ("irq_run", "irq_period")):
+        if d[f"{run}_ns"] >= d[f"{period}_ns"]:
+            raise ConfigError(
+                f"invalid rt_kthreads.{run}: {d[f'{run}_ns']} ns, expected less than "
+                f"{period} ({d[f'{period}_ns']} ns): the thread must sleep between runs"
+            )
+    return d
+
+
+def _us_to_ns_req(param: str, v: Any, scale: float) -> int:
+    x = need_number(param, v)
+    ns = round(x * scale)
+    if not 1 <= ns <= _MAX_STEP_NS:
+        raise ConfigError(f"invalid {param}: {v!r}, expected a time of 1 ns to {_MAX_STEP_NS} ns")
+    return ns
+
+
+def _rt_param(v: Any) -> dict[str, Any] | None:
+    if v is None:
+        return None
+    if not isinstance(v, dict):
+        raise ConfigTypeError(
+            f"invalid type for rt_kthreads: got {type_name(v)} {v!r}, expected None or the "
+            "dict schedlab.workloads.rt_kthreads() returns"
+        )
+    if sorted(v) != sorted(_RT_KTHREADS_KEYS):
+        raise ConfigError(
+            f"invalid rt_kthreads: keys {sorted(v)}, expected the dict "
+            "schedlab.workloads.rt_kthreads() returns"
+        )
+    return dict(v)
+
+
 def _count(param: str, v: Any, hi: int) -> int:
     return need_int(param, v, lo=1, hi=hi)
 
@@ -218,6 +297,7 @@ def hackbench(
     *,
     sndbuf: int = 212992,
     skb_overhead: int = 668,
+    rt_kthreads: dict[str, Any] | None = None,
 ) -> Workload:
     """hackbench / ``perf bench sched messaging``.
 
@@ -228,7 +308,10 @@ def hackbench(
     (``"thread"``). Defaults are perf's. Metrics: ``elapsed_s`` (perf's Total
     time), ``throughput`` (LKP KB/s), ``messages``, ``messages_per_s``.
     ``sndbuf`` (net.core.wmem_default) and ``skb_overhead`` (truesize beyond
-    the payload) set when socket senders block.
+    the payload) set when socket senders block. ``rt_kthreads``: RT kernel
+    threads running beside it (:func:`rt_kthreads`; docs/rt.md); runs with
+    them also report ``irq_work``, ``rt_push_ipis``, ``rt_pulls``,
+    ``rt_throttled_s`` and the other ``rt_*`` metrics.
     """
     params: dict[str, Any] = {
         "groups": _count("groups", groups, 100_000),
@@ -248,8 +331,13 @@ def hackbench(
             f"2 * (datasize={size} + skb_overhead={overhead}) = {2 * (size + overhead)}, "
             "for ipc='socket'"
         )
+    rt = _rt_param(rt_kthreads)
+    args = dict(params)
+    args["rt_kthreads"] = rt
+    if rt is not None:
+        params["rt_kthreads"] = rt
     _core.workload_check("hackbench", params)
-    return Workload("hackbench", params, dict(params))
+    return Workload("hackbench", params, args)
 
 
 #: LKP's tests/hackbench: ``loops = 30000 * nr_cpu / nr_threads``.

@@ -40,6 +40,11 @@ COST_DOCS = {
     "ipi_latency_ns": "delay of a reschedule IPI (or a stopper / NOHZ kick) to a remote CPU",
     "ipi_send_ns": "sending an IPI (Pallipadi 2012: 1600–2000 cycles)",
     "ipi_handle_ns": "taking a function-call IPI on the receiver",
+    "self_ipi_ns": (
+        "an irq_work self-IPI (the push_ipi_rd walk): send + entry on one CPU; "
+        "no published figure, default = send + handle"
+    ),
+    "rq_lock_ns": "an uncontended remote rq lock or rto_lock in RT push/pull",
     "lb_base_ns": "fixed part of one `load_balance()` pass, on the balancing CPU",
     "lb_per_group_ns": "per sched group a pass examines",
     "lb_per_cpu_ns": "per CPU whose statistics a pass reads",

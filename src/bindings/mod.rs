@@ -16,6 +16,7 @@ use std::sync::Mutex;
 use crate::config::Fields;
 use crate::engine::RunOptions;
 use crate::result::SimResult;
+use crate::sched::rt::{RtKthreads, RtPolicy};
 use crate::topology::{Machine, MACHINE_PRESETS};
 use crate::trace::{EVENT_NAMES, PREV_STATE_NAMES};
 use crate::workload::aim7::{Aim7, Aim7Params};
@@ -154,6 +155,25 @@ fn mode_of(v: &Bound<'_, PyAny>) -> PyResult<Mode> {
     })
 }
 
+/// The `rt_kthreads` component (normalised by `schedlab.workloads.rt_kthreads`).
+fn rt_kthreads_from(d: &Bound<'_, PyAny>) -> PyResult<RtKthreads> {
+    let get = |k: &str| d.get_item(k);
+    Ok(RtKthreads {
+        watchdog: get("watchdog")?.extract()?,
+        watchdog_period_ns: get("watchdog_period_ns")?.extract()?,
+        watchdog_run_ns: get("watchdog_run_ns")?.extract()?,
+        irq_threads: get("irq_threads")?.extract()?,
+        irq_cpus: get("irq_cpus")?.extract()?,
+        irq_prio: get("irq_prio")?.extract()?,
+        irq_policy: match get("irq_policy")?.extract::<String>()?.as_str() {
+            "rr" => RtPolicy::Rr,
+            _ => RtPolicy::Fifo,
+        },
+        irq_period_ns: get("irq_period_ns")?.extract()?,
+        irq_run_ns: get("irq_run_ns")?.extract()?,
+    })
+}
+
 /// Build the core workload from its kind and normalised parameters.
 fn workload_from(
     py: Python<'_>,
@@ -209,7 +229,15 @@ fn workload_from(
                 sndbuf: get("sndbuf")?.extract()?,
                 skb_overhead: get("skb_overhead")?.extract()?,
             };
-            Ok(Box::new(Hackbench::new(p).map_err(|e| py_err(py, e))?))
+            let rt = match params.get_item("rt_kthreads")? {
+                Some(d) if !d.is_none() => Some(rt_kthreads_from(&d)?),
+                _ => None,
+            };
+            Ok(Box::new(
+                Hackbench::new(p)
+                    .map_err(|e| py_err(py, e))?
+                    .with_rt_kthreads(rt),
+            ))
         }
         "pipe_pingpong" => {
             let loops: u64 = params

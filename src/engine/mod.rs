@@ -21,6 +21,8 @@ mod ghosts;
 mod power;
 pub mod queue;
 mod report;
+#[cfg(test)]
+mod rt_tests;
 pub(crate) mod sampler;
 mod syscall;
 #[cfg(test)]
@@ -61,6 +63,15 @@ pub(crate) enum Event {
     ActiveBalance { src: u32, dst: u32, lvl: u32 },
     /// The NOHZ idle-balancer kick reaches `cpu`.
     NohzKick { cpu: u32 },
+    /// An RT task's interrupt or timer wakes it (`sched::rt_class`).
+    RtWake { task: u32 },
+    /// The RT task running on `cpu` is done with its burst.
+    RtDone { cpu: u32, gen: u32 },
+    /// An RT push irq_work reaches `cpu` (`src`: the chain's source CPU,
+    /// or `rt_class::RD_WORK` for the root domain's walk).
+    RtIrqWork { cpu: u32, src: u32 },
+    /// The RT period timer refills a throttled CPU's runtime.
+    RtUnthrottle { cpu: u32 },
 }
 
 /// Engine-wide counters that are not per CPU or per task.
@@ -206,6 +217,9 @@ pub struct Sim<'a> {
     /// streams; empty unless `Kernel::newidle_random`, so no draw is taken
     /// otherwise.
     pub(crate) sched_rng: Vec<Rng>,
+    /// The RT class (`None` unless the workload has RT kernel threads, so a
+    /// CFS-only run takes no RT step and no RT draw).
+    pub(crate) rt: Option<crate::sched::rt::RtSched>,
     pub(crate) lozi_last: u64,
     pub(crate) error: Option<String>,
     /// The watchdog's state: the last instant a task consumed burst time or
@@ -253,6 +267,9 @@ impl<'a> Sim<'a> {
         kernel.validate()?;
         cost.validate()?;
         workload.validate(machine)?;
+        if let Some(k) = workload.rt_kthreads() {
+            k.validate(machine.nr_cpus())?;
+        }
         // memory limits, before anything is allocated (crate::limits)
         let tasks = workload.nr_tasks();
         crate::limits::check_tasks(&format!("{} tasks", workload.name()), tasks, tasks)?;
@@ -309,6 +326,9 @@ impl<'a> Sim<'a> {
         let sd = crate::domains::build_cancellable(machine, kernel, cancel)
             .ok_or(CoreError::Cancelled)?;
         let fair = FairParams::new(kernel, n);
+        let rt = workload
+            .rt_kthreads()
+            .map(|k| crate::sched::rt::RtSched::new(k, n, opts.seed));
         let rqs = (0..n)
             .map(|cpu| {
                 let mut rq = Rq::new(kernel.migration_cost_ns, sd[cpu].len());
@@ -358,6 +378,7 @@ impl<'a> Sim<'a> {
             } else {
                 Vec::new()
             },
+            rt,
             lozi_last: 0,
             error: None,
             progress_at: 0,
@@ -384,6 +405,7 @@ impl<'a> Sim<'a> {
         if let Some(d) = self.opts.duration_ns {
             self.queue.push(d, Event::End);
         }
+        self.rt_init();
         let mut same_instant = 0u64;
         let status = loop {
             if let Some(e) = self.error.take() {
@@ -483,6 +505,10 @@ impl<'a> Sim<'a> {
                     self.active_balance(src as usize, dst as usize, lvl as usize)
                 }
                 Event::NohzKick { cpu } => self.nohz_idle_balance(cpu as usize),
+                Event::RtWake { task } => self.rt_wake(task as usize),
+                Event::RtDone { cpu, gen } => self.rt_done(cpu as usize, gen),
+                Event::RtIrqWork { cpu, src } => self.rt_irq_work(cpu as usize, src),
+                Event::RtUnthrottle { cpu } => self.rt_unthrottle(cpu as usize),
             }
             if self.progress_at == self.now {
                 self.overhead_at_progress = self.overhead;
@@ -795,6 +821,9 @@ impl<'a> Sim<'a> {
         if let Some((tasks, cpus)) = pelt {
             r.tasks.pelt = Some(tasks);
             r.cpus.pelt = Some(cpus);
+        }
+        if let Some(rt) = &self.rt {
+            r.metrics.extend(rt.metrics());
         }
         r.mean_pending_events = mean_pending;
         r.queue_pops = self.events;

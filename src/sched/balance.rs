@@ -955,6 +955,10 @@ impl Sim<'_> {
         self.rqs[src].need_resched = true;
         self.schedule(src);
         self.rearm(src);
+        // migration/N schedules out: pick_next_task_rt() may pull.
+        if self.rt.is_some() {
+            self.rt_stopper_done(src);
+        }
         if moved {
             self.rq_sync(dst);
             self.rearm(dst);

@@ -19,6 +19,8 @@ pub mod newidle;
 pub mod pelt;
 pub mod power;
 pub mod rq;
+pub mod rt;
+pub mod rt_class;
 pub mod task;
 pub mod trace_hooks;
 pub mod wakeup;

@@ -110,12 +110,20 @@ pub struct Hackbench {
     t1: Option<u64>,
     delivered: u64,
     stats: ChanStats,
+    /// RT kernel threads beside the benchmark (`with_rt_kthreads`).
+    rt: Option<crate::sched::rt::RtKthreads>,
 }
 
 /// The main task's address-space id (threads share it).
 const MAIN_MM: u32 = 0;
 
 impl Hackbench {
+    /// Run the machine's RT kernel threads beside the benchmark.
+    pub fn with_rt_kthreads(mut self, k: Option<crate::sched::rt::RtKthreads>) -> Self {
+        self.rt = k;
+        self
+    }
+
     pub fn new(p: HackbenchParams) -> CoreResult<Self> {
         let pos = |name: &str, v: u32, max: u32| {
             if v == 0 || v > max {
@@ -172,6 +180,7 @@ impl Hackbench {
             t1: None,
             delivered: 0,
             stats: ChanStats::default(),
+            rt: None,
         })
     }
 
@@ -417,6 +426,10 @@ impl Workload for Hackbench {
 
     fn finite(&self) -> bool {
         true
+    }
+
+    fn rt_kthreads(&self) -> Option<&crate::sched::rt::RtKthreads> {
+        self.rt.as_ref()
     }
 
     fn metrics(&self, end_ns: u64) -> Vec<(&'static str, f64)> {

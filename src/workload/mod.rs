@@ -195,4 +195,8 @@ pub trait Workload: Send {
     fn process_name(&self, leader: &str) -> String {
         leader.to_string()
     }
+    /// RT kernel threads running beside the workload (`sched::rt`).
+    fn rt_kthreads(&self) -> Option<&crate::sched::rt::RtKthreads> {
+        None
+    }
 }

@@ -1,0 +1,276 @@
+//! The RT class's unit tests (`sched::rt`, `sched::rt_class`; here because
+//! they build a `Sim`, which needs a workload). Hand-built RT overloads on a
+//! 4-CPU machine: who sends a push IPI to whom, in what order, and when the
+//! walk stops, per `rt_push` variant.
+
+use crate::cost::CostModel;
+use crate::engine::{Event, Sim};
+use crate::kernel::{Kernel, RtPush};
+use crate::sched::rt::{RtKthreads, RtPolicy, RtSched, RtState, RtTask, RR_TIMESLICE_NS};
+use crate::topology::Machine;
+use crate::workload::spinners::{Dist, SpinnerTask, Spinners};
+use crate::RunOptions;
+
+fn task(prio: u32, allowed: &[u32]) -> RtTask {
+    RtTask {
+        policy: RtPolicy::Fifo,
+        prio,
+        allowed: allowed.to_vec(),
+        cpu: allowed[0] as usize,
+        state: RtState::Sleeping,
+        run_left: 1_000_000,
+        slice_left: RR_TIMESLICE_NS,
+        period_ns: 1_000_000_000,
+        periodic: true,
+        run_ns: 1_000_000,
+        seq: 0,
+        next_wake: 0,
+    }
+}
+
+fn none() -> RtKthreads {
+    RtKthreads {
+        watchdog: false,
+        watchdog_period_ns: 4_000_000_000,
+        watchdog_run_ns: 10_000,
+        irq_threads: 0,
+        irq_cpus: 2,
+        irq_prio: 50,
+        irq_policy: RtPolicy::Fifo,
+        irq_period_ns: 1_000_000,
+        irq_run_ns: 50_000,
+    }
+}
+
+/// `cpu` runs a pinned FIFO-99 task and has a migratable FIFO-50 task
+/// queued behind it, allowed on `allowed` (so the CPU is RT-overloaded).
+fn overload(sim: &mut Sim, cpu: usize, allowed: &[u32]) -> usize {
+    overload_with(sim, cpu, (0, &[cpu as u32]), (49, allowed))
+}
+
+/// `cpu` runs `run` (prio, allowed) with `queued` (prio, allowed) behind it.
+fn overload_with(sim: &mut Sim, cpu: usize, run: (u32, &[u32]), queued: (u32, &[u32])) -> usize {
+    let rt = sim.rt.as_mut().unwrap();
+    let a = rt.tasks.len();
+    rt.tasks.push(task(run.0, run.1));
+    rt.tasks.push(task(queued.0, queued.1));
+    rt.enqueue(cpu, a);
+    rt.rqs[cpu].curr = Some(a);
+    rt.tasks[a].state = RtState::Running;
+    rt.enqueue(cpu, a + 1);
+    a + 1
+}
+
+/// `cpu` runs a pinned FIFO-99 task (nothing RT can be pushed to it).
+fn busy(sim: &mut Sim, cpu: usize) {
+    let rt = sim.rt.as_mut().unwrap();
+    let a = rt.tasks.len();
+    rt.tasks.push(task(0, &[cpu as u32]));
+    rt.enqueue(cpu, a);
+    rt.rqs[cpu].curr = Some(a);
+    rt.tasks[a].state = RtState::Running;
+}
+
+/// Run the push irq_work events until none is left; the IPI log.
+fn drain(sim: &mut Sim) -> Vec<(usize, usize)> {
+    let mut guard = 0;
+    while let Some(e) = sim.queue.pop() {
+        sim.now = e.time;
+        if let Event::RtIrqWork { cpu, src } = e.ev {
+            sim.rt_irq_work(cpu as usize, src);
+        }
+        guard += 1;
+        assert!(guard < 1000, "the walk did not stop");
+    }
+    sim.rt.as_ref().unwrap().ipi_log.clone()
+}
+
+fn with_sim(kernel: Kernel, f: impl FnOnce(&mut Sim)) {
+    let m = Machine::new(1, 4, 1, None, None).unwrap();
+    let cost = CostModel::default();
+    let spin = SpinnerTask {
+        nice: 0,
+        run_ns: None,
+        sleep_ns: None,
+        cpus: None,
+        yields: false,
+    };
+    let w = Spinners::new(vec![spin], Dist::Fixed).unwrap();
+    let opts = RunOptions {
+        duration_ns: Some(1),
+        ..Default::default()
+    };
+    let mut sim = Sim::new(&m, &kernel, &cost, Box::new(w), opts).unwrap();
+    sim.rt = Some(RtSched::new(&none(), 4, 1));
+    f(&mut sim);
+}
+
+fn kernel(push: RtPush, only_self: bool, skip_self: bool) -> Kernel {
+    Kernel {
+        rt_push: push,
+        rt_pull_skip_only_self: only_self,
+        rt_rto_skip_self: skip_self,
+        ..Kernel::v3_8()
+    }
+}
+
+#[test]
+fn no_overload_no_ipi_in_any_variant() {
+    for push in [RtPush::Pull, RtPush::PushIpi, RtPush::PushIpiRd] {
+        with_sim(kernel(push, false, false), |sim| {
+            busy(sim, 1);
+            sim.pull_rt_task(0);
+            assert!(drain(sim).is_empty());
+            assert_eq!(sim.counters.function_call_ipis, 0);
+        });
+    }
+}
+
+#[test]
+fn pull_takes_the_task_under_both_locks_without_ipis() {
+    with_sim(kernel(RtPush::Pull, false, false), |sim| {
+        let b = overload(sim, 1, &[0, 1]);
+        sim.pull_rt_task(0);
+        let rt = sim.rt.as_ref().unwrap();
+        assert_eq!(rt.tasks[b].cpu, 0);
+        assert_eq!(rt.rqs[0].curr, Some(b));
+        assert_eq!(rt.stats.pulls, 1);
+        assert_eq!(rt.rd.rto_count, 0);
+        assert!(drain(sim).is_empty());
+    });
+}
+
+#[test]
+fn push_ipi_chain_visits_each_overloaded_cpu_once_never_the_initiator() {
+    with_sim(kernel(RtPush::PushIpi, false, false), |sim| {
+        overload(sim, 1, &[1, 2]);
+        busy(sim, 2);
+        overload(sim, 3, &[3, 2]);
+        sim.pull_rt_task(0);
+        assert_eq!(drain(sim), vec![(0, 1), (1, 3)]);
+        assert_eq!(sim.counters.function_call_ipis, 2);
+        assert_eq!(sim.rt.as_ref().unwrap().stats.self_ipis, 0);
+        assert_eq!(sim.rt.as_ref().unwrap().rqs[0].push_flags, 0);
+    });
+    // From an overloaded CPU (running FIFO-50 with another FIFO-50 queued;
+    // CPU 3's queued FIFO-60 beats it): the chain starts after it and ends
+    // before it.
+    with_sim(kernel(RtPush::PushIpi, false, false), |sim| {
+        overload_with(sim, 1, (49, &[1, 2]), (49, &[1, 2]));
+        busy(sim, 2);
+        overload_with(sim, 3, (0, &[3]), (39, &[3, 2]));
+        sim.pull_rt_task(1);
+        assert_eq!(drain(sim), vec![(1, 3)]);
+    });
+}
+
+#[test]
+fn push_ipi_chain_skips_cpus_whose_next_task_cannot_beat_the_puller() {
+    with_sim(kernel(RtPush::PushIpi, false, false), |sim| {
+        overload(sim, 1, &[1, 2]);
+        busy(sim, 2);
+        // CPU 0 runs FIFO-60 (prio 39): the queued FIFO-50 (49) cannot beat it.
+        let rt = sim.rt.as_mut().unwrap();
+        let a = rt.tasks.len();
+        rt.tasks.push(task(39, &[0]));
+        rt.enqueue(0, a);
+        rt.rqs[0].curr = Some(a);
+        sim.pull_rt_task(0);
+        assert!(drain(sim).is_empty());
+    });
+}
+
+#[test]
+fn push_ipi_chain_restarts_from_the_source_when_flagged() {
+    with_sim(kernel(RtPush::PushIpi, false, false), |sim| {
+        overload(sim, 1, &[1, 2]);
+        busy(sim, 2);
+        overload(sim, 3, &[3, 2]);
+        sim.pull_rt_task(0);
+        // While the first IPI is in flight CPU 0 lowers its priority again.
+        sim.pull_rt_task(0);
+        assert_ne!(
+            sim.rt.as_ref().unwrap().rqs[0].push_flags & crate::sched::rt::PUSH_RESTART,
+            0
+        );
+        // 1 restarts from 0: 1 is next again (a local loop, no IPI), then 3.
+        assert_eq!(drain(sim), vec![(0, 1), (1, 3)]);
+    });
+}
+
+#[test]
+fn push_ipi_rd_walks_from_the_first_cpu_and_rescans_once() {
+    with_sim(kernel(RtPush::PushIpiRd, false, false), |sim| {
+        overload(sim, 1, &[1, 2]);
+        busy(sim, 2);
+        overload(sim, 3, &[3, 2]);
+        sim.pull_rt_task(0);
+        // rto_loop_next moved when the walk began: one rescan.
+        assert_eq!(drain(sim), vec![(0, 1), (1, 3), (3, 1), (1, 3)]);
+        let rd = &sim.rt.as_ref().unwrap().rd;
+        assert_eq!(rd.rto_cpu, -1);
+        assert_eq!(rd.rto_loop, rd.rto_loop_next);
+    });
+}
+
+#[test]
+fn push_ipi_rd_self_ipis_the_only_overloaded_cpu() {
+    with_sim(kernel(RtPush::PushIpiRd, false, false), |sim| {
+        overload(sim, 1, &[1, 2]);
+        busy(sim, 2);
+        sim.pull_rt_task(1);
+        assert_eq!(drain(sim), vec![(1, 1), (1, 1)]);
+        assert_eq!(sim.rt.as_ref().unwrap().stats.self_ipis, 2);
+        assert_eq!(sim.counters.function_call_ipis, 2);
+    });
+    // A second trigger while the walk is in flight only bumps rto_loop_next:
+    // the walk rescans once more.
+    with_sim(kernel(RtPush::PushIpiRd, false, false), |sim| {
+        overload(sim, 1, &[1, 2]);
+        busy(sim, 2);
+        sim.pull_rt_task(1);
+        sim.pull_rt_task(0);
+        assert_eq!(drain(sim), vec![(1, 1), (1, 1)]);
+        sim.pull_rt_task(0);
+        assert_eq!(drain(sim), vec![(1, 1), (1, 1), (0, 1), (1, 1)]);
+    });
+}
+
+#[test]
+fn the_fixes_suppress_the_self_ipi() {
+    // "Do not pull from current CPU if only one CPU to pull".
+    with_sim(kernel(RtPush::PushIpiRd, true, false), |sim| {
+        overload(sim, 1, &[1, 2]);
+        busy(sim, 2);
+        sim.pull_rt_task(1);
+        assert!(drain(sim).is_empty());
+        // Another CPU still starts the walk.
+        sim.pull_rt_task(0);
+        assert_eq!(drain(sim), vec![(0, 1), (1, 1)]);
+    });
+    // 94894c9c477e: rto_next_cpu() skips the CPU it runs on.
+    with_sim(kernel(RtPush::PushIpiRd, false, true), |sim| {
+        overload(sim, 1, &[1, 2]);
+        busy(sim, 2);
+        sim.pull_rt_task(1);
+        assert!(drain(sim).is_empty());
+        sim.pull_rt_task(0);
+        assert_eq!(drain(sim), vec![(0, 1)]);
+        assert_eq!(sim.rt.as_ref().unwrap().stats.self_ipis, 0);
+    });
+}
+
+#[test]
+fn a_push_ipi_moves_the_task_when_a_lower_cpu_exists() {
+    with_sim(kernel(RtPush::PushIpiRd, false, false), |sim| {
+        // CPU 2 is free this time: the handler on 1 pushes the FIFO-50 there.
+        let b = overload(sim, 1, &[1, 2]);
+        sim.pull_rt_task(0);
+        let log = drain(sim);
+        assert_eq!(log[0], (0, 1));
+        let rt = sim.rt.as_ref().unwrap();
+        assert_eq!(rt.tasks[b].cpu, 2);
+        assert_eq!(rt.stats.pushes, 1);
+        assert_eq!(rt.rd.rto_count, 0);
+    });
+}

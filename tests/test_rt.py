@@ -1,0 +1,118 @@
+"""The RT class and its push/pull IPIs (docs/rt.md, issue 21): RT kernel
+threads beside a CFS-only hackbench, the three rt_push designs and the two
+later upstream fixes, and the rt_kthreads component's errors."""
+
+import pytest
+import schedlab as sl
+from schedlab.exceptions import ConfigError, ConfigTypeError
+
+RT = sl.workloads.rt_kthreads(
+    irq_threads=24, irq_cpus=2, irq_period_us=1000, irq_run_us=100, watchdog_period_ms=1
+)
+RT_METRICS = ("irq_work", "rt_push_ipis", "rt_pulls", "rt_throttled_s")
+
+
+def _bench(rt=RT):
+    return sl.workloads.hackbench(
+        groups=2, fds=10, loops=150, ipc="pipe", mode="thread", rt_kthreads=rt
+    )
+
+
+def _ipis(seed: int, **fields) -> float:
+    k = sl.Kernel.preset("v3.8").replace(**fields)
+    r = sl.simulate("core2-2s", k, _bench(), seed=seed)
+    assert r.status == "ok"
+    return r.metrics["function_call_ipis"]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_2017_walk_sends_more_ipis_and_the_fixes_bring_them_down(seed):
+    chain = _ipis(seed, rt_push="push_ipi")
+    rd = _ipis(seed, rt_push="push_ipi_rd")
+    fixed = _ipis(seed, rt_push="push_ipi_rd", rt_pull_skip_only_self=True, rt_rto_skip_self=True)
+    pull = _ipis(seed, rt_push="pull")
+    assert pull == 0  # the pre-4.1 pull takes locks, it sends no IPI
+    assert chain > 0
+    assert rd > chain, (rd, chain)
+    assert fixed < rd, (fixed, rd)
+
+
+def test_only_the_rto_walk_self_ipis():
+    k = sl.Kernel.preset("v3.8")
+    rd = sl.simulate("core2-2s", k.replace(rt_push="push_ipi_rd"), _bench(), seed=1).metrics
+    chain = sl.simulate("core2-2s", k.replace(rt_push="push_ipi"), _bench(), seed=1).metrics
+    skip = sl.simulate(
+        "core2-2s", k.replace(rt_push="push_ipi_rd", rt_rto_skip_self=True), _bench(), seed=1
+    ).metrics
+    assert rd["rt_self_ipis"] > 0
+    assert chain["rt_self_ipis"] == 0
+    assert skip["rt_self_ipis"] == 0
+    # every push IPI is a function-call IPI and runs one irq_work
+    for m in (rd, chain, skip):
+        assert m["rt_push_ipis"] == m["irq_work"] == m["function_call_ipis"]
+
+
+def test_rt_metrics_appear_only_with_rt_threads():
+    plain = sl.workloads.hackbench(groups=1, fds=4, loops=20, ipc="pipe", mode="thread")
+    r = sl.simulate("vm-2", "v3.8", plain, seed=1)
+    assert not set(RT_METRICS) & set(r.metrics)
+    r = sl.simulate("vm-2", "v3.8", _bench(sl.workloads.rt_kthreads()), seed=1)
+    assert set(RT_METRICS) <= set(r.metrics)
+    assert r.metrics["rt_throttled_s"] == 0.0
+
+
+def test_rt_threads_preempt_cfs_and_are_charged():
+    plain = sl.simulate("core2-2s", "v3.8", _bench(None), seed=1).metrics
+    rt = sl.simulate("core2-2s", "v3.8", _bench(), seed=1).metrics
+    assert rt["rt_runs"] > 0
+    # RT time is system time on the CPUs: the benchmark takes longer
+    assert rt["elapsed_s"] > plain["elapsed_s"]
+    assert rt["sys_s"] > plain["sys_s"]
+
+
+def test_rt_throttling_keeps_five_percent_for_cfs():
+    # a watchdog that would run 99.9 % of the time
+    hog = sl.workloads.rt_kthreads(watchdog_period_ms=100, watchdog_run_us=99_900)
+    b = sl.workloads.hackbench(groups=1, fds=2, loops=20000, ipc="pipe", rt_kthreads=hog)
+    r = sl.simulate(sl.Machine(1, 1, 1, name="1-cpu"), "v3.8", b, seed=1, duration_s=2.5)
+    # sched_rt_runtime 950 ms per 1 s period: the RT side is held off at
+    # least 50 ms in each of the two full periods (a stint that does not
+    # fit the remaining runtime waits for the next period: docs/rt.md)
+    assert r.metrics["rt_throttled_s"] >= 0.1
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "exc", "words"),
+    [
+        ({"irq_prio": 0}, ConfigError, "irq_prio"),
+        ({"irq_prio": 100}, ConfigError, "irq_prio"),
+        ({"irq_threads": -1}, ConfigError, "irq_threads"),
+        ({"irq_cpus": 0}, ConfigError, "irq_cpus"),
+        ({"irq_policy": "deadline"}, ConfigError, "irq_policy"),
+        ({"irq_run_us": 2000, "irq_period_us": 1000}, ConfigError, "irq_run"),
+        ({"watchdog_run_us": 5e6, "watchdog_period_ms": 1}, ConfigError, "watchdog_run"),
+        ({"watchdog": "yes"}, ConfigTypeError, "watchdog"),
+        ({"irq_period_us": float("nan")}, ConfigError, "irq_period_us"),
+    ],
+)
+def test_rt_kthreads_refuses_bad_values(kwargs, exc, words):
+    with pytest.raises(exc, match=words):
+        sl.workloads.rt_kthreads(**kwargs)
+
+
+def test_rt_kthreads_wider_than_the_machine_is_refused():
+    w = _bench(sl.workloads.rt_kthreads(irq_threads=1, irq_cpus=64))
+    with pytest.raises(ConfigError, match="irq_cpus"):
+        sl.simulate("vm-2", "v3.8", w, seed=1)
+
+
+def test_hackbench_rt_kthreads_must_be_the_component_dict():
+    with pytest.raises(ConfigTypeError, match="rt_kthreads"):
+        sl.workloads.hackbench(rt_kthreads=True)
+    with pytest.raises(ConfigError, match="rt_kthreads"):
+        sl.workloads.hackbench(rt_kthreads={"watchdog": True})
+
+
+def test_rt_push_values_are_checked():
+    with pytest.raises(ConfigError, match="rt_push"):
+        sl.Kernel.preset("v3.8").replace(rt_push="push_ipi_2017")
