@@ -73,7 +73,6 @@ POWERSAVING_LB_ONLY = POWERSAVING.replace(power_fork_exec=False, power_wake=Fals
 POWER_METRICS = ("cpu_migrations", "migration_refill_s", "active_balances", "tasks_pulled")
 
 
-
 def rt_hackbench() -> sl.workloads.Workload:
     """hackbench -g 2 -f 10 -l 150 (threads, pipe) with RT kthreads: 24
     FIFO-50 threaded IRQs over CPU pairs and 1 ms watchdogs, so CPUs go
