@@ -66,10 +66,10 @@ class KernelFields(TypedDict):
     avg_idle_cap: Literal["migration_cost", "max_idle_balance_cost"]
     avg_idle_ewma_first: bool
     newidle_random: bool
-    avg_idle_on_move: bool
     rt_push: Literal["pull", "push_ipi", "push_ipi_rd"]
     rt_pull_skip_only_self: bool
     rt_rto_skip_self: bool
+    avg_idle_on_move: bool
     idle_cpu_nr_running: bool
     group_imb_nr_running: bool
     prefer_sibling_local_capacity: bool
