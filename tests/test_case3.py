@@ -86,7 +86,7 @@ def test_power_policies_span_fewer_packages_under_aim7(tasks):
 @pytest.mark.xfail(
     strict=True,
     reason="seed: balance/powersaving +10-25 % jobs/min at tasks <= cores; the model has them "
-    "5-14 % behind (packing lowers the Westmere-EX turbo bin; cross-node contention is ~2 % "
+    "5-7 % behind (packing lowers the Westmere-EX turbo bin; cross-node contention is ~2 % "
     "of cpu_s with published latencies). docs/cases/power-policies.md",
 )
 @pytest.mark.parametrize("tasks", [5, 10, 20])
