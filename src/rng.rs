@@ -6,6 +6,7 @@
 use rand_core::{Rng as _, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
+#[derive(Clone, Debug)]
 pub struct Rng(Pcg64Mcg);
 
 /// SplitMix64 finaliser: a well-mixed 64-bit hash of `x`.

@@ -154,6 +154,7 @@ pub fn quotas(mix: &[(usize, u32)], jobs: u32) -> (Vec<(usize, u32)>, u32) {
 /// if it has hits left, else drop it and restart from the head; drop an
 /// item once its hits run out. `aim_rand()` is the child's own stream,
 /// seeded per child (the driver seeds it with the child's pid).
+#[cfg(test)]
 fn job_order(quotas: &[(usize, u32)], total: u32, rng: &mut Rng) -> Vec<u8> {
     let mut list: Vec<(usize, u32)> = quotas.to_vec();
     let mut item = 0usize;
@@ -179,6 +180,55 @@ fn job_order(quotas: &[(usize, u32)], total: u32, rng: &mut Rng) -> Vec<u8> {
         }
     }
     out
+}
+
+/// `job_order`'s walk drawn lazily, one job at a time, so a child holds
+/// its stream and its remaining quotas (at most 26 entries), never a list
+/// of all its jobs. The draws are the same, in the same order.
+#[derive(Clone, Debug)]
+struct JobWalk {
+    rng: Rng,
+    list: Vec<(u8, u32)>,
+    item: usize,
+    /// Walk steps left (`procs_per_user`).
+    left: u32,
+}
+
+impl JobWalk {
+    fn new(quotas: &[(usize, u32)], total: u32, rng: Rng) -> Self {
+        JobWalk {
+            rng,
+            list: quotas.iter().map(|&(t, q)| (t as u8, q)).collect(),
+            item: 0,
+            left: total,
+        }
+    }
+
+    /// The next job's test, or `None` once the walk is over.
+    fn next(&mut self) -> Option<u8> {
+        if self.left == 0 || self.list.is_empty() {
+            return None;
+        }
+        self.left -= 1;
+        let list = &mut self.list;
+        let test;
+        loop {
+            let k = (self.rng.next_u64() % list.len() as u64) as usize;
+            self.item = (self.item + k) % list.len();
+            if list[self.item].1 > 0 {
+                list[self.item].1 -= 1;
+                test = list[self.item].0;
+                break;
+            }
+            list.remove(self.item);
+            self.item = 0;
+        }
+        if list[self.item].1 == 0 {
+            list.remove(self.item);
+            self.item = 0;
+        }
+        Some(test)
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -219,8 +269,8 @@ enum Phase {
 #[derive(Clone, Debug)]
 struct Child {
     phase: Phase,
-    order: Vec<u8>,
-    next: usize,
+    /// The child's job order, drawn as it goes (`None` before it is ready).
+    walk: Option<JobWalk>,
     /// The test of the current job.
     test: usize,
 }
@@ -248,6 +298,12 @@ pub struct Aim7 {
     /// The CPU each child in a shared-state job ran on when it started its
     /// system-time burst (`u32::MAX` = not in one).
     contending: Vec<u32>,
+    /// Children in a shared-state job, in all and per CPU / node, and the
+    /// nodes with at least one (sized on the first shared-state job).
+    contenders: u64,
+    on_cpu: Vec<u64>,
+    on_node: Vec<u64>,
+    nodes_busy: u64,
     contention_ns: u64,
     contended_jobs: u64,
     shared_jobs: u64,
@@ -317,6 +373,10 @@ impl Aim7 {
             t_end: None,
             elapsed: Vec::with_capacity(n),
             contending: vec![u32::MAX; n + 1],
+            contenders: 0,
+            on_cpu: Vec::new(),
+            on_node: Vec::new(),
+            nodes_busy: 0,
             contention_ns: 0,
             contended_jobs: 0,
             shared_jobs: 0,
@@ -351,8 +411,7 @@ impl Aim7 {
                     debug_assert_eq!(id as usize, self.kids.len());
                     self.kids.push(Child {
                         phase: Phase::Start,
-                        order: Vec::new(),
-                        next: 0,
+                        walk: None,
                         test: 0,
                     });
                     self.driver = Phase::Forking(k + 1);
@@ -409,33 +468,61 @@ impl Aim7 {
 
     /// The contention charge of child `i`'s shared-state job on the CPU it
     /// runs on now: `shared_lines` × the mean per-line transfer latency from
-    /// the CPUs of the other children in a shared-state job.
+    /// the CPUs of the other children in a shared-state job. The others are
+    /// kept as counts per CPU and per node (`on_cpu`, `on_node`), so a job
+    /// costs O(CPUs), not O(children), and nothing per CPU when the charge
+    /// is off.
     fn contention(&mut self, i: usize, lines: u64, ctx: &Ctx) -> u64 {
         let Some(m) = ctx.machine else { return 0 };
         let me = ctx.cpu;
-        self.contending[i] = me;
-        self.shared_jobs += 1;
-        let mut nodes: Vec<u32> = vec![m.cpu(me as usize).node];
-        let (mut sum, mut others) = (0u64, 0u64);
-        for (j, &cpu) in self.contending.iter().enumerate() {
-            if j == i || cpu == u32::MAX {
-                continue;
-            }
-            others += 1;
-            let node = m.cpu(cpu as usize).node;
-            if !nodes.contains(&node) {
-                nodes.push(node);
-            }
-            sum += line_ns(ctx, m.distance(me as usize, cpu as usize));
+        let my_node = m.cpu(me as usize).node as usize;
+        if self.on_cpu.is_empty() {
+            let nodes = (0..m.nr_cpus()).map(|c| m.cpu(c).node as usize + 1).max();
+            self.on_cpu = vec![0; m.nr_cpus()];
+            self.on_node = vec![0; nodes.unwrap_or(1)];
         }
-        self.nodes_spanned_sum += nodes.len() as u64;
+        let others = self.contenders;
+        // the nodes of the others, plus this CPU's node
+        let spanned = self.nodes_busy + u64::from(self.on_node[my_node] == 0);
+        self.contending[i] = me;
+        self.contenders += 1;
+        self.on_cpu[me as usize] += 1;
+        if self.on_node[my_node] == 0 {
+            self.nodes_busy += 1;
+        }
+        self.on_node[my_node] += 1;
+        self.shared_jobs += 1;
+        self.nodes_spanned_sum += spanned;
         if others == 0 || !self.p.contention {
             return 0;
+        }
+        let mut sum = 0u64;
+        for (cpu, &k) in self.on_cpu.iter().enumerate() {
+            let k = k - u64::from(cpu == me as usize);
+            if k > 0 {
+                sum += k * line_ns(ctx, m.distance(me as usize, cpu));
+            }
         }
         self.contended_jobs += 1;
         let extra = lines * sum / others;
         self.contention_ns += extra;
         extra
+    }
+
+    /// Child `i` leaves its shared-state job (if it is in one).
+    fn end_contention(&mut self, i: usize, ctx: &Ctx) {
+        let cpu = std::mem::replace(&mut self.contending[i], u32::MAX);
+        if cpu == u32::MAX {
+            return;
+        }
+        let Some(m) = ctx.machine else { return };
+        let node = m.cpu(cpu as usize).node as usize;
+        self.contenders -= 1;
+        self.on_cpu[cpu as usize] -= 1;
+        self.on_node[node] -= 1;
+        if self.on_node[node] == 0 {
+            self.nodes_busy -= 1;
+        }
     }
 
     fn child_step(&mut self, i: usize, task: TaskId, ctx: &mut Ctx) -> Action {
@@ -457,8 +544,8 @@ impl Aim7 {
                     }
                     self.kids[i].phase = Phase::Paused;
                     // aim_srand(my_pid): the child's own stream
-                    let mut rng = Rng::new(splitmix64(self.seed ^ i as u64));
-                    self.kids[i].order = job_order(&self.quotas, self.procs_per_user, &mut rng);
+                    let rng = Rng::new(splitmix64(self.seed ^ i as u64));
+                    self.kids[i].walk = Some(JobWalk::new(&self.quotas, self.procs_per_user, rng));
                     // pause()
                     return sys(c.syscall_ns);
                 }
@@ -471,12 +558,12 @@ impl Aim7 {
                 }
                 Phase::NextJob => {
                     let k = &mut self.kids[i];
-                    if k.next >= k.order.len() {
+                    let Some(test) = k.walk.as_mut().and_then(JobWalk::next) else {
+                        k.walk = None;
                         k.phase = Phase::Exiting;
                         continue;
-                    }
-                    k.test = k.order[k.next] as usize;
-                    k.next += 1;
+                    };
+                    k.test = test as usize;
                     k.phase = Phase::JobSys;
                     let u = TESTS[k.test].user_ns;
                     if u > 0 {
@@ -498,7 +585,7 @@ impl Aim7 {
                 }
                 Phase::JobIo => {
                     let tc = TESTS[self.kids[i].test];
-                    self.contending[i] = u32::MAX;
+                    self.end_contention(i, ctx);
                     self.kids[i].phase = Phase::JobEnd;
                     if tc.io_ns > 0 {
                         return Action::Sleep { ns: tc.io_ns };
@@ -599,8 +686,7 @@ impl Workload for Aim7 {
         ctx.spawn(self.spec("reaim".into()));
         self.kids.push(Child {
             phase: Phase::Done,
-            order: Vec::new(),
-            next: 0,
+            walk: None,
             test: 0,
         });
     }
@@ -721,6 +807,63 @@ mod tests {
         }
         let mut rng2 = Rng::new(8);
         assert_ne!(order, job_order(&q, total, &mut rng2));
+    }
+
+    #[test]
+    fn the_lazy_walk_draws_job_orders_eager_walk() {
+        // the same draws in the same order as building the whole list
+        for jobs in [1, 7, 100, 1000] {
+            for (mix, total) in [quotas(&compute_mix(), jobs), quotas(&[(3, 10)], jobs)] {
+                for seed in 0..20 {
+                    let want = job_order(&mix, total, &mut Rng::new(seed));
+                    let mut walk = JobWalk::new(&mix, total, Rng::new(seed));
+                    let mut got = Vec::new();
+                    while let Some(t) = walk.next() {
+                        assert!(walk.list.len() <= mix.len());
+                        got.push(t);
+                    }
+                    assert_eq!(got, want, "jobs {jobs} seed {seed}");
+                    // and the streams are left at the same point
+                    let mut rng = Rng::new(seed);
+                    job_order(&mix, total, &mut rng);
+                    assert_eq!(walk.rng.next_u64(), rng.next_u64());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn many_children_with_many_jobs_hold_no_job_lists() {
+        // 5000 children × 100 000 jobs: the whole job lists would be 500 MB;
+        // the children hold their streams and ≤ 26 quotas each. A short run
+        // on a small machine forks them all and lets them reach pause().
+        use crate::cost::CostModel;
+        use crate::engine::{RunOptions, Sim};
+        use crate::kernel::Kernel;
+        let m = Machine::new(1, 2, 1, None, None).unwrap();
+        let k = Kernel::preset("v3.8").unwrap();
+        let cost = CostModel::default();
+        let p = Aim7Params {
+            tasks: 5000,
+            jobs: MAX_JOBS,
+            workfile: "compute".into(),
+            cpus: None,
+            contention: true,
+        };
+        let w = Aim7::new(p).unwrap();
+        let opts = RunOptions {
+            seed: 1,
+            duration_ns: Some(2_000_000_000),
+            trace_limit: None,
+            sample_interval_ns: 100_000_000,
+            max_sample_bytes: 0,
+        };
+        let r = Sim::new(&m, &k, &cost, Box::new(w), opts)
+            .unwrap()
+            .run(&|| false);
+        let get = |name: &str| r.metrics.iter().find(|(n, _)| n == name).map(|m| m.1);
+        // the start signal came (every child had reached pause()) and jobs ran
+        assert!(get("jobs").unwrap_or(0.0) > 0.0, "{:?}", r.metrics);
     }
 
     #[test]
