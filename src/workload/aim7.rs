@@ -863,6 +863,7 @@ mod tests {
             .run(&|| false);
         let get = |name: &str| r.metrics.iter().find(|(n, _)| n == name).map(|m| m.1);
         // the start signal came (every child had reached pause()) and jobs ran
+        assert_eq!(get("forks"), Some(5001.0), "{:?}", r.metrics);
         assert!(get("jobs").unwrap_or(0.0) > 0.0, "{:?}", r.metrics);
     }
 
