@@ -153,7 +153,8 @@ pub fn quotas(mix: &[(usize, u32)], jobs: u32) -> (Vec<(usize, u32)>, u32) {
 /// from the current item step `rand % size` items round the list; take it
 /// if it has hits left, else drop it and restart from the head; drop an
 /// item once its hits run out. `aim_rand()` is the child's own stream,
-/// seeded per child (the driver seeds it with the child's pid).
+/// seeded per child (the driver seeds it with the child's pid). The whole
+/// list at once: the tests' reference for [`JobWalk`], which the run uses.
 #[cfg(test)]
 fn job_order(quotas: &[(usize, u32)], total: u32, rng: &mut Rng) -> Vec<u8> {
     let mut list: Vec<(usize, u32)> = quotas.to_vec();
