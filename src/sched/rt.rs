@@ -501,3 +501,40 @@ impl RtSched {
         }
     }
 }
+
+#[cfg(test)]
+mod validate_tests {
+    use super::*;
+
+    fn irq(threads: u32, period: u64, run: u64) -> RtKthreads {
+        RtKthreads {
+            watchdog: false,
+            watchdog_period_ns: 4_000_000_000,
+            watchdog_run_ns: 10_000,
+            irq_threads: threads,
+            irq_cpus: 2,
+            irq_prio: 50,
+            irq_policy: RtPolicy::Fifo,
+            irq_period_ns: period,
+            irq_run_ns: run,
+        }
+    }
+
+    #[test]
+    fn rt_demand_above_the_cpu_count_is_refused() {
+        // 2 CPUs: 2 threads of 9 us every 10 us is 1.8 CPUs (fine); 3 is 2.7.
+        assert!(irq(2, 10_000, 9_000).validate(2).is_ok());
+        let e = irq(3, 10_000, 9_000).validate(2).unwrap_err().to_string();
+        assert!(e.contains("RT demand") && e.contains("2.70 CPUs"), "{e}");
+    }
+
+    #[test]
+    fn rt_irq_threads_are_capped_per_cpu() {
+        assert!(irq(128, 1_000_000_000, 1).validate(2).is_ok());
+        let e = irq(129, 1_000_000_000, 1)
+            .validate(2)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("0 to 128"), "{e}");
+    }
+}
