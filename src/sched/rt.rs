@@ -143,7 +143,7 @@ impl RtKthreads {
                 return Err(CoreError::invalid(
                     "rt_kthreads.irq_threads",
                     self.irq_threads as u64,
-                    &format!(
+                    format!(
                         "an RT demand irq_threads * irq_run_ns / irq_period_ns = {} * {} / {} \
                          = {:.2} CPUs of at most the machine's {ncpus} CPUs",
                         self.irq_threads,
