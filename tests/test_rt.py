@@ -116,3 +116,48 @@ def test_hackbench_rt_kthreads_must_be_the_component_dict():
 def test_rt_push_values_are_checked():
     with pytest.raises(ConfigError, match="rt_push"):
         sl.Kernel.preset("v3.8").replace(rt_push="push_ipi_2017")
+
+
+def test_rt_kthreads_periods_under_10_us_are_refused():
+    with pytest.raises(ConfigError, match=r"irq_period.*10000 ns"):
+        sl.workloads.rt_kthreads(irq_threads=1, irq_period_us=5, irq_run_us=1)
+
+
+_OK = sl.workloads.rt_kthreads(irq_threads=2)
+
+
+@pytest.mark.parametrize(
+    ("change", "exc", "words"),
+    [
+        ({"irq_policy": "deadline"}, ConfigError, "irq_policy='deadline'.*'fifo', 'rr'"),
+        ({"irq_threads": -1}, ConfigError, "irq_threads=-1"),
+        ({"watchdog_period_ns": 2**64}, ConfigError, "watchdog_period_ns"),
+        ({"irq_period_ns": 5_000, "irq_run_ns": 1}, ConfigError, "irq_period.*10000 ns"),
+        ({"irq_threads": 1.5}, ConfigTypeError, "irq_threads.*float"),
+        ({"watchdog": "yes"}, ConfigTypeError, "watchdog"),
+    ],
+)
+def test_a_raw_rt_kthreads_dict_is_checked_like_the_component(change, exc, words):
+    with pytest.raises(exc, match=words):
+        _bench({**_OK, **change})
+
+
+# nhm-ep with 100000 IRQ threads of 9 us every 10 us once hung for minutes.
+_HEAVY = sl.workloads.rt_kthreads(irq_threads=100, irq_cpus=2, irq_period_us=10, irq_run_us=9)
+
+
+def test_an_rt_demand_above_the_cpu_count_is_refused_at_simulate():
+    with pytest.raises(ConfigError, match=r"irq_threads.*100 \* 9000 / 10000 = 90.00 CPUs.*2 CPUs"):
+        sl.simulate("vm-2", "v3.8", _bench(_HEAVY), seed=1)
+
+
+def test_irq_threads_are_capped_per_cpu():
+    w = _bench(sl.workloads.rt_kthreads(irq_threads=129, irq_period_us=100_000, irq_run_us=1))
+    with pytest.raises(ConfigError, match=r"irq_threads.*0 to 128 \(64 per CPU"):
+        sl.simulate("vm-2", "v3.8", w, seed=1)
+
+
+def test_an_rt_demand_above_the_cpu_count_is_an_error_row_in_a_sweep():
+    df = sl.sweep("vm-2", "v3.8", _bench(_HEAVY), {"workload.loops": [5]}, progress=False)
+    assert (df["status"] == "error").all()
+    assert df["status_detail"].str.contains("RT demand").all()

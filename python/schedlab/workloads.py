@@ -242,20 +242,45 @@ def rt_kthreads(
             "rt_kthreads.watchdog_period_ms", watchdog_period_ms, 1e6
         ),
         "watchdog_run_ns": _us_to_ns_req("rt_kthreads.watchdog_run_us", watchdog_run_us, 1e3),
-        "irq_threads": need_int("rt_kthreads.irq_threads", irq_threads, lo=0, hi=100_000),
-        "irq_cpus": need_int("rt_kthreads.irq_cpus", irq_cpus, lo=1, hi=_MAX_CPU + 1),
-        "irq_prio": need_int("rt_kthreads.irq_prio", irq_prio, lo=1, hi=99),
-        "irq_policy": need_choice("rt_kthreads.irq_policy", irq_policy, ["fifo", "rr"]),
+        "irq_threads": irq_threads,
+        "irq_cpus": irq_cpus,
+        "irq_prio": irq_prio,
+        "irq_policy": irq_policy,
         "irq_period_ns": _us_to_ns_req("rt_kthreads.irq_period_us", irq_period_us, 1e3),
         "irq_run_ns": _us_to_ns_req("rt_kthreads.irq_run_us", irq_run_us, 1e3),
     }
+    return _rt_check(d)
+
+
+#: Periods below this are refused (the core refuses them too).
+_RT_MIN_PERIOD_NS = 10_000
+#: ... and above one hour.
+_RT_MAX_PERIOD_NS = 3_600_000_000_000
+
+
+def _rt_check(d: dict[str, Any]) -> dict[str, Any]:
+    """Check the normalised ``rt_kthreads`` values (ns); the machine-dependent
+    limits (irq_cpus, IRQ threads per CPU, RT demand above the CPU count)
+    are checked by the core at simulate/sweep, where the machine is known."""
+    out: dict[str, Any] = {"watchdog": need_bool("rt_kthreads.watchdog", d["watchdog"])}
+    for k in ("watchdog_period_ns", "watchdog_run_ns", "irq_period_ns", "irq_run_ns"):
+        out[k] = need_int(f"rt_kthreads.{k}", d[k], lo=1, hi=_RT_MAX_PERIOD_NS)
+    out["irq_threads"] = need_int("rt_kthreads.irq_threads", d["irq_threads"], lo=0, hi=100_000)
+    out["irq_cpus"] = need_int("rt_kthreads.irq_cpus", d["irq_cpus"], lo=1, hi=_MAX_CPU + 1)
+    out["irq_prio"] = need_int("rt_kthreads.irq_prio", d["irq_prio"], lo=1, hi=99)
+    out["irq_policy"] = need_choice("rt_kthreads.irq_policy", d["irq_policy"], ["fifo", "rr"])
     for run, period in (("watchdog_run", "watchdog_period"), ("irq_run", "irq_period")):
-        if d[f"{run}_ns"] >= d[f"{period}_ns"]:
+        if out[f"{period}_ns"] < _RT_MIN_PERIOD_NS:
             raise ConfigError(
-                f"invalid rt_kthreads.{run}: {d[f'{run}_ns']} ns, expected less than "
-                f"{period} ({d[f'{period}_ns']} ns): the thread must sleep between runs"
+                f"invalid rt_kthreads.{period}: {out[f'{period}_ns']} ns, expected at least "
+                f"{_RT_MIN_PERIOD_NS} ns (10 us)"
             )
-    return d
+        if out[f"{run}_ns"] >= out[f"{period}_ns"]:
+            raise ConfigError(
+                f"invalid rt_kthreads.{run}: {out[f'{run}_ns']} ns, expected less than "
+                f"{period} ({out[f'{period}_ns']} ns): the thread must sleep between runs"
+            )
+    return {k: out[k] for k in _RT_KTHREADS_KEYS}
 
 
 def _us_to_ns_req(param: str, v: Any, scale: float) -> int:
@@ -279,7 +304,7 @@ def _rt_param(v: Any) -> dict[str, Any] | None:
             f"invalid rt_kthreads: keys {sorted(v)}, expected the dict "
             "schedlab.workloads.rt_kthreads() returns"
         )
-    return dict(v)
+    return _rt_check(v)
 
 
 def _count(param: str, v: Any, hi: int) -> int:

@@ -156,7 +156,7 @@ fn mode_of(v: &Bound<'_, PyAny>) -> PyResult<Mode> {
 }
 
 /// The `rt_kthreads` component (normalised by `schedlab.workloads.rt_kthreads`).
-fn rt_kthreads_from(d: &Bound<'_, PyAny>) -> PyResult<RtKthreads> {
+fn rt_kthreads_from(py: Python<'_>, d: &Bound<'_, PyAny>) -> PyResult<RtKthreads> {
     let get = |k: &str| d.get_item(k);
     Ok(RtKthreads {
         watchdog: get("watchdog")?.extract()?,
@@ -166,8 +166,18 @@ fn rt_kthreads_from(d: &Bound<'_, PyAny>) -> PyResult<RtKthreads> {
         irq_cpus: get("irq_cpus")?.extract()?,
         irq_prio: get("irq_prio")?.extract()?,
         irq_policy: match get("irq_policy")?.extract::<String>()?.as_str() {
+            "fifo" => RtPolicy::Fifo,
             "rr" => RtPolicy::Rr,
-            _ => RtPolicy::Fifo,
+            other => {
+                return Err(py_err(
+                    py,
+                    crate::CoreError::invalid(
+                        "rt_kthreads.irq_policy",
+                        format!("{other:?}"),
+                        "\"fifo\" or \"rr\"",
+                    ),
+                ))
+            }
         },
         irq_period_ns: get("irq_period_ns")?.extract()?,
         irq_run_ns: get("irq_run_ns")?.extract()?,
@@ -230,7 +240,7 @@ fn workload_from(
                 skb_overhead: get("skb_overhead")?.extract()?,
             };
             let rt = match params.get_item("rt_kthreads")? {
-                Some(d) if !d.is_none() => Some(rt_kthreads_from(&d)?),
+                Some(d) if !d.is_none() => Some(rt_kthreads_from(py, &d)?),
                 _ => None,
             };
             Ok(Box::new(

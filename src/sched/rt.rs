@@ -62,10 +62,16 @@ pub struct RtKthreads {
     pub irq_run_ns: u64,
 }
 
+/// At most this many IRQ threads per CPU of the machine (a real machine
+/// has a few per device queue; more only slows every RT queue scan).
+pub const IRQ_THREADS_PER_CPU: u64 = 64;
+
 impl RtKthreads {
     /// Refuse what the model cannot run: priorities outside 1..99, an
     /// affinity wider than the machine, a burst that does not fit its
-    /// period (a task that never sleeps), periods under 10 µs.
+    /// period (a task that never sleeps), periods under 10 µs, more than
+    /// `IRQ_THREADS_PER_CPU` IRQ threads per CPU, and an IRQ demand
+    /// (`irq_threads * irq_run_ns / irq_period_ns`) above the CPU count.
     pub fn validate(&self, ncpus: usize) -> crate::error::CoreResult<()> {
         use crate::error::CoreError;
         let need = |ok: bool, name: &str, v: u64, allowed: &str| {
@@ -120,6 +126,33 @@ impl RtKthreads {
                 self.irq_run_ns,
                 "at least 1 ns and less than irq_period_ns",
             )?;
+            let cap = (IRQ_THREADS_PER_CPU * ncpus as u64).min(100_000);
+            need(
+                self.irq_threads as u64 <= cap,
+                "rt_kthreads.irq_threads",
+                self.irq_threads as u64,
+                &format!(
+                    "0 to {cap} ({IRQ_THREADS_PER_CPU} per CPU of the machine's {ncpus}, at most 100000)"
+                ),
+            )?;
+            // RT demand in CPUs: irq_threads * irq_run / irq_period. Above the
+            // CPU count the RT queues only grow (every RT op scans them): refuse.
+            let demand = self.irq_threads as u128 * self.irq_run_ns as u128;
+            let limit = ncpus as u128 * self.irq_period_ns as u128;
+            if demand > limit {
+                return Err(CoreError::invalid(
+                    "rt_kthreads.irq_threads",
+                    self.irq_threads as u64,
+                    format!(
+                        "an RT demand irq_threads * irq_run_ns / irq_period_ns = {} * {} / {} \
+                         = {:.2} CPUs of at most the machine's {ncpus} CPUs",
+                        self.irq_threads,
+                        self.irq_run_ns,
+                        self.irq_period_ns,
+                        demand as f64 / self.irq_period_ns as f64
+                    ),
+                ));
+            }
         }
         Ok(())
     }
@@ -466,5 +499,42 @@ impl RtSched {
             }
             self.rd.rto_loop = next;
         }
+    }
+}
+
+#[cfg(test)]
+mod validate_tests {
+    use super::*;
+
+    fn irq(threads: u32, period: u64, run: u64) -> RtKthreads {
+        RtKthreads {
+            watchdog: false,
+            watchdog_period_ns: 4_000_000_000,
+            watchdog_run_ns: 10_000,
+            irq_threads: threads,
+            irq_cpus: 2,
+            irq_prio: 50,
+            irq_policy: RtPolicy::Fifo,
+            irq_period_ns: period,
+            irq_run_ns: run,
+        }
+    }
+
+    #[test]
+    fn rt_demand_above_the_cpu_count_is_refused() {
+        // 2 CPUs: 2 threads of 9 us every 10 us is 1.8 CPUs (fine); 3 is 2.7.
+        assert!(irq(2, 10_000, 9_000).validate(2).is_ok());
+        let e = irq(3, 10_000, 9_000).validate(2).unwrap_err().to_string();
+        assert!(e.contains("RT demand") && e.contains("2.70 CPUs"), "{e}");
+    }
+
+    #[test]
+    fn rt_irq_threads_are_capped_per_cpu() {
+        assert!(irq(128, 1_000_000_000, 1).validate(2).is_ok());
+        let e = irq(129, 1_000_000_000, 1)
+            .validate(2)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("0 to 128"), "{e}");
     }
 }
