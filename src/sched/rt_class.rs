@@ -163,6 +163,9 @@ impl Sim<'_> {
             // Preempted: what is left of its burst leaves the CPU's queue.
             let left = rt.rqs[cpu].done_at.saturating_sub(now);
             rt.tasks[c].run_left += left;
+            // update_curr_rt() charges only what ran: the unrun rest of the
+            // stint leaves the period's rt_time again.
+            rt.rqs[cpu].rt_time -= left.min(rt.rqs[cpu].rt_time);
             rt.tasks[c].state = RtState::Queued;
             rt.rqs[cpu].curr = None;
             rt.rqs[cpu].gen = rt.rqs[cpu].gen.wrapping_add(1);
@@ -193,7 +196,9 @@ impl Sim<'_> {
         if task.policy == RtPolicy::Rr {
             run = run.min(task.slice_left);
         }
-        if rq.rt_time + run > RT_RUNTIME_NS {
+        let budget = RT_RUNTIME_NS.saturating_sub(rq.rt_time);
+        let period_end = rq.period_start + RT_PERIOD_NS;
+        if budget == 0 {
             rq.throttled = true;
             let end = rq.period_start + RT_PERIOD_NS;
             rt.stats.throttled_ns += end - now;
@@ -202,7 +207,18 @@ impl Sim<'_> {
             self.rearm(cpu);
             return;
         }
-        rq.rt_time += run;
+        let allowed = if now + budget < period_end {
+            budget
+        } else {
+            period_end + RT_RUNTIME_NS - now
+        };
+        let run = run.min(allowed);
+        if now + run <= period_end {
+            rq.rt_time += run;
+        } else {
+            rq.period_start = period_end;
+            rq.rt_time = now + run - period_end;
+        }
         task.state = RtState::Running;
         rq.curr = Some(n);
         rq.gen = rq.gen.wrapping_add(1);
@@ -247,10 +263,15 @@ impl Sim<'_> {
         rt.rqs[cpu].curr = None;
         rt.rqs[cpu].gen = rt.rqs[cpu].gen.wrapping_add(1);
         if rt.tasks[t].run_left > 0 {
-            // task_tick_rt(): the RR slice ran out; requeue at the tail.
-            rt.tasks[t].slice_left = RR_TIMESLICE_NS;
-            rt.dequeue(cpu, t);
-            rt.enqueue(cpu, t);
+            if rt.tasks[t].policy == RtPolicy::Rr && rt.tasks[t].slice_left == 0 {
+                // task_tick_rt(): the RR slice ran out; requeue at the tail.
+                rt.tasks[t].slice_left = RR_TIMESLICE_NS;
+                rt.dequeue(cpu, t);
+                rt.enqueue(cpu, t);
+            }
+            // Otherwise the period's RT budget ran out mid-burst: the task
+            // keeps its place and rt_schedule() below throttles the CPU.
+            rt.tasks[t].state = RtState::Queued;
         } else {
             rt.dequeue(cpu, t);
             rt.tasks[t].state = RtState::Sleeping;
