@@ -33,7 +33,7 @@
 //! development host with `scripts/calibration/aim7/arith_bench.c`, the
 //! others estimates; docs/guide/workloads.md lists them).
 
-use super::{sys, user, Action, Ctx, TaskSpec, Workload};
+use super::{check_cpuset, sys, user, Action, Ctx, TaskSpec, Workload};
 use crate::error::{CoreError, CoreResult};
 use crate::rng::{splitmix64, Rng};
 use crate::sched::fair::TaskId;
@@ -665,21 +665,10 @@ impl Workload for Aim7 {
     }
 
     fn validate(&self, machine: &Machine) -> CoreResult<()> {
-        let n = machine.nr_cpus() as u32;
-        if let Some(c) = &self.p.cpus {
-            if let Some(bad) = c.iter().find(|&&c| c >= n) {
-                return Err(CoreError::invalid(
-                    "cpus",
-                    bad,
-                    format!(
-                        "CPU numbers from 0 to {} on machine {:?}",
-                        n - 1,
-                        machine.name
-                    ),
-                ));
-            }
+        match &self.p.cpus {
+            Some(c) => check_cpuset(c, machine),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     fn init(&mut self, ctx: &mut Ctx) {

@@ -16,7 +16,7 @@ pub mod spinners;
 pub mod volano;
 
 use crate::cost::CostModel;
-use crate::error::CoreResult;
+use crate::error::{CoreError, CoreResult};
 use crate::rng::Rng;
 use crate::sched::fair::TaskId;
 use crate::topology::Machine;
@@ -37,6 +37,25 @@ pub enum Action {
     Yield,
     /// Exit.
     Exit,
+}
+
+/// A workload's `cpus` (its cpuset) against `machine`: every CPU number
+/// must exist there (the check a `Workload::validate` makes once the
+/// machine is known).
+pub fn check_cpuset(cpus: &[u32], machine: &Machine) -> CoreResult<()> {
+    let n = machine.nr_cpus() as u32;
+    if let Some(bad) = cpus.iter().find(|&&c| c >= n) {
+        return Err(CoreError::invalid(
+            "cpus",
+            bad,
+            format!(
+                "CPU numbers from 0 to {} on machine {:?}",
+                n - 1,
+                machine.name
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// A system-time burst of `ns` (at least 1 ns).

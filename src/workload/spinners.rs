@@ -3,7 +3,7 @@
 //! optionally calling `sched_yield()` in their loop (the 2.6.23
 //! `sched_compat_yield` example: `while(1) sched_yield();`).
 
-use super::{Action, Ctx, TaskSpec, Work, Workload};
+use super::{check_cpuset, Action, Ctx, TaskSpec, Work, Workload};
 use crate::error::{CoreError, CoreResult};
 use crate::sched::fair::TaskId;
 use crate::topology::Machine;
@@ -116,21 +116,8 @@ impl Workload for Spinners {
     }
 
     fn validate(&self, machine: &Machine) -> CoreResult<()> {
-        let n = machine.nr_cpus() as u32;
-        for t in &self.tasks {
-            if let Some(c) = &t.cpus {
-                if let Some(bad) = c.iter().find(|&&c| c >= n) {
-                    return Err(CoreError::invalid(
-                        "cpus",
-                        bad,
-                        format!(
-                            "CPU numbers from 0 to {} on machine {:?}",
-                            n - 1,
-                            machine.name
-                        ),
-                    ));
-                }
-            }
+        for c in self.tasks.iter().filter_map(|t| t.cpus.as_deref()) {
+            check_cpuset(c, machine)?;
         }
         Ok(())
     }
