@@ -15,7 +15,12 @@
 //!    itself, whose `pop` also looks at its slot heap — popping the earliest
 //!    event and pushing one later, with an event-sized payload) holding the
 //!    mean pending count of the 2-CPU run, so the engine's rate on 2 CPUs
-//!    can be put against a heap doing nothing else.
+//!    can be put against a heap doing nothing else; and the same heap at
+//!    the 1024-CPU run's mean pending count.
+//! 4. Machine size against workload size (`machine_vs_workload`): the
+//!    448- and 1024-CPU machines with 1 and 16 groups, and the 2-CPU
+//!    machine with 16, 224 and 512 groups, so the 2 → N slowdown per event
+//!    splits into a machine factor, a workload factor and their interaction.
 //!
 //! Two event counts: the `events` metric, which also counts each burst end
 //! that re-arming replaced (the stale event the queue once held and
@@ -24,7 +29,11 @@
 //! engine-vs-heap ratio by popped events is the fair one (a counted-only
 //! event costs nothing).
 //!
-//! `--quick`: 5 loops instead of 20.
+//! `--quick`: 5 loops instead of 20. `--kernel NAME`: the hackbench rows
+//! under that kernel preset (e.g. `v6.18`) instead of v3.8.
+//!
+//! One row alone: `--child hackbench SHAPE LOOPS REPS [GROUPS|auto]
+//! [KERNEL]` (groups default to CPUs / 2, the kernel to v3.8).
 
 use schedlab::engine::queue::Entry;
 use schedlab::engine::Sim;
@@ -72,17 +81,19 @@ fn thread_cpu_s() -> f64 {
         / 1e9
 }
 
-/// `reps` hackbench runs: prints `events messages setup_s run_wall_s
+/// `reps` hackbench runs of `groups` groups (`None`: CPUs / 2) under the
+/// kernel preset `kernel`: prints `events messages setup_s run_wall_s
 /// run_cpu_s peak_mib pending pops`, the wall times the best of the runs, the
-/// CPU time the mean over all runs, setup included (schedstat's clock is
-/// updated at ticks and switches: too coarse for one short run; setup is
-/// under 0.1 ms on 2 CPUs, and reps is 1 elsewhere).
-fn child_hackbench(shape_s: &str, loops: u32, reps: u32) {
+/// CPU time the mean over all runs less the setups' wall time
+/// (schedstat's clock is updated at ticks and switches: too coarse for one
+/// short run, hence the repeated runs of the short rows).
+fn child_hackbench(shape_s: &str, loops: u32, reps: u32, groups: Option<u32>, kernel: &str) {
     let m = shape(shape_s);
-    let k = Kernel::v3_8();
+    let k = Kernel::preset(kernel).unwrap();
     let c = CostModel::for_machine(&m);
-    let groups = (m.nr_cpus() as u32 / 2).max(1);
+    let groups = groups.unwrap_or((m.nr_cpus() as u32 / 2).max(1));
     let (mut setup, mut wall) = (f64::INFINITY, f64::INFINITY);
+    let mut setup_sum = 0.0;
     let mut last = None;
     let c_start = thread_cpu_s();
     for _ in 0..reps {
@@ -101,14 +112,11 @@ fn child_hackbench(shape_s: &str, loops: u32, reps: u32) {
         let r = sim.run(&|| false);
         let t2 = Instant::now();
         setup = setup.min((t1 - t0).as_secs_f64());
+        setup_sum += (t1 - t0).as_secs_f64();
         wall = wall.min((t2 - t1).as_secs_f64());
         last = Some(r);
     }
-    let cpu = if reps == 1 {
-        thread_cpu_s() - c_start - setup
-    } else {
-        (thread_cpu_s() - c_start) / reps as f64
-    };
+    let cpu = (thread_cpu_s() - c_start - setup_sum) / reps as f64;
     let r = last.unwrap();
     println!(
         "{} {} {} {} {} {} {} {}",
@@ -212,6 +220,10 @@ fn main() {
                 &args[i + 2],
                 args[i + 3].parse().unwrap(),
                 args[i + 4].parse().unwrap(),
+                args.get(i + 5)
+                    .filter(|g| g.as_str() != "auto")
+                    .map(|g| g.parse().unwrap()),
+                args.get(i + 6).map_or("v3.8", |k| k.as_str()),
             ),
             "setup" => child_setup(&args[i + 2]),
             "heap" => child_heap(args[i + 2].parse().unwrap()),
@@ -224,8 +236,13 @@ fn main() {
     } else {
         20
     };
+    let kernel = args
+        .iter()
+        .position(|a| a == "--kernel")
+        .map_or("v3.8", |i| args[i + 1].as_str());
+    Kernel::preset(kernel).unwrap();
     println!(
-        "== hackbench pipe thread -l {loops}, groups = CPUs/2, v3.8 ==\n\
+        "== hackbench pipe thread -l {loops}, groups = CPUs/2, {kernel} ==\n\
          (rates per second of the event loop's CPU time and, in brackets, of wall time;\n\
          best of / mean over 50 runs on 2 CPUs, of 1 run elsewhere)"
     );
@@ -242,47 +259,40 @@ fn main() {
         "peak MiB",
         "pending"
     );
-    let (mut rate2, mut wrate2, mut pending2, mut rate1024, mut wrate1024) =
-        (f64::NAN, f64::NAN, 0.0, f64::NAN, f64::NAN);
-    let (mut prate2, mut pwrate2, mut prate1024, mut pwrate1024) =
-        (f64::NAN, f64::NAN, f64::NAN, f64::NAN);
+    let mut grid = Grid::default();
     for (cpus, sh) in [
         (2, "1x2x1"),
         (112, "2x28x2"),
         (448, "4x56x2"),
         (1024, "8x64x2"),
     ] {
-        let reps = if cpus == 2 { "50" } else { "1" };
-        let v = in_child(&["hackbench", sh, &loops.to_string(), reps]);
-        let (events, msgs, setup, wall, cpu, peak, pending, pops) =
-            (v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
-        if cpus == 2 {
-            (rate2, wrate2, pending2) = (events / cpu, events / wall, pending);
-            (prate2, pwrate2) = (pops / cpu, pops / wall);
-        }
-        if cpus == 1024 {
-            (rate1024, wrate1024) = (events / cpu, events / wall);
-            (prate1024, pwrate1024) = (pops / cpu, pops / wall);
-        }
+        let reps = if cpus == 2 { 50 } else { 1 };
+        let groups = (cpus / 2).max(1);
+        let r = Row::run(sh, loops, reps, groups, kernel);
         println!(
-            "{cpus:>6} {sh:>9} {:>8.2}M {:>8.2}M {:>10.2}M [{:>7.2}M] {:>10.2}M [{:>7.2}M] {:>10.2}M [{:>7.2}M] {setup:>9.4} {peak:>9.1} {pending:>9.1}",
-            events / 1e6,
-            pops / 1e6,
-            events / cpu / 1e6,
-            events / wall / 1e6,
-            pops / cpu / 1e6,
-            pops / wall / 1e6,
-            msgs / cpu / 1e6,
-            msgs / wall / 1e6,
+            "{cpus:>6} {sh:>9} {:>8.2}M {:>8.2}M {:>10.2}M [{:>7.2}M] {:>10.2}M [{:>7.2}M] {:>10.2}M [{:>7.2}M] {:>9.4} {:>9.1} {:>9.1}",
+            r.events / 1e6,
+            r.pops / 1e6,
+            r.events / r.cpu / 1e6,
+            r.events / r.wall / 1e6,
+            r.pops / r.cpu / 1e6,
+            r.pops / r.wall / 1e6,
+            r.msgs / r.cpu / 1e6,
+            r.msgs / r.wall / 1e6,
+            r.setup,
+            r.peak,
+            r.pending,
         );
+        grid.insert(cpus, groups, reps, r);
     }
+    let (r2, r1024) = (grid.get(2, 1), grid.get(1024, 512));
     println!(
         "events/s at 1024 CPUs / at 2 CPUs: {:.2} (CPU time), {:.2} (wall); \
          popped events: {:.2} (CPU time), {:.2} (wall)",
-        rate1024 / rate2,
-        wrate1024 / wrate2,
-        prate1024 / prate2,
-        pwrate1024 / pwrate2
+        (r1024.events / r1024.cpu) / (r2.events / r2.cpu),
+        (r1024.events / r1024.wall) / (r2.events / r2.wall),
+        (r1024.pops / r1024.cpu) / (r2.pops / r2.cpu),
+        (r1024.pops / r1024.wall) / (r2.pops / r2.wall),
     );
     println!(
         "\n== setup of a 4096-CPU machine (Sim::new + a run cancelled before its first event) =="
@@ -291,7 +301,8 @@ fn main() {
         let v = in_child(&["setup", sh]);
         println!("{sh:>10}: {:.3} s, peak {:.1} MiB", v[0], v[1]);
     }
-    let pending = (pending2.round() as usize).max(1);
+    let r2 = grid.get(2, 1);
+    let pending = (r2.pending.round() as usize).max(1);
     let heap = in_child(&["heap", &pending.to_string()]);
     println!(
         "\n== bare binary-heap DES at the 2-CPU run's mean pending count ({pending}) ==\n\
@@ -300,11 +311,202 @@ fn main() {
          by popped events {:.2} M = {:.2}x [CPU-s: {:.2}x]",
         heap[0] / 1e6,
         heap[1] / 1e6,
-        wrate2 / 1e6,
-        wrate2 / heap[0],
-        rate2 / heap[1],
-        pwrate2 / 1e6,
-        pwrate2 / heap[0],
-        prate2 / heap[1]
+        r2.events / r2.wall / 1e6,
+        r2.events / r2.wall / heap[0],
+        r2.events / r2.cpu / heap[1],
+        r2.pops / r2.wall / 1e6,
+        r2.pops / r2.wall / heap[0],
+        r2.pops / r2.cpu / heap[1]
     );
+    let r1024 = grid.get(1024, 512);
+    let pending = (r1024.pending.round() as usize).max(1);
+    let heap1024 = in_child(&["heap", &pending.to_string()]);
+    println!(
+        "\n== bare binary-heap DES at the 1024-CPU run's mean pending count ({pending}) ==\n\
+         {:.2} M pop+push per wall-s (best chunk) [{:.2} M per CPU-s] = {:.2}x the heap at {} \
+         pending [CPU-s: {:.2}x]; engine on 1024 CPUs {:.2} M popped events per CPU-s = {:.2}x \
+         this heap",
+        heap1024[0] / 1e6,
+        heap1024[1] / 1e6,
+        heap1024[0] / heap[0],
+        (r2.pending.round() as usize).max(1),
+        heap1024[1] / heap[1],
+        r1024.pops / r1024.cpu / 1e6,
+        r1024.pops / r1024.cpu / heap1024[1],
+    );
+    machine_vs_workload(&mut grid, loops, kernel);
+}
+
+/// One hackbench row, as `child_hackbench` prints it.
+#[derive(Clone, Copy)]
+struct Row {
+    events: f64,
+    msgs: f64,
+    setup: f64,
+    wall: f64,
+    cpu: f64,
+    peak: f64,
+    pending: f64,
+    pops: f64,
+}
+
+impl Row {
+    fn run(sh: &str, loops: u32, reps: u32, groups: u32, kernel: &str) -> Row {
+        let v = in_child(&[
+            "hackbench",
+            sh,
+            &loops.to_string(),
+            &reps.to_string(),
+            &groups.to_string(),
+            kernel,
+        ]);
+        Row {
+            events: v[0],
+            msgs: v[1],
+            setup: v[2],
+            wall: v[3],
+            cpu: v[4],
+            peak: v[5],
+            pending: v[6],
+            pops: v[7],
+        }
+    }
+
+    /// Nanoseconds per event: of CPU time (mean) and of wall time (best run).
+    fn ns(&self) -> (f64, f64) {
+        (self.cpu / self.events * 1e9, self.wall / self.events * 1e9)
+    }
+}
+
+/// Rows by (CPUs, groups), with the number of runs each was measured over.
+#[derive(Default)]
+struct Grid(Vec<(u32, u32, u32, Row)>);
+
+impl Grid {
+    fn insert(&mut self, cpus: u32, groups: u32, reps: u32, r: Row) {
+        self.0.push((cpus, groups, reps, r));
+    }
+
+    fn get(&self, cpus: u32, groups: u32) -> Row {
+        self.0
+            .iter()
+            .find(|e| e.0 == cpus && e.1 == groups)
+            .unwrap()
+            .3
+    }
+}
+
+fn shape_of(cpus: u32) -> &'static str {
+    match cpus {
+        2 => "1x2x1",
+        448 => "4x56x2",
+        1024 => "8x64x2",
+        _ => unreachable!(),
+    }
+}
+
+/// The machine's size against the workload's: the 448- and 1024-CPU
+/// machines with a small workload (1 and 16 groups: 40 and 640 tasks) and
+/// the 2-CPU machine with their big ones (CPUs / 2 groups), so that the
+/// per-event cost c(CPUs, groups) of the main table's 2 → N step (1 → N/2
+/// groups) splits into a machine factor, c(N, 1) / c(2, 1), a workload
+/// factor, c(2, N/2) / c(2, 1), and what is left, their interaction.
+/// Rows already in `grid` (from the main table) are not run again; reps
+/// are chosen so that each row runs for a few tenths of a second or more.
+fn machine_vs_workload(grid: &mut Grid, loops: u32, kernel: &str) {
+    println!(
+        "\n== machine size against workload size: hackbench pipe thread -l {loops}, {kernel} ==\n\
+         (tasks = 40 per group; CPU-time rates are the mean over the row's runs less setup,\n\
+         wall rates the best run; ns/event = CPU time [wall] per event)"
+    );
+    println!(
+        "{:>6} {:>9} {:>6} {:>6} {:>4} {:>9} {:>9} {:>7} {:>22} {:>22} {:>18} {:>9} {:>9}",
+        "CPUs",
+        "shape",
+        "groups",
+        "tasks",
+        "runs",
+        "events",
+        "popped",
+        "ev/msg",
+        "events/s [wall]",
+        "popped/s [wall]",
+        "ns/event [wall]",
+        "peak MiB",
+        "pending"
+    );
+    let rows: [(u32, u32, u32); 10] = [
+        (2, 1, 50),
+        (2, 16, 20),
+        (2, 224, 1),
+        (2, 512, 1),
+        (448, 1, 50),
+        (448, 16, 5),
+        (448, 224, 1),
+        (1024, 1, 50),
+        (1024, 16, 3),
+        (1024, 512, 1),
+    ];
+    for (cpus, groups, reps) in rows {
+        let sh = shape_of(cpus);
+        let (r, reps) = match grid.0.iter().find(|e| e.0 == cpus && e.1 == groups) {
+            Some(e) => (e.3, e.2),
+            None => {
+                let r = Row::run(sh, loops, reps, groups, kernel);
+                grid.insert(cpus, groups, reps, r);
+                (r, reps)
+            }
+        };
+        let (ns, wns) = r.ns();
+        println!(
+            "{cpus:>6} {sh:>9} {groups:>6} {:>6} {reps:>4} {:>8.3}M {:>8.3}M {:>7.3} {:>10.2}M [{:>7.2}M] {:>10.2}M [{:>7.2}M] {:>8.0} [{:>7.0}] {:>9.1} {:>9.1}",
+            groups * 40,
+            r.events / 1e6,
+            r.pops / 1e6,
+            r.events / r.msgs,
+            r.events / r.cpu / 1e6,
+            r.events / r.wall / 1e6,
+            r.pops / r.cpu / 1e6,
+            r.pops / r.wall / 1e6,
+            ns,
+            wns,
+            r.peak,
+            r.pending,
+        );
+    }
+    println!(
+        "\nSplit of the per-event slowdown S = c(N CPUs, N/2 groups) / c(2 CPUs, 1 group),\n\
+         c = time per event, into machine M = c(N, 1) / c(2, 1) (same 1-group workload,\n\
+         bigger machine), workload W = c(2, N/2) / c(2, 1) (same 2-CPU machine, bigger\n\
+         workload) and interaction I = S / (M W) (the machine's extra cost with the big\n\
+         workload over that with the small one); shares are of ln S. The other order\n\
+         (W' = c(N, N/2) / c(N, 1), M' = c(N, N/2) / c(2, N/2)) gives S = M W' = M' W."
+    );
+    for n in [448, 1024] {
+        for (clock, pick) in [
+            ("CPU time", (|r: &Row| r.ns().0) as fn(&Row) -> f64),
+            ("wall", |r: &Row| r.ns().1),
+        ] {
+            let c = |cpus, groups| pick(&grid.get(cpus, groups));
+            let s = c(n, n / 2) / c(2, 1);
+            let m = c(n, 1) / c(2, 1);
+            let w = c(2, n / 2) / c(2, 1);
+            let i = s / (m * w);
+            let m16 = c(n, 16) / c(2, 16);
+            let share = |x: f64| 100.0 * x.ln() / s.ln();
+            println!(
+                "2 -> {n} CPUs, {clock:>8}: S = {s:.2}x (events/s ratio {:.2}) = M {m:.2}x \
+                 * W {w:.2}x * I {i:.2}x; shares of ln S: machine {:.0} %, workload {:.0} %, \
+                 interaction {:.0} %; M' = {:.2}x at {} groups, M16 = {m16:.2}x (c(N, 16) / c(2, 16)), \
+                 W' = {:.2}x on {n} CPUs",
+                1.0 / s,
+                share(m),
+                share(w),
+                share(i),
+                c(n, n / 2) / c(2, n / 2),
+                n / 2,
+                c(n, n / 2) / c(n, 1),
+            );
+        }
+    }
 }
