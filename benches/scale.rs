@@ -71,9 +71,32 @@ fn opts(duration_ns: Option<u64>) -> RunOptions {
     }
 }
 
-/// This thread's CPU time (ns), from /proc/thread-self/schedstat: on a
-/// shared machine the wall clock also counts time spent waiting for a core.
+#[repr(C)]
+struct Timespec {
+    tv_sec: i64,
+    tv_nsec: i64,
+}
+
+extern "C" {
+    fn clock_gettime(clock: i32, ts: *mut Timespec) -> i32;
+}
+
+/// Linux's `CLOCK_THREAD_CPUTIME_ID`.
+const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
+
+/// This thread's CPU time (s): on a shared machine the wall clock also
+/// counts time spent waiting for a core. `clock_gettime` includes the time
+/// since the last tick or switch, which /proc/thread-self/schedstat (the
+/// fallback) does not.
 fn thread_cpu_s() -> f64 {
+    let mut ts = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec for the call's duration.
+    if unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut ts) } == 0 {
+        return ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9;
+    }
     std::fs::read_to_string("/proc/thread-self/schedstat")
         .ok()
         .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
@@ -84,18 +107,16 @@ fn thread_cpu_s() -> f64 {
 /// `reps` hackbench runs of `groups` groups (`None`: CPUs / 2) under the
 /// kernel preset `kernel`: prints `events messages setup_s run_wall_s
 /// run_cpu_s peak_mib pending pops`, the wall times the best of the runs, the
-/// CPU time the mean over all runs less the setups' wall time
-/// (schedstat's clock is updated at ticks and switches: too coarse for one
-/// short run, hence the repeated runs of the short rows).
+/// event loop's CPU time the mean over all runs (short rows are repeated:
+/// one run of a few milliseconds is a few scheduler ticks).
 fn child_hackbench(shape_s: &str, loops: u32, reps: u32, groups: Option<u32>, kernel: &str) {
     let m = shape(shape_s);
     let k = Kernel::preset(kernel).unwrap();
     let c = CostModel::for_machine(&m);
     let groups = groups.unwrap_or((m.nr_cpus() as u32 / 2).max(1));
     let (mut setup, mut wall) = (f64::INFINITY, f64::INFINITY);
-    let mut setup_sum = 0.0;
+    let mut cpu_sum = 0.0;
     let mut last = None;
-    let c_start = thread_cpu_s();
     for _ in 0..reps {
         let w = Box::new(
             Hackbench::new(HackbenchParams::perf(
@@ -108,15 +129,15 @@ fn child_hackbench(shape_s: &str, loops: u32, reps: u32, groups: Option<u32>, ke
         );
         let t0 = Instant::now();
         let sim = Sim::new(&m, &k, &c, w, opts(None)).unwrap();
-        let t1 = Instant::now();
+        let (t1, c1) = (Instant::now(), thread_cpu_s());
         let r = sim.run(&|| false);
-        let t2 = Instant::now();
+        let (t2, c2) = (Instant::now(), thread_cpu_s());
         setup = setup.min((t1 - t0).as_secs_f64());
-        setup_sum += (t1 - t0).as_secs_f64();
+        cpu_sum += c2 - c1;
         wall = wall.min((t2 - t1).as_secs_f64());
         last = Some(r);
     }
-    let cpu = (thread_cpu_s() - c_start - setup_sum) / reps as f64;
+    let cpu = cpu_sum / reps as f64;
     let r = last.unwrap();
     println!(
         "{} {} {} {} {} {} {} {}",
@@ -416,7 +437,7 @@ fn shape_of(cpus: u32) -> &'static str {
 fn machine_vs_workload(grid: &mut Grid, loops: u32, kernel: &str) {
     println!(
         "\n== machine size against workload size: hackbench pipe thread -l {loops}, {kernel} ==\n\
-         (tasks = 40 per group; CPU-time rates are the mean over the row's runs less setup,\n\
+         (tasks = 40 per group; CPU-time rates are the mean over the row's runs (event loop only),\n\
          wall rates the best run; ns/event = CPU time [wall] per event)"
     );
     println!(
