@@ -21,6 +21,11 @@
 //!    448- and 1024-CPU machines with 1 and 16 groups, and the 2-CPU
 //!    machine with 16, 224 and 512 groups, so the 2 → N slowdown per event
 //!    splits into a machine factor, a workload factor and their interaction.
+//!    Read it with two cautions: the schedule itself changes with the ratio
+//!    of tasks to CPUs (the `ev/msg` column: deep runqueues on 2 CPUs, idle
+//!    CPUs to wake and balance on the big machines), and a 20-loop run
+//!    includes its start-up, when newidle balancing still walks the whole
+//!    machine (most of the 16-group rows' cost at 1024 CPUs, by callgrind).
 //!
 //! Two event counts: the `events` metric, which also counts each burst end
 //! that re-arming replaced (the stale event the queue once held and
