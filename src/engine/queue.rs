@@ -298,6 +298,109 @@ mod tests {
         assert_eq!(order, vec!['b', 'd', 'a', 'c']);
     }
 
+    /// Many random push / arm / cancel / pop sequences (few and many
+    /// slots, few and many pending events, many equal times, re-arms
+    /// earlier and later) pop exactly the sequence a reference
+    /// `BinaryHeap` holding every event gives once the replaced and
+    /// cancelled slot events are skipped; `len` and `peek_key` agree.
+    #[test]
+    fn random_operations_pop_in_the_reference_order() {
+        use std::cmp::Reverse;
+        let mut rng = crate::rng::Rng::new(22);
+        for case in 0..48u64 {
+            let nr_slots = [1usize, 2, 3, 8, 64, 700][case as usize % 6];
+            let target = [2usize, 5, 40, 300, 1500][(case / 6) as usize % 5];
+            let coarse = [1u64, 50, 1000][(case % 3) as usize];
+            let mut q: EventQueue<(u32, u64)> = EventQueue::new();
+            let mut r: BinaryHeap<Reverse<(u64, u64, u32)>> = BinaryHeap::new();
+            // Each slot's live seq (0: none); plain events are slot u32::MAX.
+            let mut live = vec![0u64; nr_slots];
+            let (mut seq, mut now, mut nr_live) = (0u64, 0u64, 0usize);
+            for _ in 0..6000 {
+                let t = now + rng.exp_ns(2000) / coarse * coarse;
+                let op = rng.next_u64() % 100;
+                let len = q.len();
+                if op < 40 && len > target / 2 || len > 2 * target {
+                    let got = q.pop().map(|e| (e.time, e.seq, e.ev));
+                    let want = loop {
+                        match r.pop() {
+                            None => break None,
+                            Some(Reverse((t, sq, s))) => {
+                                if s == u32::MAX {
+                                    break Some((t, sq, (s, sq)));
+                                }
+                                if live[s as usize] == sq {
+                                    live[s as usize] = 0;
+                                    break Some((t, sq, (s, sq)));
+                                }
+                            }
+                        }
+                    };
+                    assert_eq!(got, want, "case {case}");
+                    if let Some((t, _, _)) = got {
+                        now = t;
+                        nr_live -= 1;
+                    }
+                } else if op < 60 {
+                    seq += 1;
+                    q.push(t, (u32::MAX, seq));
+                    r.push(Reverse((t, seq, u32::MAX)));
+                    nr_live += 1;
+                } else if op < 92 {
+                    let s = (rng.next_u64() % nr_slots as u64) as usize;
+                    // Now and then earlier than the pending one.
+                    let t = if op < 70 { now + (t - now) / 8 } else { t };
+                    seq += 1;
+                    let old = q.arm(s, t, (s as u32, seq));
+                    let had = live[s] != 0;
+                    assert_eq!(old.map(|k| k.1), had.then_some(live[s]));
+                    nr_live += usize::from(!had);
+                    live[s] = seq;
+                    r.push(Reverse((t, seq, s as u32)));
+                } else {
+                    let s = (rng.next_u64() % (nr_slots as u64 + 1)) as usize;
+                    let old = q.cancel(s);
+                    let had = s < nr_slots && live[s] != 0;
+                    assert_eq!(old.map(|k| k.1), had.then(|| live[s]));
+                    if had {
+                        live[s] = 0;
+                        nr_live -= 1;
+                    }
+                }
+                assert_eq!(q.len(), nr_live);
+                let want_peek = loop {
+                    match r.peek() {
+                        Some(&Reverse((t, sq, s))) => {
+                            if s == u32::MAX || live[s as usize] == sq {
+                                break Some((t, sq));
+                            }
+                            r.pop();
+                        }
+                        None => break None,
+                    }
+                };
+                assert_eq!(q.peek_key(), want_peek);
+            }
+            while let Some(e) = q.pop() {
+                let Reverse((t, sq, s)) = loop {
+                    let x = r.pop().unwrap();
+                    let s = x.0 .2;
+                    if s == u32::MAX || live[s as usize] == x.0 .1 {
+                        break x;
+                    }
+                };
+                if s != u32::MAX {
+                    live[s as usize] = 0;
+                }
+                assert_eq!((e.time, e.seq, e.ev), (t, sq, (s, sq)));
+            }
+            assert!(q.is_empty());
+            assert!(r
+                .into_iter()
+                .all(|x| x.0 .2 != u32::MAX && live[x.0 .2 as usize] != x.0 .1));
+        }
+    }
+
     /// Slot events interleave with plain ones by `(time, seq)` exactly as
     /// if all were in one heap, and a re-armed slot keeps only its newest
     /// event.
