@@ -87,6 +87,7 @@ fn best_rate(ops: usize, f: &mut dyn FnMut(usize)) -> f64 {
 }
 
 /// Plain events: the queue's `pop` + `push` against a `BTreeMap`.
+#[inline(never)]
 fn queue_hold(pending: usize, ops: usize) -> (f64, f64) {
     let mut rng = Rng::new(9);
     let mut heap: EventQueue<u32> = EventQueue::new();
@@ -116,6 +117,7 @@ fn queue_hold(pending: usize, ops: usize) -> (f64, f64) {
 }
 
 /// Slot events only: `pop` + `arm` of the popped slot.
+#[inline(never)]
 fn queue_slots(pending: usize, ops: usize) -> f64 {
     let mut rng = Rng::new(9);
     let mut q: EventQueue<u32> = EventQueue::new();
@@ -135,6 +137,7 @@ fn queue_slots(pending: usize, ops: usize) -> f64 {
 /// The engine's mix: a quarter plain events, the rest slots; a popped
 /// event is put back later, and one slot pop in eight also re-arms
 /// another slot later.
+#[inline(never)]
 fn queue_mix(pending: usize, ops: usize) -> f64 {
     let mut rng = Rng::new(9);
     let mut q: EventQueue<u32> = EventQueue::new();
@@ -168,14 +171,15 @@ fn queue_mix(pending: usize, ops: usize) -> f64 {
     rate
 }
 
-fn queue_bench() {
+/// `ops`: steps per model and size (`-- --queue N` sets it; small N under
+/// `valgrind --tool=callgrind` gives each model's instructions per step).
+fn queue_bench(ops: usize) {
     println!("== event queue, hold models (M pop + put per s, best of 3) ==");
     println!(
         "{:>10} {:>12} {:>12} {:>12} {:>12}",
         "pending", "plain", "BTreeMap", "slots", "mix"
     );
     for pending in [4, 64, 1024, 8192, 65536] {
-        let ops = 2_000_000;
         let (h, t) = queue_hold(pending, ops);
         let s = queue_slots(pending, ops);
         let m = queue_mix(pending, ops);
@@ -184,8 +188,13 @@ fn queue_bench() {
 }
 
 fn main() {
-    if std::env::args().any(|a| a == "--queue") {
-        queue_bench();
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--queue") {
+        queue_bench(
+            args.get(i + 1)
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(2_000_000),
+        );
         return;
     }
     println!("== scenarios (kernel v3.8, best of 3) ==");
@@ -242,5 +251,5 @@ fn main() {
         &|| Box::new(Volano::new(VolanoParams::new(10, 20, 20)).unwrap()),
     );
     println!();
-    queue_bench();
+    queue_bench(2_000_000);
 }
