@@ -4,9 +4,14 @@
 //! 1. Scenarios: simulated seconds per wall second, context switches and
 //!    events per wall second, for spinner mixes up to 224 run/sleep tasks on
 //!    the 112-CPU `skl-sp-2s`.
-//! 2. Event queue: the engine's `BinaryHeap` queue against a `BTreeMap` on a
-//!    hold model (pop the earliest, push one later) at several pending-set
-//!    sizes — the measurement behind the queue choice.
+//! 2. Event queue: the engine's queue alone on hold models (pop the
+//!    earliest, put one later) at 4 to 65,536 pending events: plain events
+//!    (`push`) against a `BTreeMap` — the measurement behind the queue
+//!    choice —, slot events (the popped slot re-armed, as a CPU's burst end
+//!    is), and the engine's mix at 1024 CPUs (a quarter plain, three
+//!    quarters slots; one in eight slot pops also re-arms another slot
+//!    later, as a charge of overhead moves a burst end). Best of 3 runs.
+//!    `cargo bench --bench engine -- --queue` runs this part alone.
 
 use schedlab::engine::queue::EventQueue;
 use schedlab::rng::Rng;
@@ -70,6 +75,19 @@ fn spinners(n: usize, run_us: Option<u64>, sleep_us: Option<u64>) -> Vec<Spinner
         .collect()
 }
 
+/// Best of 3 runs of `ops` steps of `f` (M steps per wall second).
+fn best_rate(ops: usize, f: &mut dyn FnMut(usize)) -> f64 {
+    let mut best = f64::INFINITY;
+    for _ in 0..3 {
+        let t0 = Instant::now();
+        f(ops);
+        best = best.min(t0.elapsed().as_secs_f64());
+    }
+    ops as f64 / best / 1e6
+}
+
+/// Plain events: the queue's `pop` + `push` against a `BTreeMap`.
+#[inline(never)]
 fn queue_hold(pending: usize, ops: usize) -> (f64, f64) {
     let mut rng = Rng::new(9);
     let mut heap: EventQueue<u32> = EventQueue::new();
@@ -81,24 +99,104 @@ fn queue_hold(pending: usize, ops: usize) -> (f64, f64) {
         seq += 1;
         tree.insert((t, seq), i as u32);
     }
-    let t0 = Instant::now();
-    for _ in 0..ops {
-        let e = heap.pop().unwrap();
-        heap.push(e.time + rng.exp_ns(1_000_000), e.ev);
-    }
-    let heap_rate = ops as f64 / t0.elapsed().as_secs_f64();
-    let t0 = Instant::now();
-    for _ in 0..ops {
-        let ((t, _), v) = tree.pop_first().unwrap();
-        seq += 1;
-        tree.insert((t + rng.exp_ns(1_000_000), seq), v);
-    }
-    let tree_rate = ops as f64 / t0.elapsed().as_secs_f64();
+    let heap_rate = best_rate(ops, &mut |ops| {
+        for _ in 0..ops {
+            let e = heap.pop().unwrap();
+            heap.push(e.time + rng.exp_ns(1_000_000), e.ev);
+        }
+    });
+    let tree_rate = best_rate(ops, &mut |ops| {
+        for _ in 0..ops {
+            let ((t, _), v) = tree.pop_first().unwrap();
+            seq += 1;
+            tree.insert((t + rng.exp_ns(1_000_000), seq), v);
+        }
+    });
     black_box((&heap, &tree));
     (heap_rate, tree_rate)
 }
 
+/// Slot events only: `pop` + `arm` of the popped slot.
+#[inline(never)]
+fn queue_slots(pending: usize, ops: usize) -> f64 {
+    let mut rng = Rng::new(9);
+    let mut q: EventQueue<u32> = EventQueue::new();
+    for i in 0..pending {
+        q.arm(i, rng.exp_ns(1_000_000), i as u32);
+    }
+    let rate = best_rate(ops, &mut |ops| {
+        for _ in 0..ops {
+            let e = q.pop().unwrap();
+            q.arm(e.ev as usize, e.time + rng.exp_ns(1_000_000), e.ev);
+        }
+    });
+    black_box(&q);
+    rate
+}
+
+/// The engine's mix: a quarter plain events, the rest slots; a popped
+/// event is put back later, and one slot pop in eight also re-arms
+/// another slot later.
+#[inline(never)]
+fn queue_mix(pending: usize, ops: usize) -> f64 {
+    let mut rng = Rng::new(9);
+    let mut q: EventQueue<u32> = EventQueue::new();
+    let slots = (pending - pending / 4).max(1);
+    for i in 0..pending {
+        let t = rng.exp_ns(1_000_000);
+        if i < slots {
+            q.arm(i, t, i as u32);
+        } else {
+            q.push(t, u32::MAX);
+        }
+    }
+    let rate = best_rate(ops, &mut |ops| {
+        for n in 0..ops {
+            let e = q.pop().unwrap();
+            let t = e.time + rng.exp_ns(1_000_000);
+            if e.ev == u32::MAX {
+                q.push(t, e.ev);
+                continue;
+            }
+            q.arm(e.ev as usize, t, e.ev);
+            if n % 8 == 0 {
+                let s = (rng.next_u64() % slots as u64) as usize;
+                if s != e.ev as usize {
+                    q.arm(s, t + rng.exp_ns(1_000_000), s as u32);
+                }
+            }
+        }
+    });
+    black_box(&q);
+    rate
+}
+
+/// `ops`: steps per model and size (`-- --queue N` sets it; small N under
+/// `valgrind --tool=callgrind` gives each model's instructions per step).
+fn queue_bench(ops: usize) {
+    println!("== event queue, hold models (M pop + put per s, best of 3) ==");
+    println!(
+        "{:>10} {:>12} {:>12} {:>12} {:>12}",
+        "pending", "plain", "BTreeMap", "slots", "mix"
+    );
+    for pending in [4, 64, 1024, 8192, 65536] {
+        let (h, t) = queue_hold(pending, ops);
+        let s = queue_slots(pending, ops);
+        let m = queue_mix(pending, ops);
+        println!("{pending:>10} {h:>12.1} {t:>12.1} {s:>12.1} {m:>12.1}");
+    }
+}
+
 fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--queue") {
+        queue_bench(
+            args.get(i + 1)
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(2_000_000),
+        );
+        return;
+    }
     println!("== scenarios (kernel v3.8, best of 3) ==");
     scenario(
         "vm-2: 2 spinners",
@@ -152,10 +250,6 @@ fn main() {
         600.0,
         &|| Box::new(Volano::new(VolanoParams::new(10, 20, 20)).unwrap()),
     );
-    println!("\n== event queue, hold model (M pop+push per s) ==");
-    println!("{:>10} {:>12} {:>12}", "pending", "BinaryHeap", "BTreeMap");
-    for pending in [64, 512, 4096, 65536] {
-        let (h, t) = queue_hold(pending, 2_000_000);
-        println!("{pending:>10} {:>12.1} {:>12.1}", h / 1e6, t / 1e6);
-    }
+    println!();
+    queue_bench(2_000_000);
 }
