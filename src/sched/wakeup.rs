@@ -357,15 +357,15 @@ impl Sim<'_> {
                     .rposition(|d| d.has(sd::SHARE_PKG_RESOURCES));
                 let Some(top) = llc else { return target };
                 let pinned = self.tasks[p as usize].allowed.is_some();
-                for lvl in (0..=top).rev() {
-                    let d = &self.sd[target][lvl];
-                    let n = d.groups.len();
-                    // For an unpinned task: the first fully idle group from
-                    // the masks of `sched::sg_sums`, the walk's group.
-                    if let Some(s) = self.sg_sums.as_ref().filter(|_| !pinned) {
+                // For an unpinned task: the first fully idle group from the
+                // masks of `sched::sg_sums`, the walk's group.
+                if let Some(s) = self.sg_sums.as_ref().filter(|_| !pinned) {
+                    for lvl in (0..=top).rev() {
+                        let d = &self.sd[target][lvl];
                         let found = s.first_idle_group(d, target, lvl);
                         #[cfg(debug_assertions)]
                         {
+                            let n = d.groups.len();
                             let all_idle = |gi: &usize| {
                                 let g: &crate::domains::Group = &d.groups[*gi];
                                 g.cpus.iter().all(|&c| self.idle_cpu(c as usize))
@@ -376,8 +376,12 @@ impl Sim<'_> {
                         if let Some(gi) = found {
                             return d.groups[gi].cpus[0] as usize;
                         }
-                        continue;
                     }
+                    return target;
+                }
+                for lvl in (0..=top).rev() {
+                    let d = &self.sd[target][lvl];
+                    let n = d.groups.len();
                     for k in 0..n {
                         let g = &d.groups[(d.local_group + k) % n];
                         // The idle test first: it is what fails on a busy
