@@ -24,6 +24,8 @@ mod report;
 #[cfg(test)]
 mod rt_tests;
 pub(crate) mod sampler;
+#[cfg(test)]
+mod sg_sums_tests;
 mod syscall;
 #[cfg(test)]
 mod tests;
@@ -193,6 +195,9 @@ pub struct Sim<'a> {
     /// Each CPU's sched domains, lowest level first.
     pub(crate) sd: Vec<Vec<Domain>>,
     pub(crate) cpu_power: Vec<u64>,
+    /// Running sums per sched group and the idle mask (`None`: walk the
+    /// groups' CPUs; see `sched::sg_sums`).
+    pub(crate) sg_sums: Option<crate::sched::sg_sums::SgSums>,
     pub(crate) nohz: Nohz,
     /// PELT signals (`None` unless `Kernel::pelt` is on).
     pub(crate) pelt: Option<crate::sched::pelt::PeltState>,
@@ -360,6 +365,8 @@ impl<'a> Sim<'a> {
             in_init: false,
             stepping: None,
             cpu_power: crate::domains::cpu_power(machine),
+            sg_sums: crate::sched::sg_sums::wanted(n, kernel)
+                .then(|| crate::sched::sg_sums::SgSums::new(&sd)),
             sd,
             nohz: Nohz::new(n),
             pelt: (kernel.pelt == crate::kernel::Pelt::V5_7)

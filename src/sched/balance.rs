@@ -156,7 +156,7 @@ pub(crate) struct LbResult {
 }
 
 /// Per-group statistics (`struct sg_lb_stats`).
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct SgStats {
     avg_load: u64,
     group_load: u64,
@@ -403,12 +403,140 @@ impl Sim<'_> {
         }
     }
 
+    /// `group_imb` of `update_sg_lb_stats()` from the spread of a
+    /// non-local group's load and `nr_running`: 2.6.36, or
+    /// `group_imb_nr_running` (see `kernel::FIELD_INFO`).
+    fn group_imb_test(&self, load_spread: u64, nr_spread: u64, avg_load_per_task: u64) -> bool {
+        if self.kernel.group_imb_nr_running {
+            load_spread >= avg_load_per_task && nr_spread > 1
+        } else {
+            load_spread > 2 * avg_load_per_task
+        }
+    }
+
+    /// `group_imb` of non-local group `g` when its statistics came from the
+    /// running sums (`sched::sg_sums`), which hold no spread. Under
+    /// `group_imb_nr_running` the group's counts often decide it: no CPU with
+    /// two tasks, no `nr_running` spread above 1 (false); one, and an empty
+    /// CPU (load 0, while the busiest CPU's load is at least the group's
+    /// load per task), true. Otherwise a walk of the group's CPUs, stopping
+    /// as soon as the spread seen makes the test true (it only grows).
+    /// Asked only for a group that may become the busiest; no cost is
+    /// charged (`update_sg_lb_stats()` charged the walk).
+    fn sg_group_imb(&self, env: &LbEnv, g: usize, load_idx: usize, s: &SgStats) -> bool {
+        if s.sum_nr_running == 0 {
+            return false;
+        }
+        let avg_load_per_task = s.sum_weighted_load / s.sum_nr_running;
+        let group = &self.sd[env.dst_cpu][env.sd].groups[g];
+        let counts = match &self.sg_sums {
+            Some(sums) if load_idx == 0 && self.kernel.group_imb_nr_running => {
+                sums.group(env.dst_cpu, env.sd, g)
+            }
+            _ => None,
+        };
+        let decided = counts.and_then(|c| {
+            if c.overloaded_cpus == 0 {
+                Some(false)
+            } else {
+                (c.empty_cpus > 0).then_some(true)
+            }
+        });
+        let (mut max_load, mut min_load) = (0u64, u64::MAX);
+        let (mut max_nr, mut min_nr) = (0u64, u64::MAX);
+        let mut imb = decided.unwrap_or(false);
+        let walk: &[u32] = if decided.is_some() { &[] } else { &group.cpus };
+        for &c in walk {
+            let c = c as usize;
+            let l = self.source_load(c, load_idx);
+            let nr = self.rqs[c].cfs.nr_running as u64;
+            max_load = max_load.max(l);
+            min_load = min_load.min(l);
+            max_nr = max_nr.max(nr);
+            min_nr = min_nr.min(nr);
+            if self.group_imb_test(max_load - min_load, max_nr - min_nr, avg_load_per_task) {
+                imb = true;
+                break;
+            }
+        }
+        #[cfg(debug_assertions)]
+        {
+            let want = self.update_sg_lb_stats_walk(&mut env.clone(), g, false, load_idx);
+            assert_eq!(
+                Some(imb),
+                want.map(|w| w.group_imb),
+                "lazy group_imb of group {g}"
+            );
+        }
+        imb
+    }
+
     /// `update_sg_lb_stats()` (kernel/sched/fair.c 3.8; 2.6.36 the same
+    /// but for `group_imb_nr_running`): the statistics, and whether
+    /// `group_imb` is set (false: not computed, see below); `None` when
+    /// `dst_cpu` is not the local group's balance CPU for a periodic/idle
+    /// pass (`*balance = 0`).
+    ///
+    /// Model speed-up: at load index 0 (`source_load()` = `target_load()` =
+    /// `weighted_cpuload()`) the sums come from `sched::sg_sums` instead of
+    /// [`Self::update_sg_lb_stats_walk`]'s walk over the group's CPUs,
+    /// except for the local group of a periodic/idle pass (which needs its
+    /// balance CPU); a non-local group's `group_imb` is then left to
+    /// [`Self::sg_group_imb`], asked only for a busiest candidate. The
+    /// modelled cost is the walk's either way.
+    fn update_sg_lb_stats(
+        &self,
+        env: &mut LbEnv,
+        g: usize,
+        local: bool,
+        load_idx: usize,
+    ) -> Option<(SgStats, bool)> {
+        let needs_balance_cpu = local && env.idle != IdleType::NewlyIdle;
+        let sum = match &self.sg_sums {
+            Some(sums) if load_idx == 0 && !needs_balance_cpu => sums.group(env.dst_cpu, env.sd, g),
+            _ => None,
+        };
+        let Some(sum) = sum else {
+            return self
+                .update_sg_lb_stats_walk(env, g, local, load_idx)
+                .map(|s| (s, true));
+        };
+        let d = &self.sd[env.dst_cpu][env.sd];
+        let group = &d.groups[g];
+        let ncpus = group.cpus.len() as u64;
+        env.cost += self.cost.lb_per_group_ns + self.cost.lb_per_cpu_ns * ncpus;
+        let mut s = SgStats {
+            group_load: sum.load,
+            sum_nr_running: sum.nr_running,
+            sum_weighted_load: sum.load,
+            idle_cpus: sum.idle_cpus,
+            ..SgStats::default()
+        };
+        s.avg_load = s.group_load * SCALE / group.power;
+        s.group_capacity = div_round_closest(group.power, SCALE);
+        if s.group_capacity == 0 && d.has(sd::SHARE_CPUPOWER) {
+            s.group_capacity = 1;
+        }
+        s.group_weight = ncpus;
+        s.group_has_capacity = s.group_capacity > s.sum_nr_running;
+        #[cfg(debug_assertions)]
+        {
+            let mut want = self
+                .update_sg_lb_stats_walk(&mut env.clone(), g, local, load_idx)
+                .expect("a newidle pass or a non-local group");
+            want.group_imb = false;
+            assert_eq!(s, want, "group {g} of cpu {} level {}", env.dst_cpu, env.sd);
+        }
+        Some((s, local))
+    }
+
+    /// `update_sg_lb_stats()` as the kernel does it, walking the group's
+    /// CPUs (kernel/sched/fair.c 3.8; 2.6.36 the same
     /// but for `group_imb_nr_running`). Returns `None` when `dst_cpu` is
     /// not the local group's balance CPU for a periodic/idle pass
     /// (`*balance = 0`). Simplification: no `update_group_power()` (group
     /// power is fixed).
-    fn update_sg_lb_stats(
+    fn update_sg_lb_stats_walk(
         &self,
         env: &mut LbEnv,
         g: usize,
@@ -488,11 +616,13 @@ impl Sim<'_> {
         let ngroups = self.sd[this_cpu][lvl].groups.len();
         let local_g = self.sd[this_cpu][lvl].local_group;
         let mut sds = SdStats::default();
+        // The busiest group's `group_imb` is still to be computed.
+        let mut busiest_imb_pending = false;
         // The kernel walks the circular group list from the local group.
         for k in 0..ngroups {
             let g = (local_g + k) % ngroups;
             let local = g == local_g;
-            let mut s = self.update_sg_lb_stats(env, g, local, load_idx)?;
+            let (mut s, mut imb_known) = self.update_sg_lb_stats(env, g, local, load_idx)?;
             let power = self.sd[this_cpu][lvl].groups[g].power;
             sds.total_load += s.group_load;
             sds.total_pwr += power;
@@ -512,9 +642,15 @@ impl Sim<'_> {
                 sds.this_has_capacity = s.group_has_capacity;
                 sds.this_idle_cpus = s.idle_cpus;
                 sds.this_power = power;
-            } else if s.avg_load > sds.max_load
-                && (s.sum_nr_running > s.group_capacity || s.group_imb)
-            {
+            } else if s.avg_load > sds.max_load {
+                let over = s.sum_nr_running > s.group_capacity;
+                if !over && !imb_known {
+                    s.group_imb = self.sg_group_imb(env, g, load_idx, &s);
+                    imb_known = true;
+                }
+                if !(over || s.group_imb) {
+                    continue;
+                }
                 // update_sd_pick_busiest()
                 sds.max_load = s.avg_load;
                 sds.busiest = Some(g);
@@ -526,7 +662,16 @@ impl Sim<'_> {
                 sds.busiest_group_weight = s.group_weight;
                 sds.busiest_power = power;
                 sds.group_imb = s.group_imb;
+                busiest_imb_pending = !imb_known;
             }
+        }
+        if let Some(g) = sds.busiest.filter(|_| busiest_imb_pending) {
+            let s = SgStats {
+                sum_nr_running: sds.busiest_nr_running,
+                sum_weighted_load: sds.busiest_load_per_task,
+                ..SgStats::default()
+            };
+            sds.group_imb = self.sg_group_imb(env, g, load_idx, &s);
         }
         Some(sds)
     }
@@ -922,6 +1067,7 @@ impl Sim<'_> {
             t.nivcsw += 1;
             t.state = TaskState::Runnable;
             t.wait_start = now;
+            self.update_sg_sums(src);
             self.trace_switch(src, Some(c), None);
         }
         let mut moved = false;

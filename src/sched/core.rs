@@ -77,6 +77,7 @@ impl Sim<'_> {
         self.rqs[cpu].bal.cfs_tasks.push(t);
         self.nr_running_total += 1;
         self.nr_running_changed(old, old + 1);
+        self.update_sg_sums(cpu);
     }
 
     /// `deactivate_task()`: a task going to sleep or exiting (`sleep`), or
@@ -139,6 +140,7 @@ impl Sim<'_> {
         }
         self.nr_running_total -= 1;
         self.nr_running_changed(old, old - 1);
+        self.update_sg_sums(cpu);
     }
 
     /// `resched_task(rq->curr)`: set need_resched; a remote CPU learns of it
@@ -436,6 +438,7 @@ impl Sim<'_> {
                 self.pelt_update(cpu, n);
                 self.rqs[cpu].cfs.set_next_entity(&mut self.ses, n, now);
             }
+            self.update_sg_sums(cpu);
             next
         };
         if let Some(p) = prev {
@@ -568,6 +571,7 @@ impl Sim<'_> {
                 self.pelt_update(cpu, n);
                 self.rqs[cpu].cfs.set_next_entity(&mut self.ses, n, now);
             }
+            self.update_sg_sums(cpu);
         }
         // The CPU reschedules now: a pending update_curr() request is met.
         self.rqs[cpu].cfs.resched = false;

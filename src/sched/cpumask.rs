@@ -68,6 +68,40 @@ impl CpuMask {
     pub fn weight(&self) -> usize {
         self.words.iter().map(|w| w.count_ones() as usize).sum()
     }
+
+    /// `cpumask_next_and(from - 1)` bounded by `end`: the first CPU in
+    /// `from..end` set in both masks (of the same size).
+    pub fn next_and_in(&self, other: &CpuMask, from: usize, end: usize) -> Option<usize> {
+        debug_assert_eq!(self.nbits, other.nbits);
+        let end = end.min(self.nbits);
+        if from >= end {
+            return None;
+        }
+        let mut w = from / 64;
+        let mut bits = self.words[w] & other.words[w] & (!0u64 << (from % 64));
+        loop {
+            if bits != 0 {
+                let c = w * 64 + bits.trailing_zeros() as usize;
+                return (c < end).then_some(c);
+            }
+            w += 1;
+            if w * 64 >= end {
+                return None;
+            }
+            bits = self.words[w] & other.words[w];
+        }
+    }
+
+    /// `cpumask_first_and()`: the first CPU set in both masks (of the
+    /// same size).
+    pub fn first_and(&self, other: &CpuMask) -> Option<usize> {
+        debug_assert_eq!(self.nbits, other.nbits);
+        self.words
+            .iter()
+            .zip(&other.words)
+            .position(|(a, b)| a & b != 0)
+            .map(|w| w * 64 + (self.words[w] & other.words[w]).trailing_zeros() as usize)
+    }
 }
 
 #[cfg(test)]
@@ -98,5 +132,21 @@ mod tests {
         assert_eq!(CpuMask::full(70).weight(), 70);
         assert_eq!(CpuMask::full(70).next_from(69), Some(69));
         assert_eq!(CpuMask::full(64).next_from(64), None);
+        let mut a = CpuMask::new(n);
+        let mut b = CpuMask::new(n);
+        assert_eq!(a.first_and(&b), None);
+        a.set(3);
+        a.set(130);
+        b.set(130);
+        b.set(199);
+        assert_eq!(a.first_and(&b), Some(130));
+        assert_eq!(a.next_and_in(&b, 0, 130), None);
+        assert_eq!(a.next_and_in(&b, 130, 131), Some(130));
+        assert_eq!(a.next_and_in(&b, 131, 200), None);
+        a.set(199);
+        assert_eq!(a.next_and_in(&b, 131, 200), Some(199));
+        assert_eq!(a.next_and_in(&b, 131, 199), None);
+        b.set(64);
+        assert_eq!(a.first_and(&b), Some(130));
     }
 }

@@ -305,18 +305,34 @@ impl Sim<'_> {
                     return prev_cpu;
                 }
                 // Any idle allowed CPU in target's SHARE_PKG_RESOURCES
-                // domains, up to the one spanning waker and prev.
+                // domains, up to the one spanning waker and prev. For an
+                // unpinned task, the first CPU of span ∩ idle mask (the
+                // same CPU as the scan: `sched::sg_sums`).
+                let pinned = self.tasks[p as usize].allowed.is_some();
                 let mut t = target;
-                for d in &self.sd[target] {
+                for (lvl, d) in self.sd[target].iter().enumerate() {
                     if !d.has(sd::SHARE_PKG_RESOURCES) {
                         break;
                     }
-                    if let Some(&i) = d
-                        .span
-                        .iter()
-                        .find(|&&i| self.allowed(p, i as usize) && self.idle_cpu(i as usize))
+                    let found = match &self.sg_sums {
+                        Some(s) if !pinned => s.idle.first_and(s.span_mask(target, lvl)),
+                        _ => d
+                            .span
+                            .iter()
+                            .find(|&&i| self.allowed(p, i as usize) && self.idle_cpu(i as usize))
+                            .map(|&i| i as usize),
+                    };
+                    #[cfg(debug_assertions)]
                     {
-                        t = i as usize;
+                        let scan = d
+                            .span
+                            .iter()
+                            .map(|&i| i as usize)
+                            .find(|&i| self.allowed(p, i) && self.idle_cpu(i));
+                        assert_eq!(found, scan, "idle cpu near {target} level {lvl}");
+                    }
+                    if let Some(i) = found {
+                        t = i;
                     }
                     if d.contains(waker_cpu) && d.contains(prev_cpu) {
                         break;
@@ -341,6 +357,28 @@ impl Sim<'_> {
                     .rposition(|d| d.has(sd::SHARE_PKG_RESOURCES));
                 let Some(top) = llc else { return target };
                 let pinned = self.tasks[p as usize].allowed.is_some();
+                // For an unpinned task: the first fully idle group from the
+                // masks of `sched::sg_sums`, the walk's group.
+                if let Some(s) = self.sg_sums.as_ref().filter(|_| !pinned) {
+                    for lvl in (0..=top).rev() {
+                        let d = &self.sd[target][lvl];
+                        let found = s.first_idle_group(d, target, lvl);
+                        #[cfg(debug_assertions)]
+                        {
+                            let n = d.groups.len();
+                            let all_idle = |gi: &usize| {
+                                let g: &crate::domains::Group = &d.groups[*gi];
+                                g.cpus.iter().all(|&c| self.idle_cpu(c as usize))
+                            };
+                            let walk = (0..n).map(|k| (d.local_group + k) % n).find(all_idle);
+                            assert_eq!(found, walk, "idle group of cpu {target} level {lvl}");
+                        }
+                        if let Some(gi) = found {
+                            return d.groups[gi].cpus[0] as usize;
+                        }
+                    }
+                    return target;
+                }
                 for lvl in (0..=top).rev() {
                     let d = &self.sd[target][lvl];
                     let n = d.groups.len();
