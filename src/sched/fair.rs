@@ -3,17 +3,19 @@
 //! task groups: CONFIG_FAIR_GROUP_SCHED's hierarchy is not modelled, so every
 //! `for_each_sched_entity` loop runs once).
 //!
-//! The rbtree is a `BTreeSet` keyed by `(vruntime, insertion seq)`: equal
-//! vruntimes order by insertion, as the kernel's "equal keys go right" rule
-//! does. Like the kernel, `curr` is *not* in the tree while it runs.
+//! The rbtree is a `Timeline` (`sched::timeline`) keyed by `(vruntime,
+//! insertion seq)`: equal vruntimes order by insertion, as the kernel's
+//! "equal keys go right" rule does. Like the kernel, `curr` is *not* in the
+//! tree while it runs.
 //!
 //! Under `pick = eevdf` (a runqueue with `eevdf` set) the same entry points
 //! dispatch to `sched::eevdf`, where the tree is keyed by virtual deadline.
 
 use super::eevdf::EevdfParams;
+use super::timeline::Timeline;
 use super::weights::{calc_delta_fair, calc_delta_mine};
 use crate::kernel::{Kernel, Pick, YieldImpl};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 pub type TaskId = u32;
 
@@ -115,7 +117,7 @@ impl FairParams {
 /// `struct cfs_rq`.
 #[derive(Clone, Debug, Default)]
 pub struct CfsRq {
-    pub(super) tree: BTreeSet<(i64, u64, TaskId)>,
+    pub(super) tree: Timeline,
     pub(super) seq: u64,
     pub min_vruntime: i64,
     /// Σ weight of queued entities, `curr` included (`cfs_rq->load.weight`).
@@ -131,7 +133,7 @@ pub struct CfsRq {
     pub eevdf: Option<EevdfParams>,
     /// The queued entities (not `curr`) by (vruntime, seq): the kernel's
     /// augmented `se->min_vruntime` of the tree's root.
-    pub(super) by_vruntime: BTreeSet<(i64, u64, TaskId)>,
+    pub(super) by_vruntime: Timeline,
     /// Slices of the queued entities (multiset): the augmented
     /// `se->min_slice` of the root.
     pub(super) slices: BTreeMap<u64, u32>,
@@ -182,7 +184,7 @@ impl CfsRq {
     }
 
     fn second(&self) -> Option<TaskId> {
-        self.tree.iter().nth(1).map(|e| e.2)
+        self.tree.second().map(|e| e.2)
     }
 
     pub fn rightmost(&self) -> Option<TaskId> {
