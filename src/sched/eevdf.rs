@@ -82,9 +82,32 @@ impl EevdfParams {
     }
 }
 
-/// `div_s64()`: truncation toward zero.
+/// `div_s64()`: truncation toward zero. Operands that fit in 64 bits (the
+/// usual case) take the 64-bit division, which truncates the same way (and
+/// cannot overflow: the divisor, a load, is positive) but costs a fraction
+/// of the 128-bit one.
 fn div_s64(a: i128, b: i128) -> i128 {
-    a / b
+    match (i64::try_from(a), i64::try_from(b)) {
+        (Ok(a64), Ok(b64)) if b64 > 0 => (a64 / b64) as i128,
+        _ => a / b,
+    }
+}
+
+/// `vruntime_eligible()`'s Σ (v_j − v0)·w_j and Σ w_j over the tree and a
+/// queued `curr`, with v0 = `min_vruntime`.
+#[derive(Clone, Copy, Debug)]
+struct Eligibility {
+    avg: i128,
+    load: i128,
+    min_vruntime: i64,
+}
+
+impl Eligibility {
+    /// Σ (v_j − v0)·w_j ≥ (v − v0)·Σ w_j.
+    #[inline]
+    fn eligible(&self, vruntime: i64) -> bool {
+        self.avg >= (vruntime - self.min_vruntime) as i128 * self.load
+    }
 }
 
 impl CfsRq {
@@ -153,13 +176,23 @@ impl CfsRq {
     /// `vruntime_eligible()`: lag ≥ 0, i.e. Σ (v_j − v0)·w_j ≥ (v − v0)·Σ w_j
     /// (no division, so no rounding).
     pub fn vruntime_eligible(&self, ses: &[SchedEntity], vruntime: i64) -> bool {
+        self.eligibility(ses).eligible(vruntime)
+    }
+
+    /// The sums `vruntime_eligible()` compares against, taken once for
+    /// several entities (they do not change while the tree is only read).
+    fn eligibility(&self, ses: &[SchedEntity]) -> Eligibility {
         let mut avg = self.avg_vruntime;
         let mut load = self.avg_load as i128;
         if let Some((_, c)) = self.curr_on_rq(ses) {
             avg += self.entity_key(c) as i128 * c.weight as i128;
             load += c.weight as i128;
         }
-        avg >= (vruntime - self.min_vruntime) as i128 * load
+        Eligibility {
+            avg,
+            load,
+            min_vruntime: self.min_vruntime,
+        }
     }
 
     /// `entity_eligible()`.
@@ -462,11 +495,12 @@ impl CfsRq {
                 return Some(c);
             }
         }
+        let elig = self.eligibility(ses);
         let best = self
             .tree
             .iter()
             .map(|e| e.2)
-            .find(|&t| self.entity_eligible(ses, t));
+            .find(|&t| elig.eligible(ses[t as usize].vruntime));
         match (best, curr) {
             (None, None) => self.leftmost(),
             (None, Some(c)) => Some(c),

@@ -46,6 +46,7 @@ pub struct Mutex {
 
 impl Mutex {
     /// `mutex_lock()` by `t`, which will hold it for `hold_ns` of CPU time.
+    #[inline]
     pub fn lock(&mut self, t: TaskId, hold_ns: u64, ctx: &Ctx) -> Lock {
         let was_woken = self.woken == Some(t);
         if was_woken {
@@ -314,6 +315,7 @@ pub struct ChanStats {
 use super::{sys, Action};
 
 /// Take `p.mutex` for `t`, or say what to do meanwhile (spin or sleep).
+#[inline]
 fn lock_pipe(p: &mut Pipe, t: TaskId, hold: u64, op: &mut Op, ctx: &Ctx) -> Result<(), Action> {
     match p.mutex.lock(t, hold, ctx) {
         Lock::Spin(d) => {
