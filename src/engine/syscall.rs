@@ -47,7 +47,7 @@ impl Sim<'_> {
     /// in the same step). Each successful wake-up costs the waker
     /// `wakeup_ns` of system time. Inlined for the usual step that asked
     /// for neither.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn process_side_effects(&mut self, cpu: Option<(TaskId, usize)>) {
         if !self.spawns.is_empty() || !self.wakes.is_empty() {
             self.apply_side_effects(cpu);
@@ -55,6 +55,7 @@ impl Sim<'_> {
     }
 
     /// `process_side_effects` with something to apply.
+    #[inline(never)]
     fn apply_side_effects(&mut self, cpu: Option<(TaskId, usize)>) {
         if !self.spawns.is_empty() {
             let mut spawns = std::mem::take(&mut self.spawns);

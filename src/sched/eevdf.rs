@@ -19,8 +19,9 @@
 //! - no task groups (one flat cfs_rq), no `reweight_eevdf()` (nice is fixed),
 //!   no PELT, no cgroup `min_slice` propagation;
 //! - the augmented rbtree (sorted by deadline, each node holding its
-//!   subtree's `min_vruntime` and `min_slice`) is a `BTreeSet` by (deadline,
-//!   seq), a second `BTreeSet` by (vruntime, seq) for the tree's minimum
+//!   subtree's `min_vruntime` and `min_slice`) is a `Timeline`
+//!   (`sched::timeline`) by (deadline, seq), a second one by (vruntime,
+//!   seq) for the tree's minimum
 //!   vruntime and a multiset of slices for its minimum slice:
 //!   `pick_eevdf()` walks the deadline order to the first eligible entity,
 //!   O(log n + k) for k ineligible entities with earlier deadlines (the
@@ -690,6 +691,43 @@ mod tests {
             .map(|&i| ses[i as usize].weight as i128 * ses[i as usize].vruntime as i128)
             .sum();
         s.div_euclid(w) as i64
+    }
+
+    /// The 64-bit path of `div_s64` truncates as the 128-bit division, at
+    /// the boundaries of i64 and beyond them.
+    #[test]
+    fn div_s64_matches_the_128_bit_division() {
+        let big = i64::MAX as i128;
+        let small = i64::MIN as i128;
+        let nums = [
+            0,
+            1,
+            -1,
+            7,
+            -7,
+            1023,
+            -1025,
+            big,
+            big - 1,
+            small,
+            small + 1,
+            big + 1,
+            small - 1,
+            1 << 70,
+            -(1 << 70),
+        ];
+        let dens = [1, 2, 3, 1024, 1025, 88_761, big, big + 2, 1 << 66];
+        for &a in &nums {
+            for &b in &dens {
+                assert_eq!(div_s64(a, b), a / b, "{a} / {b}");
+            }
+        }
+        let mut rng = crate::rng::Rng::new(3);
+        for _ in 0..10_000 {
+            let a = rng.next_u64() as i64 as i128 >> (rng.next_u64() % 40);
+            let b = (rng.next_u64() >> (rng.next_u64() % 63)).max(1) as i128;
+            assert_eq!(div_s64(a, b), a / b, "{a} / {b}");
+        }
     }
 
     #[test]

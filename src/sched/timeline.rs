@@ -97,6 +97,7 @@ impl Timeline {
     }
 
     /// Insert `e`; false if it was already there.
+    #[inline]
     pub fn insert(&mut self, e: Entry) -> bool {
         match &mut self.0 {
             Repr::Small(v) => {
@@ -118,6 +119,7 @@ impl Timeline {
     }
 
     /// Remove `e`; false if it was not there.
+    #[inline]
     pub fn remove(&mut self, e: &Entry) -> bool {
         match &mut self.0 {
             Repr::Small(v) => {
