@@ -67,6 +67,7 @@ impl Sim<'_> {
     }
 
     /// `activate_task()`: enqueue, add to `rq->cfs_tasks`, count runnable.
+    #[inline]
     pub(crate) fn activate_task(&mut self, cpu: usize, t: TaskId, flags: EnqueueFlags) {
         let now = self.now;
         let old = self.rqs[cpu].cfs.nr_running;
@@ -133,6 +134,7 @@ impl Sim<'_> {
     }
 
     /// The accounting of a completed dequeue: `rq->cfs_tasks`, runnable counts.
+    #[inline]
     fn dequeued(&mut self, cpu: usize, t: TaskId, old: u32) {
         let list = &mut self.rqs[cpu].bal.cfs_tasks;
         if let Some(i) = list.iter().rposition(|&x| x == t) {
@@ -167,6 +169,7 @@ impl Sim<'_> {
 
     /// `check_preempt_curr()`: an idle CPU always reschedules; otherwise
     /// the fair class's `check_preempt_wakeup()` decides.
+    #[inline]
     pub(crate) fn check_preempt_curr(
         &mut self,
         cpu: usize,
@@ -204,6 +207,7 @@ impl Sim<'_> {
 
     /// `set_task_cpu()`: move the task's home CPU, counting a migration
     /// (perf's `cpu-migrations`) when it changes.
+    #[inline]
     pub(crate) fn set_task_cpu(&mut self, t: TaskId, cpu: usize, trace_cpu: usize) {
         let old = self.tasks[t as usize].cpu as usize;
         if old != cpu {

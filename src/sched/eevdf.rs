@@ -19,8 +19,9 @@
 //! - no task groups (one flat cfs_rq), no `reweight_eevdf()` (nice is fixed),
 //!   no PELT, no cgroup `min_slice` propagation;
 //! - the augmented rbtree (sorted by deadline, each node holding its
-//!   subtree's `min_vruntime` and `min_slice`) is a `BTreeSet` by (deadline,
-//!   seq), a second `BTreeSet` by (vruntime, seq) for the tree's minimum
+//!   subtree's `min_vruntime` and `min_slice`) is a `Timeline`
+//!   (`sched::timeline`) by (deadline, seq), a second one by (vruntime,
+//!   seq) for the tree's minimum
 //!   vruntime and a multiset of slices for its minimum slice:
 //!   `pick_eevdf()` walks the deadline order to the first eligible entity,
 //!   O(log n + k) for k ineligible entities with earlier deadlines (the
@@ -82,9 +83,32 @@ impl EevdfParams {
     }
 }
 
-/// `div_s64()`: truncation toward zero.
+/// `div_s64()`: truncation toward zero. Operands that fit in 64 bits (the
+/// usual case) take the 64-bit division, which truncates the same way (and
+/// cannot overflow: the divisor, a load, is positive) but costs a fraction
+/// of the 128-bit one.
 fn div_s64(a: i128, b: i128) -> i128 {
-    a / b
+    match (i64::try_from(a), i64::try_from(b)) {
+        (Ok(a64), Ok(b64)) if b64 > 0 => (a64 / b64) as i128,
+        _ => a / b,
+    }
+}
+
+/// `vruntime_eligible()`'s Σ (v_j − v0)·w_j and Σ w_j over the tree and a
+/// queued `curr`, with v0 = `min_vruntime`.
+#[derive(Clone, Copy, Debug)]
+struct Eligibility {
+    avg: i128,
+    load: i128,
+    min_vruntime: i64,
+}
+
+impl Eligibility {
+    /// Σ (v_j − v0)·w_j ≥ (v − v0)·Σ w_j.
+    #[inline]
+    fn eligible(&self, vruntime: i64) -> bool {
+        self.avg >= (vruntime - self.min_vruntime) as i128 * self.load
+    }
 }
 
 impl CfsRq {
@@ -153,13 +177,23 @@ impl CfsRq {
     /// `vruntime_eligible()`: lag ≥ 0, i.e. Σ (v_j − v0)·w_j ≥ (v − v0)·Σ w_j
     /// (no division, so no rounding).
     pub fn vruntime_eligible(&self, ses: &[SchedEntity], vruntime: i64) -> bool {
+        self.eligibility(ses).eligible(vruntime)
+    }
+
+    /// The sums `vruntime_eligible()` compares against, taken once for
+    /// several entities (they do not change while the tree is only read).
+    fn eligibility(&self, ses: &[SchedEntity]) -> Eligibility {
         let mut avg = self.avg_vruntime;
         let mut load = self.avg_load as i128;
         if let Some((_, c)) = self.curr_on_rq(ses) {
             avg += self.entity_key(c) as i128 * c.weight as i128;
             load += c.weight as i128;
         }
-        avg >= (vruntime - self.min_vruntime) as i128 * load
+        Eligibility {
+            avg,
+            load,
+            min_vruntime: self.min_vruntime,
+        }
     }
 
     /// `entity_eligible()`.
@@ -462,11 +496,12 @@ impl CfsRq {
                 return Some(c);
             }
         }
+        let elig = self.eligibility(ses);
         let best = self
             .tree
             .iter()
             .map(|e| e.2)
-            .find(|&t| self.entity_eligible(ses, t));
+            .find(|&t| elig.eligible(ses[t as usize].vruntime));
         match (best, curr) {
             (None, None) => self.leftmost(),
             (None, Some(c)) => Some(c),
@@ -656,6 +691,43 @@ mod tests {
             .map(|&i| ses[i as usize].weight as i128 * ses[i as usize].vruntime as i128)
             .sum();
         s.div_euclid(w) as i64
+    }
+
+    /// The 64-bit path of `div_s64` truncates as the 128-bit division, at
+    /// the boundaries of i64 and beyond them.
+    #[test]
+    fn div_s64_matches_the_128_bit_division() {
+        let big = i64::MAX as i128;
+        let small = i64::MIN as i128;
+        let nums = [
+            0,
+            1,
+            -1,
+            7,
+            -7,
+            1023,
+            -1025,
+            big,
+            big - 1,
+            small,
+            small + 1,
+            big + 1,
+            small - 1,
+            1 << 70,
+            -(1 << 70),
+        ];
+        let dens = [1, 2, 3, 1024, 1025, 88_761, big, big + 2, 1 << 66];
+        for &a in &nums {
+            for &b in &dens {
+                assert_eq!(div_s64(a, b), a / b, "{a} / {b}");
+            }
+        }
+        let mut rng = crate::rng::Rng::new(3);
+        for _ in 0..10_000 {
+            let a = rng.next_u64() as i64 as i128 >> (rng.next_u64() % 40);
+            let b = (rng.next_u64() >> (rng.next_u64() % 63)).max(1) as i128;
+            assert_eq!(div_s64(a, b), a / b, "{a} / {b}");
+        }
     }
 
     #[test]

@@ -3,17 +3,19 @@
 //! task groups: CONFIG_FAIR_GROUP_SCHED's hierarchy is not modelled, so every
 //! `for_each_sched_entity` loop runs once).
 //!
-//! The rbtree is a `BTreeSet` keyed by `(vruntime, insertion seq)`: equal
-//! vruntimes order by insertion, as the kernel's "equal keys go right" rule
-//! does. Like the kernel, `curr` is *not* in the tree while it runs.
+//! The rbtree is a `Timeline` (`sched::timeline`) keyed by `(vruntime,
+//! insertion seq)`: equal vruntimes order by insertion, as the kernel's
+//! "equal keys go right" rule does. Like the kernel, `curr` is *not* in the
+//! tree while it runs.
 //!
 //! Under `pick = eevdf` (a runqueue with `eevdf` set) the same entry points
 //! dispatch to `sched::eevdf`, where the tree is keyed by virtual deadline.
 
 use super::eevdf::EevdfParams;
+use super::timeline::Timeline;
 use super::weights::{calc_delta_fair, calc_delta_mine};
 use crate::kernel::{Kernel, Pick, YieldImpl};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 pub type TaskId = u32;
 
@@ -115,7 +117,7 @@ impl FairParams {
 /// `struct cfs_rq`.
 #[derive(Clone, Debug, Default)]
 pub struct CfsRq {
-    pub(super) tree: BTreeSet<(i64, u64, TaskId)>,
+    pub(super) tree: Timeline,
     pub(super) seq: u64,
     pub min_vruntime: i64,
     /// Σ weight of queued entities, `curr` included (`cfs_rq->load.weight`).
@@ -131,7 +133,7 @@ pub struct CfsRq {
     pub eevdf: Option<EevdfParams>,
     /// The queued entities (not `curr`) by (vruntime, seq): the kernel's
     /// augmented `se->min_vruntime` of the tree's root.
-    pub(super) by_vruntime: BTreeSet<(i64, u64, TaskId)>,
+    pub(super) by_vruntime: Timeline,
     /// Slices of the queued entities (multiset): the augmented
     /// `se->min_slice` of the root.
     pub(super) slices: BTreeMap<u64, u32>,
@@ -182,7 +184,7 @@ impl CfsRq {
     }
 
     fn second(&self) -> Option<TaskId> {
-        self.tree.iter().nth(1).map(|e| e.2)
+        self.tree.second().map(|e| e.2)
     }
 
     pub fn rightmost(&self) -> Option<TaskId> {
@@ -214,6 +216,7 @@ impl CfsRq {
     /// `update_curr()`: charge the running entity for the time since its
     /// `exec_start`, advance its vruntime, then `update_min_vruntime()`.
     /// Returns the wall time charged.
+    #[inline]
     pub fn update_curr(&mut self, ses: &mut [SchedEntity], now: u64) -> u64 {
         if self.eevdf.is_some() {
             return self.update_curr_eevdf(ses, now);
@@ -229,6 +232,7 @@ impl CfsRq {
     /// since `curr`'s `exec_start` into its `sum_exec_runtime`, and its
     /// vruntime advanced by `calc_delta_fair()`. `None` when there is no
     /// `curr` or no time has passed; else `curr` and the time charged.
+    #[inline]
     pub(super) fn charge_curr(&self, ses: &mut [SchedEntity], now: u64) -> Option<(TaskId, u64)> {
         let c = self.curr?;
         let se = &mut ses[c as usize];
@@ -243,6 +247,7 @@ impl CfsRq {
     }
 
     /// `update_min_vruntime()`: monotonic, follows min(curr, leftmost).
+    #[inline]
     pub fn update_min_vruntime(&mut self, ses: &[SchedEntity]) {
         let mut v = self.min_vruntime;
         if let Some(c) = self.curr {
@@ -300,6 +305,7 @@ impl CfsRq {
 
     /// `enqueue_entity()` (2.6.36): un-normalise, account, place a waking
     /// sleeper, insert unless it is `curr`.
+    #[inline]
     pub fn enqueue_entity(
         &mut self,
         p: &FairParams,
@@ -329,6 +335,7 @@ impl CfsRq {
 
     /// `dequeue_entity()`: a sleeping entity keeps its absolute vruntime;
     /// any other (migration) is normalised against `min_vruntime`.
+    #[inline]
     pub fn dequeue_entity(&mut self, ses: &mut [SchedEntity], id: TaskId, sleep: bool, now: u64) {
         if self.eevdf.is_some() {
             let flags = DequeueFlags {
@@ -383,6 +390,7 @@ impl CfsRq {
     /// skip_buddy`, ac53db596cc0) is avoided first; then 2.6.36 tests `next`
     /// then `last` (last wins), and with `next_buddy_over_last`
     /// (ac53db596cc0, 2.6.39) `last` then `next` (next wins).
+    #[inline]
     pub fn pick_next_entity(&mut self, p: &FairParams, ses: &[SchedEntity]) -> Option<TaskId> {
         let left = self.leftmost()?;
         let mut se = left;
@@ -409,6 +417,7 @@ impl CfsRq {
     }
 
     /// `set_next_entity()`: take `id` out of the tree and make it `curr`.
+    #[inline]
     pub fn set_next_entity(&mut self, ses: &mut [SchedEntity], id: TaskId, now: u64) {
         if self.eevdf.is_some() {
             return self.set_next_entity_eevdf(ses, id, now);
@@ -424,6 +433,7 @@ impl CfsRq {
 
     /// `put_prev_entity()`: the previous `curr` goes back into the tree if
     /// it is still runnable.
+    #[inline]
     pub fn put_prev_entity(&mut self, ses: &mut [SchedEntity], now: u64) {
         let Some(c) = self.curr else { return };
         if ses[c as usize].on_rq {
@@ -462,6 +472,7 @@ impl CfsRq {
     /// `check_preempt_wakeup()` for a woken (or forked) `p` against `curr`;
     /// sets buddies as the version does. True when `curr` should be
     /// rescheduled. `curr_need_resched` mirrors `test_tsk_need_resched(curr)`.
+    #[inline]
     pub fn check_preempt_wakeup(
         &mut self,
         p: &FairParams,

@@ -4,8 +4,9 @@
 //! load tracking (`pelt`), running sums per sched group (`sg_sums`), Alex
 //! Shi's power-aware balance policies (`power`, never merged), wake-up
 //! placement (`wakeup`), load balancing (`balance`, and the 5.5+ balancer
-//! `lb_group`), the 5.16–6.18 newidle
-//! balance (`newidle`), the balancer and PELT trace hooks (`trace_hooks`) and the
+//! `lb_group`), the 5.16–6.18 newidle balance (`newidle`), the cfs_rq's
+//! ordered timeline (`timeline`), the balancer and PELT trace hooks
+//! (`trace_hooks`) and the
 //! core entry points (`core`) the engine calls. Nothing here knows the
 //! workload interface: the system-call layer that interprets a workload's
 //! actions is `engine::syscall`.
@@ -24,6 +25,7 @@ pub mod rt;
 pub mod rt_class;
 pub mod sg_sums;
 pub mod task;
+pub mod timeline;
 pub mod trace_hooks;
 pub mod wakeup;
 pub mod weights;

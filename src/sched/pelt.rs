@@ -312,6 +312,7 @@ impl Sim<'_> {
     /// weight and `nr_running`). Called where the kernel calls it: before
     /// `enqueue_entity`/`dequeue_entity` change the runqueue, in
     /// `put_prev_entity`/`set_next_entity` and `entity_tick`.
+    #[inline]
     pub(crate) fn pelt_update(&mut self, cpu: usize, t: TaskId) {
         self.v38_update(cpu, t);
         if !self.pelt_on() {
@@ -640,6 +641,7 @@ impl PeltV38State {
 impl Sim<'_> {
     /// `update_rq_runnable_avg(rq, rq->nr_running)` (3.8), lazily: the
     /// runqueue was runnable until now iff it had tasks.
+    #[inline]
     fn v38_rq_update(&mut self, cpu: usize) {
         let now = self.now;
         let runnable = self.rqs[cpu].cfs.nr_running > 0;
@@ -651,6 +653,7 @@ impl Sim<'_> {
     /// `update_entity_load_avg(se, 1)` for a queued entity (3.8): its
     /// contribution changes only on a period roll-over, and the runqueue's
     /// `runnable_load_avg` follows. Also brings `rq->avg` to now.
+    #[inline]
     fn v38_update(&mut self, cpu: usize, t: TaskId) {
         if self.pelt38.is_none() {
             return;
@@ -705,6 +708,7 @@ impl Sim<'_> {
     /// `dequeue_entity_load_avg(cfs_rq, se, sleep)` (3.8), after
     /// `v38_update`: the contribution leaves `runnable_load_avg`; a sleeper's
     /// goes to `blocked_load_avg`, stamped with the `decay_counter`.
+    #[inline]
     pub(crate) fn pelt_v38_dequeue(&mut self, cpu: usize, t: TaskId, sleep: bool) {
         let now = self.now;
         let Some(p) = self.pelt38.as_mut() else {

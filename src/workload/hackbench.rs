@@ -344,64 +344,66 @@ impl Workload for Hackbench {
                     }
                     self.w[i].phase = Phase::Run;
                 }
-                Phase::Run => match self.w[i].role {
-                    Role::Receiver { chan } => {
-                        if self.w[i].done >= per_receiver {
-                            self.w[i].phase = Phase::Exit;
-                            continue;
-                        }
-                        let cost = match self.p.ipc {
-                            Ipc::Pipe => c.pipe_read_ns,
-                            Ipc::Socket => c.sock_read_ns,
-                        };
-                        let mut op = self.w[i].op;
-                        let r = self.chans[chan].read_step(
-                            task,
-                            &mut op,
-                            n,
-                            cost,
-                            &mut self.stats,
-                            ctx,
-                        );
-                        self.w[i].op = op;
-                        match r {
-                            Some(a) => return a,
-                            None => {
-                                self.w[i].done += 1;
-                                self.delivered += 1;
+                Phase::Run => {
+                    // The worker's own state, borrowed apart from the
+                    // channels and counters (one bounds check, and `op` is
+                    // advanced in place).
+                    let w = &mut self.w[i];
+                    match w.role {
+                        Role::Receiver { chan } => {
+                            if w.done >= per_receiver {
+                                w.phase = Phase::Exit;
+                                continue;
+                            }
+                            let cost = match self.p.ipc {
+                                Ipc::Pipe => c.pipe_read_ns,
+                                Ipc::Socket => c.sock_read_ns,
+                            };
+                            let r = self.chans[chan].read_step(
+                                task,
+                                &mut w.op,
+                                n,
+                                cost,
+                                &mut self.stats,
+                                ctx,
+                            );
+                            match r {
+                                Some(a) => return a,
+                                None => {
+                                    w.done += 1;
+                                    self.delivered += 1;
+                                }
                             }
                         }
-                    }
-                    Role::Sender { group } => {
-                        let f = self.p.fds as u64;
-                        if self.w[i].done >= f * self.p.loops as u64 {
-                            self.w[i].phase = Phase::Exit;
-                            continue;
+                        Role::Sender { group } => {
+                            let f = self.p.fds as u64;
+                            if w.done >= f * self.p.loops as u64 {
+                                w.phase = Phase::Exit;
+                                continue;
+                            }
+                            let chan = group * f as usize + (w.done % f) as usize;
+                            let cost = match self.p.ipc {
+                                Ipc::Pipe => c.pipe_write_ns,
+                                Ipc::Socket => c.sock_write_ns,
+                            };
+                            let ts = n + self.p.skb_overhead;
+                            let r = self.chans[chan].write_step(
+                                task,
+                                &mut w.op,
+                                n,
+                                ts,
+                                cost,
+                                &mut self.stats,
+                                ctx,
+                            );
+                            match r {
+                                Some(a) => return a,
+                                None => w.done += 1,
+                            }
                         }
-                        let chan = group * f as usize + (self.w[i].done % f) as usize;
-                        let cost = match self.p.ipc {
-                            Ipc::Pipe => c.pipe_write_ns,
-                            Ipc::Socket => c.sock_write_ns,
-                        };
-                        let ts = n + self.p.skb_overhead;
-                        let mut op = self.w[i].op;
-                        let r = self.chans[chan].write_step(
-                            task,
-                            &mut op,
-                            n,
-                            ts,
-                            cost,
-                            &mut self.stats,
-                            ctx,
-                        );
-                        self.w[i].op = op;
-                        match r {
-                            Some(a) => return a,
-                            None => self.w[i].done += 1,
-                        }
+                        Role::Main => unreachable!(),
                     }
-                    Role::Main => unreachable!(),
-                },
+                }
                 Phase::Exit => {
                     self.w[i].phase = Phase::Woke;
                     return sys(match self.p.mode {

@@ -46,6 +46,7 @@ pub struct Mutex {
 
 impl Mutex {
     /// `mutex_lock()` by `t`, which will hold it for `hold_ns` of CPU time.
+    #[inline]
     pub fn lock(&mut self, t: TaskId, hold_ns: u64, ctx: &Ctx) -> Lock {
         let was_woken = self.woken == Some(t);
         if was_woken {
@@ -162,6 +163,7 @@ impl Pipe {
     /// `pipe_write()` of `n` bytes (room checked). Wakes readers if the pipe
     /// was empty; a writer that had waited (`woke_from_wait`) wakes the next
     /// writer if room is left.
+    #[inline]
     pub fn write(&mut self, n: u32, woke_from_wait: bool, ctx: &mut Ctx) {
         let was_empty = self.pages.is_empty();
         match self.pages.back_mut() {
@@ -181,6 +183,7 @@ impl Pipe {
     /// `pipe_read()` of up to `n` bytes; returns the bytes read. A page is
     /// released once fully read; freeing a slot of a full ring wakes one
     /// writer.
+    #[inline]
     pub fn read(&mut self, n: u32, ctx: &mut Ctx) -> u32 {
         let was_full = self.pages.len() == PIPE_DEF_BUFFERS;
         let mut freed = false;
@@ -314,6 +317,7 @@ pub struct ChanStats {
 use super::{sys, Action};
 
 /// Take `p.mutex` for `t`, or say what to do meanwhile (spin or sleep).
+#[inline]
 fn lock_pipe(p: &mut Pipe, t: TaskId, hold: u64, op: &mut Op, ctx: &Ctx) -> Result<(), Action> {
     match p.mutex.lock(t, hold, ctx) {
         Lock::Spin(d) => {
@@ -350,6 +354,7 @@ impl Chan {
     /// Advance task `t`'s write of an `n`-byte message (skb `truesize` on a
     /// socket) costing `cost_ns` plus the copy. `Some(action)`: do it and
     /// call again when done; `None`: the message is delivered.
+    #[inline]
     #[allow(clippy::too_many_arguments)]
     pub fn write_step(
         &mut self,
@@ -409,6 +414,7 @@ impl Chan {
     }
 
     /// Advance task `t`'s read of one `n`-byte message; as `write_step`.
+    #[inline]
     pub fn read_step(
         &mut self,
         t: TaskId,
