@@ -41,6 +41,7 @@ use crate::rng::Rng;
 use crate::sched::fair::{FairParams, SchedEntity, TaskId};
 use crate::sched::rq::{Nohz, Rq};
 use crate::sched::task::{Task, Work};
+use crate::sched::tasklist::TaskLinks;
 use crate::topology::Machine;
 use crate::trace::Trace;
 use crate::workload::{Ctx, TaskSpec, Workload};
@@ -174,6 +175,9 @@ pub struct Sim<'a> {
     pub(crate) queue: EventQueue<Event>,
     pub(crate) tasks: Vec<Task>,
     pub(crate) ses: Vec<SchedEntity>,
+    /// Each task's `se.group_node`: the links of the runqueues'
+    /// `rq->cfs_tasks` lists (`Rq::bal.cfs_tasks`).
+    pub(crate) group_nodes: TaskLinks,
     pub(crate) rqs: Vec<Rq>,
     pub(crate) workload: Box<dyn Workload>,
     pub(crate) rng: Rng,
@@ -351,6 +355,7 @@ impl<'a> Sim<'a> {
             queue: EventQueue::new(),
             tasks: Vec::new(),
             ses: Vec::new(),
+            group_nodes: TaskLinks::default(),
             rqs,
             workload,
             rng: Rng::new(opts.seed),

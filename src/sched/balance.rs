@@ -850,16 +850,19 @@ impl Sim<'_> {
     /// remaining imbalance and `can_migrate_task()` allows it.
     /// `rotate_skipped`: 3.8's `list_move_tail()` of skipped tasks.
     fn balance_tasks(&mut self, env: &mut LbEnv, rotate_skipped: bool) -> u64 {
-        // `cfs_tasks` keeps the most recently enqueued task last.
+        // `list_for_each_entry_safe()` over `cfs_tasks` from its most
+        // recently enqueued task: the next one is taken before `p` may move.
         let src = env.src_cpu;
-        let candidates: Vec<TaskId> = self.rqs[src].bal.cfs_tasks.iter().rev().copied().collect();
+        let mut next = self.group_nodes.back(&self.rqs[src].bal.cfs_tasks);
         let mut skipped: Vec<TaskId> = Vec::new();
         let mut moved = 0;
         env.loop_ = 0;
-        for p in candidates {
+        while let Some(p) = next {
             if env.loop_ >= env.loop_max || env.imbalance == 0 {
                 break;
             }
+            debug_assert_eq!(self.tasks[p as usize].cpu as usize, src);
+            next = self.group_nodes.prev(p);
             env.loop_ += 1;
             env.cost += self.cost.lb_per_task_ns;
             let w = self.ses[p as usize].weight;
@@ -888,10 +891,7 @@ impl Sim<'_> {
             // list_move_tail(): each skipped task becomes the new tail.
             let list = &mut self.rqs[src].bal.cfs_tasks;
             for p in skipped {
-                if let Some(i) = list.iter().position(|&x| x == p) {
-                    list.remove(i);
-                    list.insert(0, p);
-                }
+                self.group_nodes.move_to_front(list, p);
             }
         }
         moved
@@ -1075,10 +1075,11 @@ impl Sim<'_> {
         if self.rqs[src].cfs.nr_running > 0 && dst != src {
             let mut env = LbEnv::new(dst, lvl, IdleType::Idle, false);
             env.src_cpu = src;
-            let candidates: Vec<TaskId> =
-                self.rqs[src].bal.cfs_tasks.iter().rev().copied().collect();
-            // move_one_task()
-            for p in candidates {
+            // move_one_task(): most recently enqueued first; the walk ends
+            // at the first task moved.
+            let mut next = self.group_nodes.back(&self.rqs[src].bal.cfs_tasks);
+            while let Some(p) = next {
+                next = self.group_nodes.prev(p);
                 env.cost += self.cost.lb_per_task_ns;
                 let (ok, _) = self.can_migrate_task(p, &mut env);
                 if ok {

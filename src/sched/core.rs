@@ -75,7 +75,8 @@ impl Sim<'_> {
         self.rqs[cpu]
             .cfs
             .enqueue_entity(&self.fair, &mut self.ses, t, flags, now);
-        self.rqs[cpu].bal.cfs_tasks.push(t);
+        self.group_nodes
+            .push_back(&mut self.rqs[cpu].bal.cfs_tasks, t);
         self.nr_running_total += 1;
         self.nr_running_changed(old, old + 1);
         self.update_sg_sums(cpu);
@@ -136,10 +137,7 @@ impl Sim<'_> {
     /// The accounting of a completed dequeue: `rq->cfs_tasks`, runnable counts.
     #[inline]
     fn dequeued(&mut self, cpu: usize, t: TaskId, old: u32) {
-        let list = &mut self.rqs[cpu].bal.cfs_tasks;
-        if let Some(i) = list.iter().rposition(|&x| x == t) {
-            list.remove(i);
-        }
+        self.group_nodes.remove(&mut self.rqs[cpu].bal.cfs_tasks, t);
         self.nr_running_total -= 1;
         self.nr_running_changed(old, old - 1);
         self.update_sg_sums(cpu);

@@ -801,7 +801,7 @@ impl Sim<'_> {
         env.loop_ = 0;
         let mut moved = 0;
         if env.imbalance > 0 {
-            while !self.rqs[src].bal.cfs_tasks.is_empty() {
+            while let Some(p) = self.group_nodes.front(&self.rqs[src].bal.cfs_tasks) {
                 if env.idle != IdleType::NotIdle && self.rqs[src].cfs.nr_running <= 1 {
                     break;
                 }
@@ -813,7 +813,6 @@ impl Sim<'_> {
                     break;
                 }
                 env.cost += self.cost.lb_per_task_ns;
-                let p = self.rqs[src].bal.cfs_tasks[0];
                 if !self.allowed(p, env.dst_cpu) {
                     env.flags |= LBF_SOME_PINNED;
                 }
@@ -822,8 +821,7 @@ impl Sim<'_> {
                 if !fits {
                     // list_move() to the head: the model keeps the head last.
                     let list = &mut self.rqs[src].bal.cfs_tasks;
-                    list.remove(0);
-                    list.push(p);
+                    self.group_nodes.move_to_back(list, p);
                     continue;
                 }
                 if hot {

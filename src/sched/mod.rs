@@ -1,5 +1,6 @@
 //! The scheduler model, after `kernel/sched/`: runqueue and task state
-//! (`rq`, `task`: the analogue of `sched.h`), CFS runqueues (`fair`),
+//! (`rq`, `task`: the analogue of `sched.h`; `rq->cfs_tasks` in
+//! `tasklist`), CFS runqueues (`fair`),
 //! the EEVDF pick (`eevdf`, 6.6+), CPU bitsets (`cpumask`), weights, per-entity
 //! load tracking (`pelt`), running sums per sched group (`sg_sums`), Alex
 //! Shi's power-aware balance policies (`power`, never merged), wake-up
@@ -25,6 +26,7 @@ pub mod rt;
 pub mod rt_class;
 pub mod sg_sums;
 pub mod task;
+pub mod tasklist;
 pub mod timeline;
 pub mod trace_hooks;
 pub mod wakeup;

@@ -130,11 +130,10 @@ impl Sim<'_> {
     fn power_cpu_util(&mut self, cpu: usize) -> u64 {
         let util = self.v38_rq_util(cpu);
         let rq_util = max_rq_util(util, self.rqs[cpu].cfs.nr_running as u64);
-        let tasks: u64 = self.rqs[cpu]
-            .bal
-            .cfs_tasks
-            .iter()
-            .map(|&t| match self.v38_task_util(t) {
+        let tasks: u64 = self
+            .group_nodes
+            .iter(&self.rqs[cpu].bal.cfs_tasks)
+            .map(|t| match self.v38_task_util(t) {
                 (u, true) => u,
                 (_, false) => FULL_UTIL,
             })
@@ -331,8 +330,12 @@ impl Sim<'_> {
                 continue;
             }
             env.src_cpu = c;
-            let queued: Vec<TaskId> = self.rqs[c].bal.cfs_tasks.iter().rev().copied().collect();
-            for t in queued {
+            // Most recently enqueued first; the next task is taken before
+            // `t` may move.
+            let mut next = self.group_nodes.back(&self.rqs[c].bal.cfs_tasks);
+            while let Some(t) = next {
+                debug_assert_eq!(self.tasks[t as usize].cpu as usize, c);
+                next = self.group_nodes.prev(t);
                 env.cost += self.cost.lb_per_task_ns;
                 let (ok, _) = self.can_migrate_task(t, env);
                 if ok {

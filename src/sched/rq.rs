@@ -4,7 +4,8 @@
 //! idle balancer's global `struct nohz`.
 
 use super::cpumask::CpuMask;
-use super::fair::{CfsRq, TaskId};
+use super::fair::CfsRq;
+use super::tasklist::TaskList;
 
 pub(crate) struct Rq {
     pub cfs: CfsRq,
@@ -116,8 +117,9 @@ pub struct BalanceRq {
     pub active_balance: bool,
     pub max_idle_balance_cost: u64,
     pub idle_at_tick: bool,
-    /// `rq->cfs_tasks` order: most recently enqueued last.
-    pub cfs_tasks: Vec<TaskId>,
+    /// `rq->cfs_tasks`, most recently enqueued last (the links are the
+    /// `Sim`'s `group_nodes`).
+    pub cfs_tasks: TaskList,
     pub stats: Vec<DomainStats>,
 }
 
@@ -132,7 +134,7 @@ impl BalanceRq {
             active_balance: false,
             max_idle_balance_cost: migration_cost,
             idle_at_tick: false,
-            cfs_tasks: Vec::new(),
+            cfs_tasks: TaskList::default(),
             stats: vec![DomainStats::default(); ndomains],
         }
     }
