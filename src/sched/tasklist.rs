@@ -149,6 +149,11 @@ impl TaskLinks {
         let i = t as usize;
         let Link { prev, next } = self.links[i];
         debug_assert!(prev != OFF_LIST, "task {t} is on no cfs_tasks list");
+        if prev == OFF_LIST {
+            // As the Vec this replaced did: a task on no list is left alone
+            // (release builds must not corrupt the list or panic).
+            return;
+        }
         match prev {
             NIL => l.front = next,
             p => self.links[p as usize].next = next,
