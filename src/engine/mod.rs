@@ -370,8 +370,12 @@ impl<'a> Sim<'a> {
             in_init: false,
             stepping: None,
             cpu_power: crate::domains::cpu_power(machine),
-            sg_sums: crate::sched::sg_sums::wanted(n, kernel)
-                .then(|| crate::sched::sg_sums::SgSums::new(&sd)),
+            sg_sums: crate::sched::sg_sums::wanted(n, kernel).then(|| {
+                crate::sched::sg_sums::SgSums::new(
+                    &sd,
+                    crate::sched::sg_sums::groups_wanted(kernel),
+                )
+            }),
             sd,
             nohz: Nohz::new(n),
             pelt: (kernel.pelt == crate::kernel::Pelt::V5_7)

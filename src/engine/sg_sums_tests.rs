@@ -33,10 +33,20 @@ fn spinners(m: &Machine) -> Box<dyn Workload> {
 }
 
 fn run(m: &Machine, k: &Kernel, w: Box<dyn Workload>, walk: bool) -> SimResult {
+    run_for(m, k, w, walk, 100_000_000)
+}
+
+fn run_for(
+    m: &Machine,
+    k: &Kernel,
+    w: Box<dyn Workload>,
+    walk: bool,
+    duration_ns: u64,
+) -> SimResult {
     let cost = CostModel::for_machine(m);
     let opts = RunOptions {
         seed: 7,
-        duration_ns: Some(100_000_000),
+        duration_ns: Some(duration_ns),
         trace_limit: None,
         sample_interval_ns: 10_000_000,
         max_sample_bytes: crate::limits::MAX_VMSTAT_BYTES,
@@ -83,6 +93,34 @@ fn group_sums_give_the_walks_results_on_big_machines() {
                 let what = format!("{} CPUs, {name}, {wname}", m.nr_cpus());
                 assert!(sums.metric("events").unwrap() > 1000.0, "{what}");
                 assert_eq!(outcome(&sums), outcome(&walk), "{what}");
+            }
+        }
+    }
+}
+
+/// The 6.x wake-up scan (`select_idle_cpu()`) answers an unpinned task's
+/// idle-CPU search from the idle mask on big machines; with the mask and
+/// with the walk the runs are the same (and under `cfg(test)` every call
+/// is also checked against the scan with a `cpus` flag per CPU).
+#[test]
+fn idle_mask_gives_the_6x_walks_results_on_big_machines() {
+    let machines = [
+        Machine::new(2, 28, 2, None, Some(2)).unwrap(),
+        Machine::new(4, 16, 2, None, Some(4)).unwrap(),
+        Machine::new(2, 32, 2, Some(8), Some(2)).unwrap(),
+    ];
+    for m in &machines {
+        for name in ["v6.6", "v6.18"] {
+            let k = Kernel::preset(name).unwrap();
+            for (wname, w) in [
+                ("hackbench", hackbench as fn(&Machine) -> _),
+                ("spinners", spinners),
+            ] {
+                let mask = run_for(m, &k, w(m), false, 30_000_000);
+                let walk = run_for(m, &k, w(m), true, 30_000_000);
+                let what = format!("{} CPUs, {name}, {wname}", m.nr_cpus());
+                assert!(mask.metric("events").unwrap() > 1000.0, "{what}");
+                assert_eq!(outcome(&mask), outcome(&walk), "{what}");
             }
         }
     }

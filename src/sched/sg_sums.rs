@@ -1,5 +1,6 @@
 //! Running sums per sched group for the 3.x balancer and the 2.6.36/3.8
-//! wake-up scans: for every group of more than one CPU, Σ
+//! wake-up scans (the 6.x `select_idle_cpu()` keeps only the idle mask:
+//! [`groups_wanted`]): for every group of more than one CPU, Σ
 //! `weighted_cpuload()`, Σ `nr_running`, the number of `idle_cpu()` CPUs
 //! and of CPUs with no task / with two or more; the idle CPUs as a
 //! `CpuMask`, and per level the fully idle groups as a mask of their first
@@ -33,13 +34,19 @@ use std::sync::Arc;
 /// 112, 4.7 % fewer than main's walk).
 pub(crate) const SG_SUMS_MIN_CPUS: usize = 96;
 
-/// Whether a run keeps the sums: on a machine of at least
-/// [`SG_SUMS_MIN_CPUS`] CPUs, when something reads them (the 3.x balancer
-/// or the 2.6.36/3.8 `select_idle_sibling()`; the 5.5+ balancer and the
-/// 4.9+ wake-up scan do not).
-pub(crate) fn wanted(ncpus: usize, k: &Kernel) -> bool {
+/// Whether a run keeps the sums or at least the idle mask: on a machine of
+/// at least [`SG_SUMS_MIN_CPUS`] CPUs, always (every `select_idle_sibling()`
+/// reads the idle mask: the 6.x `select_idle_cpu()` too).
+pub(crate) fn wanted(ncpus: usize, _k: &Kernel) -> bool {
     ncpus >= SG_SUMS_MIN_CPUS
-        && (k.balancer == Balancer::CpuLoad || k.select_idle_sibling != SelectIdleSibling::IdleCpu)
+}
+
+/// Whether a run that keeps the idle mask also keeps the per-group sums and
+/// fully idle masks: when something reads them (the 3.x balancer or the
+/// 2.6.36/3.8 `select_idle_sibling()`; the 5.5+ balancer and the 6.x
+/// wake-up scan read only the idle mask).
+pub(crate) fn groups_wanted(k: &Kernel) -> bool {
+    k.balancer == Balancer::CpuLoad || k.select_idle_sibling != SelectIdleSibling::IdleCpu
 }
 
 /// The id of a single-CPU group: it has no sums (its CPU's runqueue is
@@ -94,14 +101,18 @@ pub(crate) struct SgSums {
     /// CPUs are all idle.
     fully_idle: Vec<CpuMask>,
     last: Vec<Contrib>,
+    /// Whether the per-group sums and `fully_idle` are kept
+    /// ([`groups_wanted`]); without them only `idle` is.
+    groups: bool,
     /// The CPUs for which `idle_cpu()` holds.
     pub idle: CpuMask,
 }
 
 impl SgSums {
     /// The sums of `sd`'s groups with every runqueue empty and idle (as
-    /// `Sim::new` makes them).
-    pub fn new(sd: &[Vec<Domain>]) -> Self {
+    /// `Sim::new` makes them); without `groups`, only the idle mask (and
+    /// the span masks) are kept up to date.
+    pub fn new(sd: &[Vec<Domain>], groups: bool) -> Self {
         let n = sd.len();
         let mut id_of: HashMap<&[u32], u32> = HashMap::new();
         let mut sums: Vec<GroupSum> = Vec::new();
@@ -190,6 +201,9 @@ impl SgSums {
             }
             ids.push(cpu_ids);
             list_of.push(cpu_lists);
+            if !groups {
+                mine.clear();
+            }
             member_of.push(mine.into_boxed_slice());
             span_masks.push(cpu_masks);
         }
@@ -209,6 +223,7 @@ impl SgSums {
             span_masks,
             fully_idle,
             last: vec![idle; n],
+            groups,
             idle: CpuMask::full(n),
         }
     }
@@ -263,9 +278,10 @@ impl SgSums {
     /// The sums of group `g` of `cpu`'s domain at `lvl`; `None` for a
     /// single-CPU group.
     #[inline]
+    /// `None` too when the sums are not kept (the caller walks).
     pub fn group(&self, cpu: usize, lvl: usize, g: usize) -> Option<GroupSum> {
         let id = self.ids[cpu][lvl][g];
-        (id != NO_ID).then(|| self.sums[id as usize])
+        (id != NO_ID && self.groups).then(|| self.sums[id as usize])
     }
 
     /// The span of `cpu`'s domain at `lvl` as a mask.
@@ -280,6 +296,7 @@ impl SgSums {
     /// wrapping round the span, of the level's mask of fully idle groups'
     /// first CPUs (of the idle mask for single-CPU groups).
     pub fn first_idle_group(&self, d: &Domain, cpu: usize, lvl: usize) -> Option<usize> {
+        assert!(self.groups, "fully idle masks are not kept");
         let list = self.list_of[cpu][lvl];
         let firsts = if list == NO_ID {
             &self.idle
@@ -328,7 +345,7 @@ impl Sim<'_> {
     /// balancer and the wake-up scans walk the groups' CPUs as before.
     #[cfg(test)]
     pub(crate) fn set_group_sums(&mut self, on: bool) {
-        self.sg_sums = on.then(|| SgSums::new(&self.sd));
+        self.sg_sums = on.then(|| SgSums::new(&self.sd, groups_wanted(self.kernel)));
     }
 }
 
@@ -342,14 +359,17 @@ mod tests {
         assert!(!wanted(64, &Kernel::v3_8()));
         assert!(wanted(112, &Kernel::v3_8()));
         assert!(wanted(112, &Kernel::v2_6_36()));
-        assert!(!wanted(112, &Kernel::v6_18()));
+        assert!(wanted(112, &Kernel::v6_18()));
+        assert!(!wanted(64, &Kernel::v6_18()));
+        assert!(groups_wanted(&Kernel::v3_8()));
+        assert!(!groups_wanted(&Kernel::v6_18()));
     }
 
     #[test]
     fn groups_with_the_same_cpus_share_an_id_and_singletons_have_none() {
         let m = Machine::new(2, 4, 2, None, Some(2)).unwrap();
         let sd = crate::domains::build(&m, &Kernel::v3_8());
-        let s = SgSums::new(&sd);
+        let s = SgSums::new(&sd, true);
         for (cpu, doms) in sd.iter().enumerate() {
             for (lvl, d) in doms.iter().enumerate() {
                 for (g, grp) in d.groups.iter().enumerate() {

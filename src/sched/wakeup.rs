@@ -463,10 +463,19 @@ impl Sim<'_> {
     }
 
     /// `select_idle_cpu(p, sd_llc, has_idle_core, target)` (6.x): walk the
-    /// LLC from target+1, wrapping; with an idle-core hint look for a
-    /// whole idle core (`select_idle_core`), else for an idle CPU, at most
-    /// `nr_idle_scan` of them under SIS_UTIL. A failed idle-core search
+    /// LLC from target+1, wrapping (`for_each_cpu_wrap()` over
+    /// `sched_domain_span(sd) ∩ p->cpus_ptr`); with an idle-core hint look
+    /// for a whole idle core (`select_idle_core`), else for an idle CPU, at
+    /// most `nr_idle_scan` of them under SIS_UTIL. A failed idle-core search
     /// clears the hint.
+    ///
+    /// The kernel's `cpus` scratch mask is not built: the span is sorted, so
+    /// the wrap order is its CPUs above target, then those up to target; and
+    /// `select_idle_core()`'s clearing of a visited core's siblings from
+    /// `cpus` is "skip a CPU with an allowed sibling earlier in the wrap
+    /// order" (the first one visited its core). For an unpinned task
+    /// without the hint, the idle mask of `sched::sg_sums` gives the first
+    /// idle CPU in wrap order directly.
     fn select_idle_cpu(
         &mut self,
         p: TaskId,
@@ -482,14 +491,64 @@ impl Sim<'_> {
                 return None;
             }
         }
-        let ncpus = self.rqs.len();
+        #[cfg(test)]
+        let reference = self.select_idle_cpu_reference(p, lvl, has_idle_core, target, nr);
+        let found = self.select_idle_cpu_scan(p, lvl, has_idle_core, target, nr);
+        #[cfg(test)]
+        assert_eq!(found, reference, "select_idle_cpu of cpu {target}");
+        found
+    }
+
+    /// The scans of [`Sim::select_idle_cpu`] after its budget check.
+    fn select_idle_cpu_scan(
+        &mut self,
+        p: TaskId,
+        lvl: usize,
+        has_idle_core: bool,
+        target: usize,
+        nr: i64,
+    ) -> Option<usize> {
+        if has_idle_core {
+            let llc = self.machine.cpu(target).llc as usize;
+            let (core, idle_cpu) = self.select_idle_core_walk(p, lvl, target);
+            if core.is_none() {
+                self.wake.has_idle_cores[llc] = false;
+            }
+            return core.or(idle_cpu);
+        }
+        let pinned = self.tasks[p as usize].allowed.is_some();
+        match &self.sg_sums {
+            Some(s) if !pinned => {
+                let found = sis_idle_from_mask(s, &self.sd[target][lvl].span, lvl, target, nr);
+                #[cfg(debug_assertions)]
+                assert_eq!(
+                    found,
+                    self.sis_scan_idle(p, lvl, target, nr),
+                    "select_idle_cpu of cpu {target}"
+                );
+                found
+            }
+            _ => self.sis_scan_idle(p, lvl, target, nr),
+        }
+    }
+
+    /// Tests only: the scans of [`Sim::select_idle_cpu`] as before (a
+    /// `cpus` flag per CPU of the machine, cleared per visited core), for
+    /// comparison at every call.
+    #[cfg(test)]
+    fn select_idle_cpu_reference(
+        &self,
+        p: TaskId,
+        lvl: usize,
+        has_idle_core: bool,
+        target: usize,
+        mut nr: i64,
+    ) -> Option<usize> {
         let span = self.sd[target][lvl].span.clone();
-        let mut cpus = vec![false; ncpus];
+        let mut cpus = vec![false; self.rqs.len()];
         for &c in span.iter() {
             cpus[c as usize] = self.allowed(p, c as usize);
         }
-        // for_each_cpu_wrap(cpu, cpus, target + 1): the span is sorted, so
-        // its CPUs above target, then those up to and including target.
         let start = span.partition_point(|&c| c as usize <= target);
         let mut idle_cpu = None;
         for &c in span[start..].iter().chain(span[..start].iter()) {
@@ -498,7 +557,6 @@ impl Sim<'_> {
                 continue;
             }
             if has_idle_core {
-                // select_idle_core(p, cpu, cpus, &idle_cpu)
                 let mut idle = true;
                 for c in self.smt_mask(cpu) {
                     if !self.idle_cpu(c) {
@@ -529,10 +587,79 @@ impl Sim<'_> {
                 }
             }
         }
-        if has_idle_core {
-            self.wake.has_idle_cores[llc] = false;
-        }
         idle_cpu
+    }
+
+    /// The has_idle_core walk of `select_idle_cpu()` (6.x):
+    /// `select_idle_core(p, cpu, cpus, &idle_cpu)` for each CPU of
+    /// `sd_llc ∩ p->cpus_ptr` in wrap order from target+1 whose core was not
+    /// visited yet. Returns the first whole idle core's CPU and `idle_cpu`
+    /// (the first idle allowed sibling met before it).
+    fn select_idle_core_walk(
+        &self,
+        p: TaskId,
+        lvl: usize,
+        target: usize,
+    ) -> (Option<usize>, Option<usize>) {
+        let d = &self.sd[target][lvl];
+        let span = &d.span;
+        let ncpus = self.rqs.len();
+        // The position in wrap order from target+1.
+        let key = |c: usize| if c > target { c } else { c + ncpus };
+        // Whether `c` is still in the kernel's `cpus` when a sibling of a
+        // not yet visited core reads it: in span and allowed.
+        let in_cpus = |c: usize| self.allowed(p, c) && d.contains(c);
+        let start = span.partition_point(|&c| c as usize <= target);
+        let mut idle_cpu = None;
+        for &c in span[start..].iter().chain(span[..start].iter()) {
+            let cpu = c as usize;
+            if !self.allowed(p, cpu) {
+                continue;
+            }
+            // Cleared from `cpus` by the visit of an earlier sibling.
+            if self.smt_mask(cpu).any(|s| key(s) < key(cpu) && in_cpus(s)) {
+                continue;
+            }
+            let mut idle = true;
+            for c in self.smt_mask(cpu) {
+                if !self.idle_cpu(c) {
+                    idle = false;
+                    if idle_cpu.is_none() {
+                        continue;
+                    }
+                    break;
+                }
+                if idle_cpu.is_none() && in_cpus(c) {
+                    idle_cpu = Some(c);
+                }
+            }
+            if idle {
+                return (Some(cpu), idle_cpu);
+            }
+        }
+        (None, idle_cpu)
+    }
+
+    /// The !has_idle_core walk of `select_idle_cpu()` (6.x): each allowed
+    /// CPU of `sd_llc` in wrap order from target+1 spends one of the `nr`
+    /// budget (`if (--nr <= 0) return -1`) before its idle test.
+    fn sis_scan_idle(&self, p: TaskId, lvl: usize, target: usize, mut nr: i64) -> Option<usize> {
+        let span = &self.sd[target][lvl].span;
+        let start = span.partition_point(|&c| c as usize <= target);
+        for &c in span[start..].iter().chain(span[..start].iter()) {
+            let cpu = c as usize;
+            if !self.allowed(p, cpu) {
+                continue;
+            }
+            nr -= 1;
+            if nr <= 0 {
+                return None;
+            }
+            if self.idle_cpu(cpu) {
+                return Some(cpu);
+            }
+        }
+        None
     }
 
     /// `__update_idle_core(rq)` (6.x): a CPU going idle whose SMT siblings
@@ -741,6 +868,34 @@ impl Sim<'_> {
         }
         new_cpu
     }
+}
+
+/// [`Sim::sis_scan_idle`] for an unpinned task from the idle mask of
+/// `sched::sg_sums`: the first idle CPU of `span` (`cpu`'s domain at `lvl`,
+/// sorted) in wrap order from target+1, if it is the k-th CPU of that order
+/// and the budget `nr` outlasts k CPUs (k < nr).
+fn sis_idle_from_mask(
+    s: &crate::sched::sg_sums::SgSums,
+    span: &[u32],
+    lvl: usize,
+    target: usize,
+    nr: i64,
+) -> Option<usize> {
+    let mask = s.span_mask(target, lvl);
+    let lo = span[0] as usize;
+    let hi = span[span.len() - 1] as usize + 1;
+    let c = s
+        .idle
+        .next_and_in(mask, target + 1, hi)
+        .or_else(|| s.idle.next_and_in(mask, lo, target + 1))?;
+    let start = span.partition_point(|&x| x as usize <= target);
+    let pos = span.partition_point(|&x| (x as usize) < c);
+    let k = if pos >= start {
+        pos - start + 1
+    } else {
+        span.len() - start + pos + 1
+    };
+    ((k as i64) < nr).then_some(c)
 }
 
 #[cfg(test)]
