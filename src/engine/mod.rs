@@ -26,6 +26,8 @@ mod rt_tests;
 pub(crate) mod sampler;
 #[cfg(test)]
 mod sg_sums_tests;
+#[cfg(test)]
+mod sg_sums_variants_tests;
 mod syscall;
 #[cfg(test)]
 mod tests;
