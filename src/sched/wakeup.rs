@@ -760,8 +760,12 @@ impl Sim<'_> {
         self.select_idle_sibling(p, target, waker_cpu)
     }
 
-    /// `find_idlest_group()`: the least-loaded group, if it beats the local
-    /// one by half the imbalance_pct.
+    /// `find_idlest_group()` (kernel/sched/fair.c 3.8, 2.6.36 alike): the
+    /// least-loaded group, if it beats the local one by half the
+    /// imbalance_pct. At load index 0 (`forkexec_idx` of every preset) a
+    /// group's load is Σ `weighted_cpuload()`, read from the group sums
+    /// where they are kept (`sched::sg_sums`, 96+ CPUs) instead of walking
+    /// its CPUs; debug builds check the two agree.
     fn find_idlest_group(&self, p: TaskId, this_cpu: usize, lvl: usize) -> Option<usize> {
         let d = &self.sd[this_cpu][lvl];
         let idx = d.forkexec_idx;
@@ -774,17 +778,30 @@ impl Sim<'_> {
                 continue;
             }
             let local = g == d.local_group;
-            let sum: u64 = group
-                .cpus
-                .iter()
-                .map(|&c| {
-                    if local {
-                        self.source_load(c as usize, idx)
-                    } else {
-                        self.target_load(c as usize, idx)
-                    }
-                })
-                .sum();
+            let walk = || -> u64 {
+                group
+                    .cpus
+                    .iter()
+                    .map(|&c| {
+                        if local {
+                            self.source_load(c as usize, idx)
+                        } else {
+                            self.target_load(c as usize, idx)
+                        }
+                    })
+                    .sum()
+            };
+            let summed = match &self.sg_sums {
+                Some(sums) if idx == 0 => sums.group(this_cpu, lvl, g).map(|gs| gs.load),
+                _ => None,
+            };
+            let sum = match summed {
+                Some(load) => {
+                    debug_assert_eq!(load, walk(), "group sums: find_idlest_group");
+                    load
+                }
+                None => walk(),
+            };
             let avg = sum * SCALE / group.power;
             if local {
                 this_load = avg;
