@@ -372,7 +372,7 @@ impl<'a> Sim<'a> {
             in_init: false,
             stepping: None,
             cpu_power: crate::domains::cpu_power(machine),
-            sg_sums: crate::sched::sg_sums::wanted(n, kernel).then(|| {
+            sg_sums: crate::sched::sg_sums::wanted(n).then(|| {
                 crate::sched::sg_sums::SgSums::new(
                     &sd,
                     crate::sched::sg_sums::groups_wanted(kernel),

@@ -9,9 +9,10 @@
 use crate::config::{Fields, Value};
 use crate::cost::CostModel;
 use crate::engine::{RunOptions, Sim};
-use crate::kernel::Kernel;
+use crate::kernel::{Kernel, KERNEL_PRESETS};
 use crate::result::SimResult;
 use crate::sched::rt::{RtKthreads, RtPolicy};
+use crate::sched::sg_sums::groups_wanted;
 use crate::topology::Machine;
 use crate::workload::hackbench::{Hackbench, HackbenchParams, Ipc, Mode};
 use crate::workload::spinners::{Dist, SpinnerTask, Spinners};
@@ -81,17 +82,13 @@ fn outcome(r: &SimResult) -> String {
 }
 
 fn kernels() -> Vec<(String, Kernel)> {
-    let mut out = vec![];
-    for name in [
-        "v2.6.36",
-        "v2.6.37-rc1",
-        "v2.6.37",
-        "v3.8",
-        "v3.13",
-        "v4.11",
-    ] {
-        out.push((name.to_string(), Kernel::preset(name).unwrap()));
-    }
+    // Every preset whose balancer or wake-up scan reads the group sums.
+    let mut out: Vec<(String, Kernel)> = KERNEL_PRESETS
+        .iter()
+        .map(|&name| (name.to_string(), Kernel::preset(name).unwrap()))
+        .filter(|(_, k)| groups_wanted(k))
+        .collect();
+    assert_eq!(out.len(), 6, "the 2.6.36 … 4.11 presets");
     let tweaks: Vec<(&str, Vec<(&str, Value)>)> = vec![
         ("v3.8", vec![("idle_cpu_nr_running", Value::Bool(false))]),
         (

@@ -328,6 +328,20 @@ pub(crate) fn fix_small_imbalance(sds: &SdStats, dst_load_per_task: u64) -> u64 
     }
 }
 
+/// The tail of `update_sg_lb_stats()` (kernel/sched/fair.c 3.8, 2.6.36
+/// alike), whether the sums were walked or read: `avg_load`, the capacity
+/// (with `fix_small_capacity()`), the weight and `group_has_capacity`.
+fn sg_capacity(s: &mut SgStats, power: u64, ncpus: u64, share_cpupower: bool) {
+    s.avg_load = s.group_load * SCALE / power;
+    s.group_capacity = div_round_closest(power, SCALE);
+    if s.group_capacity == 0 && share_cpupower {
+        // fix_small_capacity(): an SMT sibling still near full power.
+        s.group_capacity = 1;
+    }
+    s.group_weight = ncpus;
+    s.group_has_capacity = s.group_capacity > s.sum_nr_running;
+}
+
 impl Sim<'_> {
     pub(crate) fn jiffies(&self) -> u64 {
         self.now / self.tick_ns
@@ -512,13 +526,7 @@ impl Sim<'_> {
             idle_cpus: sum.idle_cpus,
             ..SgStats::default()
         };
-        s.avg_load = s.group_load * SCALE / group.power;
-        s.group_capacity = div_round_closest(group.power, SCALE);
-        if s.group_capacity == 0 && d.has(sd::SHARE_CPUPOWER) {
-            s.group_capacity = 1;
-        }
-        s.group_weight = ncpus;
-        s.group_has_capacity = s.group_capacity > s.sum_nr_running;
+        sg_capacity(&mut s, group.power, ncpus, d.has(sd::SHARE_CPUPOWER));
         #[cfg(debug_assertions)]
         {
             let mut want = self
@@ -582,26 +590,15 @@ impl Sim<'_> {
         if local && env.idle != IdleType::NewlyIdle && balance_cpu != this_cpu {
             return None;
         }
-        s.avg_load = s.group_load * SCALE / power;
         let avg_load_per_task = s
             .sum_weighted_load
             .checked_div(s.sum_nr_running)
             .unwrap_or(0);
         if !local && max_nr > 0 {
-            // 2.6.36, or `group_imb_nr_running` (see `kernel::FIELD_INFO`).
-            s.group_imb = if self.kernel.group_imb_nr_running {
-                max_load - min_load >= avg_load_per_task && max_nr - min_nr > 1
-            } else {
-                max_load - min_load > 2 * avg_load_per_task
-            };
+            s.group_imb =
+                self.group_imb_test(max_load - min_load, max_nr - min_nr, avg_load_per_task);
         }
-        s.group_capacity = div_round_closest(power, SCALE);
-        if s.group_capacity == 0 && share_cpupower {
-            // fix_small_capacity(): an SMT sibling still near full power.
-            s.group_capacity = 1;
-        }
-        s.group_weight = ncpus;
-        s.group_has_capacity = s.group_capacity > s.sum_nr_running;
+        sg_capacity(&mut s, power, ncpus, share_cpupower);
         Some(s)
     }
 

@@ -37,7 +37,7 @@ pub(crate) const SG_SUMS_MIN_CPUS: usize = 96;
 /// Whether a run keeps the sums or at least the idle mask: on a machine of
 /// at least [`SG_SUMS_MIN_CPUS`] CPUs, always (every `select_idle_sibling()`
 /// reads the idle mask: the 6.x `select_idle_cpu()` too).
-pub(crate) fn wanted(ncpus: usize, _k: &Kernel) -> bool {
+pub(crate) fn wanted(ncpus: usize) -> bool {
     ncpus >= SG_SUMS_MIN_CPUS
 }
 
@@ -276,9 +276,8 @@ impl SgSums {
     }
 
     /// The sums of group `g` of `cpu`'s domain at `lvl`; `None` for a
-    /// single-CPU group.
+    /// single-CPU group, and when the sums are not kept (the caller walks).
     #[inline]
-    /// `None` too when the sums are not kept (the caller walks).
     pub fn group(&self, cpu: usize, lvl: usize, g: usize) -> Option<GroupSum> {
         let id = self.ids[cpu][lvl][g];
         (id != NO_ID && self.groups).then(|| self.sums[id as usize])
@@ -355,12 +354,11 @@ mod tests {
     use crate::topology::Machine;
 
     #[test]
-    fn only_big_machines_under_a_reader_keep_sums() {
-        assert!(!wanted(64, &Kernel::v3_8()));
-        assert!(wanted(112, &Kernel::v3_8()));
-        assert!(wanted(112, &Kernel::v2_6_36()));
-        assert!(wanted(112, &Kernel::v6_18()));
-        assert!(!wanted(64, &Kernel::v6_18()));
+    fn big_machines_keep_the_idle_mask_and_3x_readers_the_group_sums() {
+        assert!(!wanted(64));
+        assert!(!wanted(95));
+        assert!(wanted(96));
+        assert!(wanted(112));
         assert!(groups_wanted(&Kernel::v3_8()));
         assert!(!groups_wanted(&Kernel::v6_18()));
     }

@@ -314,23 +314,17 @@ impl Sim<'_> {
                     if !d.has(sd::SHARE_PKG_RESOURCES) {
                         break;
                     }
-                    let found = match &self.sg_sums {
-                        Some(s) if !pinned => s.idle.first_and(s.span_mask(target, lvl)),
-                        _ => d
-                            .span
-                            .iter()
-                            .find(|&&i| self.allowed(p, i as usize) && self.idle_cpu(i as usize))
-                            .map(|&i| i as usize),
-                    };
-                    #[cfg(debug_assertions)]
-                    {
-                        let scan = d
-                            .span
+                    let scan = || {
+                        d.span
                             .iter()
                             .map(|&i| i as usize)
-                            .find(|&i| self.allowed(p, i) && self.idle_cpu(i));
-                        assert_eq!(found, scan, "idle cpu near {target} level {lvl}");
-                    }
+                            .find(|&i| self.allowed(p, i) && self.idle_cpu(i))
+                    };
+                    let found = match &self.sg_sums {
+                        Some(s) if !pinned => s.idle.first_and(s.span_mask(target, lvl)),
+                        _ => scan(),
+                    };
+                    debug_assert_eq!(found, scan(), "idle cpu near {target} level {lvl}");
                     if let Some(i) = found {
                         t = i;
                     }
@@ -357,52 +351,54 @@ impl Sim<'_> {
                     .rposition(|d| d.has(sd::SHARE_PKG_RESOURCES));
                 let Some(top) = llc else { return target };
                 let pinned = self.tasks[p as usize].allowed.is_some();
-                // For an unpinned task: the first fully idle group from the
-                // masks of `sched::sg_sums`, the walk's group.
-                if let Some(s) = self.sg_sums.as_ref().filter(|_| !pinned) {
-                    for lvl in (0..=top).rev() {
-                        let d = &self.sd[target][lvl];
-                        let found = s.first_idle_group(d, target, lvl);
-                        #[cfg(debug_assertions)]
-                        {
-                            let n = d.groups.len();
-                            let all_idle = |gi: &usize| {
-                                let g: &crate::domains::Group = &d.groups[*gi];
-                                g.cpus.iter().all(|&c| self.idle_cpu(c as usize))
-                            };
-                            let walk = (0..n).map(|k| (d.local_group + k) % n).find(all_idle);
-                            assert_eq!(found, walk, "idle group of cpu {target} level {lvl}");
-                        }
-                        if let Some(gi) = found {
-                            return d.groups[gi].cpus[0] as usize;
-                        }
-                    }
-                    return target;
-                }
                 for lvl in (0..=top).rev() {
                     let d = &self.sd[target][lvl];
-                    let n = d.groups.len();
-                    for k in 0..n {
-                        let g = &d.groups[(d.local_group + k) % n];
-                        // The idle test first: it is what fails on a busy
-                        // machine, and an unpinned task may run anywhere.
-                        if !g.cpus.iter().all(|&c| self.idle_cpu(c as usize)) {
-                            continue;
-                        }
-                        if !pinned {
-                            return g.cpus[0] as usize;
-                        }
-                        // cpumask_first_and(group, tsk_cpus_allowed); a
-                        // group with none allowed is skipped.
-                        if let Some(&c) = g.cpus.iter().find(|&&c| self.allowed(p, c as usize)) {
-                            return c as usize;
-                        }
+                    // For an unpinned task, the first fully idle group
+                    // from the masks of `sched::sg_sums`: the walk's group.
+                    let found = match &self.sg_sums {
+                        Some(s) if !pinned => s
+                            .first_idle_group(d, target, lvl)
+                            .map(|gi| d.groups[gi].cpus[0] as usize),
+                        _ => self.idle_group_walk(p, d),
+                    };
+                    debug_assert_eq!(
+                        found,
+                        self.idle_group_walk(p, d),
+                        "idle group of cpu {target} level {lvl}"
+                    );
+                    if let Some(c) = found {
+                        return c;
                     }
                 }
                 target
             }
             SelectIdleSibling::IdleCpu => unreachable!("handled above"),
         }
+    }
+
+    /// The 3.8 `select_idle_sibling()` walk of one level: from the local
+    /// group round the circular list, the first group whose CPUs are all
+    /// idle and which holds an allowed CPU; that CPU
+    /// (`cpumask_first_and(group, tsk_cpus_allowed)`).
+    #[inline]
+    fn idle_group_walk(&self, p: TaskId, d: &crate::domains::Domain) -> Option<usize> {
+        let pinned = self.tasks[p as usize].allowed.is_some();
+        let n = d.groups.len();
+        for k in 0..n {
+            let g = &d.groups[(d.local_group + k) % n];
+            // The idle test first: it is what fails on a busy machine, and
+            // an unpinned task may run anywhere.
+            if !g.cpus.iter().all(|&c| self.idle_cpu(c as usize)) {
+                continue;
+            }
+            if !pinned {
+                return Some(g.cpus[0] as usize);
+            }
+            if let Some(&c) = g.cpus.iter().find(|&&c| self.allowed(p, c as usize)) {
+                return Some(c as usize);
+            }
+        }
+        None
     }
 
     fn smt_mask(&self, cpu: usize) -> impl Iterator<Item = usize> + '_ {
