@@ -132,3 +132,50 @@ def test_bad_input_raises_a_clear_error(call, exc, pattern):
 def test_config_errors_subclass_valueerror():
     assert issubclass(sl.ConfigError, ValueError)
     assert issubclass(sl.ConfigTypeError, TypeError)
+
+
+def test_the_exception_tree_is_the_cores():
+    """Declared once, in the core: the class a core error is raised with is
+    the class schedlab.exceptions exports (no per-error import, no copy)."""
+    from schedlab import _core
+
+    for name in sl.exceptions.__all__:
+        assert getattr(sl.exceptions, name) is getattr(_core, name)
+        assert getattr(_core, name).__module__ == "schedlab.exceptions"
+    for cls in (sl.ConfigError, sl.ConfigTypeError, sl.SimulationError, sl.MeasureError):
+        assert issubclass(cls, sl.SchedlabError)
+    assert issubclass(sl.SimulationError, RuntimeError)
+    assert issubclass(sl.MeasureError, RuntimeError)
+    assert issubclass(_core.BatchInterrupted, KeyboardInterrupt)
+    with pytest.raises(sl.ConfigError) as info:
+        _core.kernel_replace("v3.8", {}, {"hz": 7})
+    assert type(info.value) is sl.ConfigError
+    with pytest.raises(sl.ConfigTypeError) as tinfo:
+        _core.kernel_replace("v3.8", {}, {"hz": "fast"})
+    assert type(tinfo.value) is sl.ConfigTypeError
+    # They pickle by name (process pools and cluster workers send them back).
+    import pickle
+
+    e = pickle.loads(pickle.dumps(sl.ConfigError("invalid x=1")))
+    assert type(e) is sl.ConfigError and str(e) == "invalid x=1"
+
+
+@pytest.mark.parametrize(
+    "args,exc,pattern",
+    [
+        ((-1, 0, 0), sl.ConfigError, r"seed=-1: expected an integer from 0 to 2\*\*64 - 1"),
+        ((0, 2**64, 0), sl.ConfigError, r"point=18446744073709551616"),
+        ((0, 0, 1.5), sl.ConfigTypeError, r"replicate: got float 1.5"),
+        ((True, 0, 0), sl.ConfigTypeError, r"seed: got bool True"),
+        (("1", 0, 0), sl.ConfigTypeError, r"seed: got str '1'"),
+    ],
+)
+def test_derive_seed_refuses_what_is_not_a_64_bit_count(args, exc, pattern):
+    with pytest.raises(exc, match=pattern):
+        sl.derive_seed(*args)
+
+
+def test_derive_seed_takes_numpy_integers():
+    import numpy as np
+
+    assert sl.derive_seed(np.uint64(2**64 - 1), np.int32(5), 0) == sl.derive_seed(2**64 - 1, 5, 0)

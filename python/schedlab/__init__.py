@@ -14,7 +14,7 @@ from ._core import __version__, build_profile
 from .bisect import bisect
 from .calibration import Calibration, calibrate
 from .config import CostModel, Kernel, Machine
-from .exceptions import ConfigError, ConfigTypeError, SchedlabError, SimulationError
+from .exceptions import ConfigError, ConfigTypeError, MeasureError, SchedlabError, SimulationError
 from .frames import (
     LKP_METRICS,
     LKP_NOT_MODELLED,
@@ -24,7 +24,7 @@ from .frames import (
     lkp_metrics,
     summarize,
 )
-from .hostbench import MeasureError, measure
+from .hostbench import measure
 from .result import Result
 from .run import simulate
 from .spec import load_spec, run_spec

@@ -36,6 +36,12 @@ __all__ = [
     "footprint",
     "simulate",
     "run_batch",
+    "derive_seed",
+    "SchedlabError",
+    "ConfigError",
+    "ConfigTypeError",
+    "SimulationError",
+    "MeasureError",
     "BatchInterrupted",
 ]
 
@@ -232,6 +238,12 @@ class BatchOutcome(TypedDict):
     metrics: dict[str, float]
     wall_s: float
 
+class SchedlabError(Exception): ...
+class ConfigError(SchedlabError, ValueError): ...
+class ConfigTypeError(SchedlabError, TypeError): ...
+class SimulationError(SchedlabError, RuntimeError): ...
+class MeasureError(SchedlabError, RuntimeError): ...
+
 class BatchInterrupted(KeyboardInterrupt):
     outcomes: list[BatchOutcome]
 
@@ -257,6 +269,7 @@ class Footprint(TypedDict):
     trace: int
     total: int
 
+def derive_seed(seed: int, point: int, replicate: int) -> int: ...
 def machine_presets() -> list[str]: ...
 def machine_preset(name: str) -> MachineFields: ...
 def machine_check(fields: dict[str, Any]) -> MachineFields: ...

@@ -21,7 +21,7 @@ from typing import Any
 import polars as pl
 
 from ._check import is_list, need_bool, need_str, show, type_name
-from .exceptions import ConfigError, ConfigTypeError, SchedlabError
+from .exceptions import ConfigError, ConfigTypeError, MeasureError
 
 #: The events ``measure`` counts (``perf stat -e``).
 EVENTS = ("task-clock", "context-switches", "cpu-migrations")
@@ -50,10 +50,6 @@ COLUMNS = (
 )
 #: What perf_event_paranoid must be at most for an unprivileged user.
 PARANOID_MAX = 2
-
-
-class MeasureError(SchedlabError, RuntimeError):
-    """perf could not be run, or printed something ``measure`` cannot read."""
 
 
 def parse_perf(text: str) -> dict[str, float]:

@@ -35,22 +35,13 @@ from .workloads import Workload
 
 ProgressArg = bool | Callable[[int, int], None]
 
-_MASK64 = (1 << 64) - 1
-
-
-def _splitmix64(x: int) -> int:
-    x = (x + 0x9E3779B97F4A7C15) & _MASK64
-    z = x
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
-    return z ^ (z >> 31)
-
 
 def derive_seed(seed: int, point: int, replicate: int) -> int:
     """The seed of run (point, replicate) of a sweep seeded ``seed``:
     SplitMix64 mixing, so it depends on nothing else (thread count, chunking,
-    executor, order)."""
-    return _splitmix64(_splitmix64(seed ^ _splitmix64(point)) ^ replicate) >> 1
+    executor, order). Computed by the core (the one derivation); each
+    argument an integer from 0 to 2**64 - 1."""
+    return _core.derive_seed(seed, point, replicate)
 
 
 class SweepInterrupted(KeyboardInterrupt):

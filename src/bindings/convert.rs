@@ -1,37 +1,14 @@
-//! Conversions between Python values and core types, and the mapping of
-//! `CoreError` onto `schedlab.exceptions`.
+//! Conversions between Python values and core types.
 
-use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString, PyType};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
 use pyo3::IntoPyObjectExt;
+
+use super::errors::py_err;
 
 use crate::config::Value;
 use crate::error::CoreError;
 use crate::topology::Machine;
-
-/// The `schedlab.exceptions` class `name`, falling back to `fallback` if the
-/// Python package is not importable (e.g. `_core` used on its own).
-fn exception_class<'py>(py: Python<'py>, name: &str) -> Option<Bound<'py, PyType>> {
-    let m = py.import("schedlab.exceptions").ok()?;
-    m.getattr(name).ok()?.cast_into::<PyType>().ok()
-}
-
-pub fn py_err(py: Python<'_>, e: CoreError) -> PyErr {
-    let msg = e.to_string();
-    if e == CoreError::Cancelled {
-        return pyo3::exceptions::PyKeyboardInterrupt::new_err(msg);
-    }
-    let (name, is_type) = match e {
-        CoreError::WrongType { .. } => ("ConfigTypeError", true),
-        _ => ("ConfigError", false),
-    };
-    match exception_class(py, name) {
-        Some(cls) => PyErr::from_type(cls, msg),
-        None if is_type => PyTypeError::new_err(msg),
-        None => PyValueError::new_err(msg),
-    }
-}
 
 /// A Python scalar as a config `Value` (bool before int: `bool` is an `int`).
 pub fn value_from(param: &str, v: &Bound<'_, PyAny>) -> PyResult<Value> {
@@ -62,6 +39,23 @@ pub fn value_from(param: &str, v: &Bound<'_, PyAny>) -> PyResult<Value> {
     }
 }
 
+/// An integer from 0 to 2⁶⁴ − 1: a Python `int` or anything with
+/// `__index__` (numpy integers), not a `bool`.
+pub fn u64_from(param: &str, v: &Bound<'_, PyAny>) -> PyResult<u64> {
+    let allowed = "an integer from 0 to 2**64 - 1";
+    if v.is_instance_of::<PyBool>() || v.hasattr("__index__").ok() != Some(true) {
+        let tn = v.get_type().name()?.to_string();
+        return Err(CoreError::WrongType {
+            param: param.to_string(),
+            got: format!("{tn} {}", py_repr(v)),
+            expected: allowed.into(),
+        }
+        .into());
+    }
+    v.extract::<u64>()
+        .map_err(|_| CoreError::invalid(param, py_repr(v), allowed).into())
+}
+
 /// What a str must be to cross into the core.
 const UTF8_TEXT: &str = "text that encodes as UTF-8 (no lone surrogates)";
 
@@ -70,12 +64,6 @@ fn py_repr(v: &Bound<'_, PyAny>) -> String {
     v.repr()
         .map(|r| r.to_string_lossy().into_owned())
         .unwrap_or_else(|_| "<unprintable>".into())
-}
-
-impl From<CoreError> for PyErr {
-    fn from(e: CoreError) -> PyErr {
-        Python::attach(|py| py_err(py, e))
-    }
 }
 
 pub fn values_from(d: &Bound<'_, PyDict>) -> PyResult<Vec<(String, Value)>> {

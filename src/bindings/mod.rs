@@ -5,8 +5,10 @@
 //! arrays moved out of their `Vec`s (no copy).
 
 mod convert;
+mod errors;
 
-use convert::{machine_from, py_err, value_to_py, values_from};
+use convert::{machine_from, value_to_py, values_from};
+use errors::py_err;
 use numpy::{IntoPyArray, PyArray2};
 use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
@@ -45,6 +47,21 @@ fn fields_dict<'py, F: Fields>(py: Python<'py>, f: &F) -> PyResult<Bound<'py, Py
         d.set_item(k, value_to_py(py, &v)?)?;
     }
     Ok(d)
+}
+
+/// The seed of run (`point`, `replicate`) of a sweep seeded `seed`
+/// (`rng::derive_seed`).
+#[pyfunction]
+fn derive_seed(
+    seed: &Bound<'_, PyAny>,
+    point: &Bound<'_, PyAny>,
+    replicate: &Bound<'_, PyAny>,
+) -> PyResult<u64> {
+    Ok(crate::rng::derive_seed(
+        convert::u64_from("seed", seed)?,
+        convert::u64_from("point", point)?,
+        convert::u64_from("replicate", replicate)?,
+    ))
 }
 
 /// Names of the machine presets.
@@ -547,13 +564,6 @@ fn run_spec(py: Python<'_>, d: &Bound<'_, PyDict>) -> PyResult<crate::sweep::Run
     })
 }
 
-pyo3::create_exception!(
-    schedlab._core,
-    BatchInterrupted,
-    PyKeyboardInterrupt,
-    "Ctrl-C during run_batch; `outcomes` holds every spec's outcome, the runs cut short \"cancelled\"."
-);
-
 /// Run many configurations in parallel on `threads` threads (0 = all
 /// cores), the GIL released. A run whose configuration is invalid comes back
 /// with status "error" and the message; the others are unaffected. Ctrl-C
@@ -614,9 +624,7 @@ fn run_batch<'py>(
         // returned; hand back the finished ones with the interrupt.
         (Some(e), Ok(outcomes)) if e.is_instance_of::<PyKeyboardInterrupt>(py) => {
             let list = batch_outcomes(py, slot, &outcomes)?;
-            let exc = py
-                .get_type::<BatchInterrupted>()
-                .call1(("run_batch interrupted",))?;
+            let exc = errors::batch_interrupted(py).call1(("run_batch interrupted",))?;
             exc.setattr("outcomes", list)?;
             return Err(PyErr::from_value(exc));
         }
@@ -661,6 +669,7 @@ fn batch_outcomes<'py>(
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    errors::add_to(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add(
         "build_profile",
@@ -688,6 +697,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "IDLE_TYPES",
         crate::sched::balance::IDLE_TYPE_NAMES.to_vec(),
     )?;
+    m.add_function(wrap_pyfunction!(derive_seed, m)?)?;
     m.add_function(wrap_pyfunction!(machine_presets, m)?)?;
     m.add_function(wrap_pyfunction!(machine_preset, m)?)?;
     m.add_function(wrap_pyfunction!(machine_check, m)?)?;
@@ -705,6 +715,5 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("MAX_VMSTAT_BYTES", crate::limits::MAX_VMSTAT_BYTES)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(run_batch, m)?)?;
-    m.add("BatchInterrupted", m.py().get_type::<BatchInterrupted>())?;
     Ok(())
 }
