@@ -36,7 +36,8 @@ impl Value {
         }
     }
 
-    fn wrong(&self, param: &str, expected: &str) -> CoreError {
+    /// The error for this value given where `expected` was.
+    pub fn wrong(&self, param: &str, expected: &str) -> CoreError {
         CoreError::WrongType {
             param: param.to_string(),
             got: format!("{} {}", self.type_name(), self),
@@ -102,30 +103,29 @@ pub trait NamedEnum: Sized + Copy + 'static {
     const VALUES: &'static [Self];
     fn name(self) -> &'static str;
 
-    fn parse(param: &str, v: &Value) -> CoreResult<Self> {
-        let s = v.as_str(param)?;
+    /// The variant named `s`, or an error naming `param`, the value and
+    /// the allowed names.
+    fn from_name(param: &str, s: &str) -> CoreResult<Self> {
         Self::NAMES
             .iter()
             .position(|n| *n == s)
             .map(|i| Self::VALUES[i])
-            .ok_or_else(|| {
-                CoreError::invalid(
-                    param,
-                    format!("{s:?}"),
-                    format!(
-                        "one of {}",
-                        Self::NAMES
-                            .iter()
-                            .map(|n| format!("{n:?}"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                )
-            })
+            .ok_or_else(|| CoreError::invalid(param, format!("{s:?}"), one_of_names(Self::NAMES)))
+    }
+
+    fn parse(param: &str, v: &Value) -> CoreResult<Self> {
+        Self::from_name(param, v.as_str(param)?)
     }
 }
 
-/// Declares a `NamedEnum` with its variant ↔ name table.
+/// `one of "a", "b", "c"`: what an enum-valued parameter allows.
+pub fn one_of_names(names: &[&str]) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| format!("{n:?}")).collect();
+    format!("one of {}", quoted.join(", "))
+}
+
+/// Declares a `NamedEnum` with its variant ↔ name table (and makes it a
+/// config field type whose values are its names).
 #[macro_export]
 macro_rules! named_enum {
     ($(#[$m:meta])* $vis:vis enum $name:ident { $($(#[$vm:meta])* $var:ident = $s:literal),+ $(,)? }) => {
@@ -139,7 +139,212 @@ macro_rules! named_enum {
                 match self { $($name::$var => $s),+ }
             }
         }
+        impl $crate::config::FieldType for $name {
+            const DOMAIN: $crate::config::Domain =
+                $crate::config::Domain::Enum(<$name as $crate::config::NamedEnum>::NAMES);
+            fn to_value(self) -> $crate::config::Value {
+                $crate::config::Value::Str($crate::config::NamedEnum::name(self).to_string())
+            }
+            fn from_value(
+                param: &str,
+                v: &$crate::config::Value,
+                _: &$crate::config::Domain,
+            ) -> $crate::error::CoreResult<Self> {
+                <$name as $crate::config::NamedEnum>::parse(param, v)
+            }
+        }
     };
+}
+
+/// The values a config field takes: what `set` enforces, what the Python
+/// annotation (`Literal[...]`) and the docs' tables say.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Domain {
+    Bool,
+    /// An integer from `lo` to `hi`.
+    Int {
+        lo: u64,
+        hi: u64,
+    },
+    /// One of these integers.
+    IntIn(&'static [u64]),
+    /// One of these names (a [`NamedEnum`]'s).
+    Enum(&'static [&'static str]),
+}
+
+impl Domain {
+    /// The field's Python annotation.
+    pub fn py_type(&self) -> String {
+        match self {
+            Domain::Bool => "bool".into(),
+            Domain::Int { .. } => "int".into(),
+            Domain::IntIn(v) => {
+                let v: Vec<String> = v.iter().map(u64::to_string).collect();
+                format!("Literal[{}]", v.join(", "))
+            }
+            Domain::Enum(names) => {
+                let q: Vec<String> = names.iter().map(|n| format!("{n:?}")).collect();
+                format!("Literal[{}]", q.join(", "))
+            }
+        }
+    }
+
+    /// What the field allows, as the error messages say it.
+    pub fn allowed(&self) -> String {
+        match self {
+            Domain::Bool => "True or False".into(),
+            Domain::Int { lo, hi } => format!("an integer from {lo} to {hi}"),
+            Domain::IntIn(v) => {
+                let v: Vec<String> = v.iter().map(u64::to_string).collect();
+                format!("one of {}", v.join(", "))
+            }
+            Domain::Enum(names) => one_of_names(names),
+        }
+    }
+
+    /// An integer value of this domain.
+    pub fn int(&self, param: &str, v: &Value) -> CoreResult<u64> {
+        match self {
+            Domain::Int { lo, hi } => v.as_u64(param, *lo, *hi),
+            Domain::IntIn(vals) => {
+                let x = v.as_u64(param, 0, u64::MAX)?;
+                if vals.contains(&x) {
+                    Ok(x)
+                } else {
+                    Err(CoreError::invalid(param, x, self.allowed()))
+                }
+            }
+            Domain::Bool | Domain::Enum(_) => {
+                unreachable!("an integer field has an integer domain")
+            }
+        }
+    }
+}
+
+/// The type of a config field: how its value crosses the boundary.
+pub trait FieldType: Copy {
+    /// The domain of a field of this type that declares none.
+    const DOMAIN: Domain;
+    fn to_value(self) -> Value;
+    fn from_value(param: &str, v: &Value, domain: &Domain) -> CoreResult<Self>;
+}
+
+impl FieldType for bool {
+    const DOMAIN: Domain = Domain::Bool;
+    fn to_value(self) -> Value {
+        Value::Bool(self)
+    }
+    fn from_value(param: &str, v: &Value, _: &Domain) -> CoreResult<Self> {
+        v.as_bool(param)
+    }
+}
+
+impl FieldType for u64 {
+    const DOMAIN: Domain = Domain::Int {
+        lo: 0,
+        hi: i64::MAX as u64,
+    };
+    fn to_value(self) -> Value {
+        Value::Int(self as i64)
+    }
+    fn from_value(param: &str, v: &Value, domain: &Domain) -> CoreResult<Self> {
+        domain.int(param, v)
+    }
+}
+
+impl FieldType for u32 {
+    const DOMAIN: Domain = Domain::Int {
+        lo: 0,
+        hi: u32::MAX as u64,
+    };
+    fn to_value(self) -> Value {
+        Value::Int(self as i64)
+    }
+    fn from_value(param: &str, v: &Value, domain: &Domain) -> CoreResult<Self> {
+        let x = domain.int(param, v)?;
+        u32::try_from(x).map_err(|_| CoreError::invalid(param, x, "an integer below 2**32"))
+    }
+}
+
+/// One declared config field: its name, its values, its documentation
+/// (the struct field's doc comment, `Kernel.info()` and the docs site) and
+/// the config type's own facts about it (`M`: a Kernel field's kernel
+/// origin; nothing for a cost).
+#[derive(Clone, Copy, Debug)]
+pub struct FieldDecl<M: 'static> {
+    pub name: &'static str,
+    pub domain: Domain,
+    pub doc: &'static str,
+    pub meta: M,
+}
+
+/// Declares a config struct from one list of fields: the struct (each
+/// field's doc comment is its declared doc), `FIELDS` (the declarations, in
+/// order), `FIELD_NAMES`, and `decl_get` / `decl_set` (reading and setting a
+/// field by name through its type and domain) for the type's [`Fields`]
+/// impl. A field is `name: type [= domain] => meta, "doc";` — the domain
+/// defaults to the type's (`FieldType::DOMAIN`: every name of an enum,
+/// True/False, the integers of the type).
+#[macro_export]
+macro_rules! config_struct {
+    (
+        $(#[$sm:meta])*
+        $vis:vis struct $name:ident {
+            $($(#[$em:meta])* pub $extra:ident : $extra_ty:ty,)*
+        }
+        meta $meta_ty:ty;
+        $(
+            $f:ident : $t:ty $(= $dom:expr)? => $meta:expr, $doc:literal;
+        )+
+    ) => {
+        $(#[$sm])*
+        $vis struct $name {
+            $($(#[$em])* pub $extra: $extra_ty,)*
+            $(#[doc = $doc] pub $f: $t,)+
+        }
+
+        impl $name {
+            /// Every field's declaration, in order.
+            pub const FIELDS: &'static [$crate::config::FieldDecl<$meta_ty>] = &[$(
+                $crate::config::FieldDecl {
+                    name: stringify!($f),
+                    domain: $crate::config_struct!(@domain $t $(, $dom)?),
+                    doc: $doc,
+                    meta: $meta,
+                },
+            )+];
+            /// The field names, in order.
+            pub const FIELD_NAMES: &'static [&'static str] = &[$(stringify!($f)),+];
+
+            /// The field `name`'s value (`None`: no such field).
+            pub fn decl_get(&self, name: &str) -> Option<$crate::config::Value> {
+                match name {
+                    $(stringify!($f) => Some($crate::config::FieldType::to_value(self.$f)),)+
+                    _ => None,
+                }
+            }
+
+            /// Set the field `name` from `v`, checked against its domain;
+            /// `Ok(false)`: no such field.
+            pub fn decl_set(
+                &mut self,
+                name: &str,
+                v: &$crate::config::Value,
+            ) -> $crate::error::CoreResult<bool> {
+                match name {
+                    $(stringify!($f) => {
+                        const DOMAIN: $crate::config::Domain =
+                            $crate::config_struct!(@domain $t $(, $dom)?);
+                        self.$f = <$t as $crate::config::FieldType>::from_value(name, v, &DOMAIN)?
+                    })+
+                    _ => return Ok(false),
+                }
+                Ok(true)
+            }
+        }
+    };
+    (@domain $t:ty) => { <$t as $crate::config::FieldType>::DOMAIN };
+    (@domain $t:ty, $dom:expr) => { $dom };
 }
 
 /// A config object whose fields can be listed, read and replaced by name.
@@ -149,6 +354,17 @@ pub trait Fields: Clone {
     fn get(&self, name: &str) -> Option<Value>;
     /// Set one field; validates the value.
     fn set(&mut self, name: &str, v: &Value) -> CoreResult<()>;
+
+    /// Refuse a name that is not a settable field of this type (before its
+    /// value is looked at); the type may explain some (retired fields, a
+    /// reserved name).
+    fn check_name(name: &str) -> CoreResult<()> {
+        if Self::field_names().contains(&name) {
+            Ok(())
+        } else {
+            Err(Self::unknown(name))
+        }
+    }
 
     fn unknown(name: &str) -> CoreError {
         CoreError::UnknownField {

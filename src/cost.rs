@@ -2,136 +2,139 @@
 //! work. The effects the tunables trade off exist only because these are
 //! charged. All in nanoseconds.
 //!
-//! Defaults come from the published figures in kernel-facts §11: a direct
-//! context switch of a few µs (Li, Ding & Shen 2007: 3.8 µs on 2.6.17; ~3.5 µs
-//! on a 2019 desktop), an IPI of 1600–2000 cycles to send (Pallipadi 2012)
-//! and ~1–3 µs round trip, and a timer tick of 0.5–1.5 % of a CPU at
-//! HZ=1000 (Tsafrir 2007), i.e. ≈1 µs of direct handler time.
+//! Defaults come from published figures (docs/guide/costs.md lists them
+//! with their sources): a direct context switch of a few µs (C. Li, C. Ding,
+//! K. Shen, "Quantifying the cost of context switch", ExpCS 2007: 3.8 µs on
+//! 2.6.17), an IPI of 1600–2000 cycles to send (Venkatesh Pallipadi on LKML,
+//! Feb 2012, measured on Westmere) and ~1–3 µs round trip, and a timer tick
+//! of 0.5–1.5 % of a CPU at HZ=1000 (D. Tsafrir, "The context-switch
+//! overhead inflicted by hardware interrupts (and the enigma of do-nothing
+//! loops)", ExpCS 2007), i.e. ≈1 µs of direct handler time.
+//!
+//! Each field is declared once, in the list below (its type, its bounds and
+//! its doc); the struct, get/set by name, the Python annotations and stubs
+//! and the docs' Costs table come from it.
 
-use crate::config::{Fields, Value};
+use crate::config::{Domain, Fields, Value};
+use crate::config_struct;
 use crate::error::{CoreError, CoreResult};
 use crate::topology::{Distance, Machine};
 
-#[derive(Clone, Debug, PartialEq)]
-pub struct CostModel {
-    /// Direct cost of `context_switch()` (register/stack switch plus the
-    /// scheduler's own bookkeeping), charged as system time to the CPU
-    /// switching to a task.
-    pub context_switch_ns: u64,
-    /// Kernel entry/exit of a cheap system call such as `sched_yield()`.
-    pub syscall_ns: u64,
-    /// `try_to_wake_up()` run by the waker (system time on the waker's CPU).
-    pub wakeup_ns: u64,
-    /// `scheduler_tick()` and the timer interrupt around it.
-    pub tick_ns: u64,
-    /// From a remote `resched_task()` (reschedule IPI, or the wake of a
-    /// polling idle CPU) until the target CPU enters `schedule()`.
-    pub ipi_latency_ns: u64,
-    /// Sending an IPI (1600–2000 cycles, Pallipadi 2012), on the sender.
-    pub ipi_send_ns: u64,
-    /// Taking an IPI (entry, handler, exit), on the receiver.
-    pub ipi_handle_ns: u64,
-    /// A self-IPI (`irq_work_queue_on()` to the sending CPU, 4bdced5c9a29's
-    /// walk): send and interrupt entry on the one CPU. No published figure
-    /// (cases-3-4.md A.7); the default is `ipi_send_ns + ipi_handle_ns`.
-    pub self_ipi_ns: u64,
-    /// Taking a remote runqueue or root-domain lock uncontended
-    /// (`double_lock_balance()`, `rto_lock`) in RT push/pull.
-    pub rq_lock_ns: u64,
-    /// Fixed part of one `load_balance()` pass (locks, setup), on the
-    /// balancing CPU.
-    pub lb_base_ns: u64,
-    /// Per sched group a pass examines (`update_sg_lb_stats` per group).
-    pub lb_per_group_ns: u64,
-    /// Per CPU whose statistics a pass reads (`update_sg_lb_stats`).
-    pub lb_per_cpu_ns: u64,
-    /// Per task `move_tasks()` examines.
-    pub lb_per_task_ns: u64,
-    /// Per task migrated (deactivate, `set_task_cpu`, activate under both
-    /// runqueue locks): charged to the balancing CPU and, as the time its
-    /// lock is held, to the source CPU.
-    pub migrate_task_ns: u64,
-    /// Cache refill a migrated task pays on its new CPU, by distance, if it
-    /// ran within `cache_decay_ns` (linearly less the longer ago).
-    pub refill_smt_ns: u64,
-    pub refill_llc_ns: u64,
-    pub refill_socket_ns: u64,
-    pub refill_node_ns: u64,
-    pub refill_remote_ns: u64,
-    pub cache_decay_ns: u64,
-    /// `switch_mm()`: extra context-switch cost between address spaces
-    /// (CR3 reload, TLB refill); threads of one process do not pay it.
-    pub mm_switch_ns: u64,
-    /// `fork()` of a process / `clone()` of a thread, on the parent.
-    pub fork_ns: u64,
-    pub clone_ns: u64,
-    /// `do_exit()` of a process (address-space teardown) / of a thread.
-    pub exit_ns: u64,
-    pub exit_thread_ns: u64,
-    /// Reaping one child (`wait4`, `pthread_join`).
-    pub reap_ns: u64,
-    /// A new worker's start-up before its own first step, system time of
-    /// the child: for a forked process the copy-on-write faults on the
-    /// inherited address space and `ret_from_fork` (`child_start_ns`), for a
-    /// thread its stack and TLS (`child_start_thread_ns`). Each child draws
-    /// its own, uniform within ±`child_start_spread_pct` % of the value.
-    /// Measured with `perf sched timehist` (docs/calibration.md);
-    /// hackbench's workers pay it.
-    pub child_start_ns: u64,
-    pub child_start_thread_ns: u64,
-    pub child_start_spread_pct: u64,
-    /// `pipe_write()` / `pipe_read()` of one small message, locks included.
-    pub pipe_write_ns: u64,
-    pub pipe_read_ns: u64,
-    /// `unix_stream_sendmsg()` (skb allocation, enqueue) / `unix_stream_recvmsg()`.
-    pub sock_write_ns: u64,
-    pub sock_read_ns: u64,
-    /// Copying 1 KiB between user and kernel (per direction).
-    pub copy_kib_ns: u64,
-    /// TCP loopback `send()` (the whole stack down and up) / `recv()`.
-    pub tcp_write_ns: u64,
-    pub tcp_read_ns: u64,
-    /// A futex system call (a Java monitor's wait or notify).
-    pub futex_ns: u64,
-    /// Run-to-run noise: every system-time burst a workload asks for is
-    /// scaled by a uniform factor in [1 − p/100, 1 + p/100] (cache and TLB
-    /// state make the same system call cost more or less). 0 makes
-    /// replicates of a workload without random parameters identical.
-    pub sys_jitter_pct: u64,
-    /// Communication cost by distance: when on, the reader of a message
-    /// (a pipe or socket read, a queue handed over under a futex) pays, as
-    /// system time, one cache-line transfer per line of the message from
-    /// the cache of the CPU that wrote it — in the kernel, the
-    /// `copy_to_user()` of `pipe_read()` / `unix_stream_recvmsg()` (and the
-    /// user-space read of a handed-over queue) missing on lines another
-    /// CPU's cache holds modified; no kernel version changes it: `xfer_lines()` lines times the
-    /// per-line latency of the two CPUs' distance (`xfer_*_ns`; the same
-    /// CPU pays nothing). On only for the epyc-genoa-2s and spr-2s presets (older presets' numbers predate it);
-    /// the per-line latencies are set per machine preset from published
-    /// core-to-core measurements (docs/calibration.md).
-    pub xfer_by_distance: bool,
-    /// One 64-byte line modified on another CPU, by distance: SMT sibling
-    /// (shared L1/L2), shared last-level cache, same socket but another
-    /// LLC, another socket on the same node, another node.
-    pub xfer_smt_ns: u64,
-    pub xfer_llc_ns: u64,
-    pub xfer_socket_ns: u64,
-    pub xfer_node_ns: u64,
-    pub xfer_remote_ns: u64,
-    /// Lines moved per message besides its data (the `pipe_buffer` or
-    /// skb head and the wait queue the reader was woken from).
-    pub xfer_meta_lines: u64,
-    /// The frequency model (docs/power-model.md): each package runs at the
-    /// turbo frequency of its number of active cores (the machine preset's
-    /// table, `power::PowerSpec`), and a task's CPU burst of W ns (at base
-    /// frequency) takes W·base/f ns. Off by default on every preset; needs
-    /// a machine preset with a power table.
-    pub turbo: bool,
-    /// The idle-state model: an idle CPU enters the C-state the menu
-    /// governor would pick for its predicted idle length, and a wake-up
-    /// pays that state's exit latency. Off by default; needs a machine
-    /// preset with a power table.
-    pub cstates: bool,
+/// 1 ms: any single charge larger than that is a mistake, not a model.
+const MAX_COST_NS: u64 = 1_000_000;
+/// 10 s bound on the cache-decay window.
+const MAX_DECAY_NS: u64 = 10_000_000_000;
+/// A charge in ns: 0 to [`MAX_COST_NS`].
+const COST: Domain = Domain::Int {
+    lo: 0,
+    hi: MAX_COST_NS,
+};
+
+const fn int(lo: u64, hi: u64) -> Domain {
+    Domain::Int { lo, hi }
+}
+
+config_struct! {
+    /// What the model charges for scheduler work, in nanoseconds (and the
+    /// switches of the cost models built on it: communication by distance,
+    /// turbo frequencies, C-states).
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct CostModel {}
+    meta ();
+    context_switch_ns: u64 = COST => (),
+        "system time on the CPU, before the next task runs (Li et al. 2007: 3.8 µs direct)";
+    syscall_ns: u64 = COST => (),
+        "the `sched_yield()` system call (must be ≥ 1; refused where written)";
+    wakeup_ns: u64 = COST => (),
+        "`try_to_wake_up()`, system time of the waker (or of the timer interrupt)";
+    tick_ns: u64 = COST => (),
+        "`scheduler_tick()` on a busy CPU (0.1 % at HZ=1000; Tsafrir 2007: 0.5–1.5 % incl. indirect)";
+    ipi_latency_ns: u64 = COST => (),
+        "delay of a reschedule IPI (or a stopper / NOHZ kick, or the wake of a polling idle CPU) from `resched_curr()` until the remote CPU enters `schedule()`";
+    ipi_send_ns: u64 = COST => (),
+        "sending an IPI (Pallipadi 2012: 1600–2000 cycles)";
+    ipi_handle_ns: u64 = COST => (),
+        "taking a function-call IPI on the receiver";
+    self_ipi_ns: u64 = COST => (),
+        "an irq_work self-IPI (the push_ipi_rd walk): send + entry on one CPU; no published figure, default = send + handle";
+    rq_lock_ns: u64 = COST => (),
+        "an uncontended remote rq lock or rto_lock in RT push/pull";
+    lb_base_ns: u64 = COST => (),
+        "fixed part of one `load_balance()` pass, on the balancing CPU";
+    lb_per_group_ns: u64 = COST => (),
+        "per sched group a pass examines";
+    lb_per_cpu_ns: u64 = COST => (),
+        "per CPU whose statistics a pass reads";
+    lb_per_task_ns: u64 = COST => (),
+        "per task `move_tasks()` examines";
+    migrate_task_ns: u64 = COST => (),
+        "per migrated task, on the balancing CPU and (its lock held) the source CPU";
+    refill_smt_ns: u64 = COST => (),
+        "cache refill a migrated task pays (as extra work) when it moves between SMT siblings, whether a balancer pull or a wake-up placed it (metric `migration_refill_s`)";
+    refill_llc_ns: u64 = COST => (),
+        "the same refill for a move within a last-level cache";
+    refill_socket_ns: u64 = COST => (),
+        "the same refill for a move across LLCs of one socket (`core2-2s` charges its other-pair moves like cross-package ones: no shared L3)";
+    refill_node_ns: u64 = COST => (),
+        "the same refill for a move across sockets of one node";
+    refill_remote_ns: u64 = COST => (),
+        "the same refill for a move across NUMA nodes";
+    cache_decay_ns: u64 = int(0, MAX_DECAY_NS) => (),
+        "the refill fades linearly to 0 for a task that last ran this long ago";
+    mm_switch_ns: u64 = COST => (),
+        "`switch_mm()` between address spaces (not between threads of one process)";
+    fork_ns: u64 = COST => (),
+        "creating a process, on the parent (measured, Calibration)";
+    clone_ns: u64 = COST => (),
+        "creating a thread, on the parent (measured)";
+    exit_ns: u64 = COST => (),
+        "a process's exit (`do_exit()`, the address-space teardown; measured)";
+    exit_thread_ns: u64 = COST => (),
+        "a thread's exit (measured)";
+    reap_ns: u64 = COST => (),
+        "`wait4()` / `pthread_join()` per child (measured)";
+    child_start_ns: u64 = COST => (),
+        "a new hackbench worker process's start-up before `ready()`, system time of the child: `ret_from_fork` and ~160 copy-on-write faults (measured); it decides where children fork to (seed case 2)";
+    child_start_thread_ns: u64 = COST => (),
+        "the same for a thread: its stack (measured)";
+    child_start_spread_pct: u64 = int(0, 100) => (),
+        "each child draws its start-up uniformly within ± this % (the measured p10–p90); 0 makes it constant; at most 100";
+    pipe_write_ns: u64 = COST => (),
+        "one small pipe write, under `pipe->mutex`";
+    pipe_read_ns: u64 = COST => (),
+        "one small pipe read, under `pipe->mutex`";
+    sock_write_ns: u64 = COST => (),
+        "one AF_UNIX stream write";
+    sock_read_ns: u64 = COST => (),
+        "one AF_UNIX stream read";
+    copy_kib_ns: u64 = COST => (),
+        "copying 1 KiB between user and kernel";
+    tcp_write_ns: u64 = COST => (),
+        "a TCP loopback send (VolanoMark)";
+    tcp_read_ns: u64 = COST => (),
+        "a TCP loopback receive (VolanoMark)";
+    futex_ns: u64 = COST => (),
+        "a futex wake (a Java `notify()` with a waiter)";
+    sys_jitter_pct: u64 = int(0, 50) => (),
+        "run-to-run noise: every system-call burst × U[1 − p %, 1 + p %] (0 makes replicates of a non-random workload identical)";
+    xfer_by_distance: bool => (),
+        "switches on the communication cost by distance: a pipe or socket read (and VolanoMark's queue hand-off) pays the lines the writer's CPU holds modified times the per-line latency of the two CPUs' distance (on only for epyc-genoa-2s and spr-2s; [calibration](../calibration.md))";
+    xfer_smt_ns: u64 = COST => (),
+        "per cache line moved between SMT siblings";
+    xfer_llc_ns: u64 = COST => (),
+        "per cache line moved within a last-level cache";
+    xfer_socket_ns: u64 = COST => (),
+        "per cache line moved across LLCs of one socket";
+    xfer_node_ns: u64 = COST => (),
+        "per cache line moved across sockets of one node";
+    xfer_remote_ns: u64 = COST => (),
+        "per cache line moved across NUMA nodes";
+    xfer_meta_lines: u64 = int(0, 64) => (),
+        "lines per message besides the data (pipe/socket bookkeeping)";
+    turbo: bool => (),
+        "switches on the frequency model: a package runs at the turbo frequency of its number of active cores and a task's burst of W ns takes W·base/f ns (off by default; needs a preset with a power table; [power model](../power-model.md))";
+    cstates: bool => (),
+        "switches on idle states: an idle CPU enters the C-state a menu-like governor picks and a wake-up of it waits the state's exit latency (off by default; [power model](../power-model.md))";
 }
 
 impl Default for CostModel {
@@ -287,157 +290,38 @@ impl CostModel {
     }
 }
 
-const FIELDS: &[&str] = &[
-    "context_switch_ns",
-    "syscall_ns",
-    "wakeup_ns",
-    "tick_ns",
-    "ipi_latency_ns",
-    "ipi_send_ns",
-    "ipi_handle_ns",
-    "self_ipi_ns",
-    "rq_lock_ns",
-    "lb_base_ns",
-    "lb_per_group_ns",
-    "lb_per_cpu_ns",
-    "lb_per_task_ns",
-    "migrate_task_ns",
-    "refill_smt_ns",
-    "refill_llc_ns",
-    "refill_socket_ns",
-    "refill_node_ns",
-    "refill_remote_ns",
-    "cache_decay_ns",
-    "mm_switch_ns",
-    "fork_ns",
-    "clone_ns",
-    "exit_ns",
-    "exit_thread_ns",
-    "reap_ns",
-    "child_start_ns",
-    "child_start_thread_ns",
-    "child_start_spread_pct",
-    "pipe_write_ns",
-    "pipe_read_ns",
-    "sock_write_ns",
-    "sock_read_ns",
-    "copy_kib_ns",
-    "tcp_write_ns",
-    "tcp_read_ns",
-    "futex_ns",
-    "sys_jitter_pct",
-    "xfer_by_distance",
-    "xfer_smt_ns",
-    "xfer_llc_ns",
-    "xfer_socket_ns",
-    "xfer_node_ns",
-    "xfer_remote_ns",
-    "xfer_meta_lines",
-    "turbo",
-    "cstates",
-];
-
-/// 1 ms: any single charge larger than that is a mistake, not a model.
-const MAX_COST_NS: u64 = 1_000_000;
-/// 10 s bound on the cache-decay window.
-const MAX_DECAY_NS: u64 = 10_000_000_000;
-
-impl CostModel {
-    fn slot(&mut self, name: &str) -> Option<&mut u64> {
-        Some(match name {
-            "context_switch_ns" => &mut self.context_switch_ns,
-            "syscall_ns" => &mut self.syscall_ns,
-            "wakeup_ns" => &mut self.wakeup_ns,
-            "tick_ns" => &mut self.tick_ns,
-            "ipi_latency_ns" => &mut self.ipi_latency_ns,
-            "ipi_send_ns" => &mut self.ipi_send_ns,
-            "ipi_handle_ns" => &mut self.ipi_handle_ns,
-            "self_ipi_ns" => &mut self.self_ipi_ns,
-            "rq_lock_ns" => &mut self.rq_lock_ns,
-            "lb_base_ns" => &mut self.lb_base_ns,
-            "lb_per_group_ns" => &mut self.lb_per_group_ns,
-            "lb_per_cpu_ns" => &mut self.lb_per_cpu_ns,
-            "lb_per_task_ns" => &mut self.lb_per_task_ns,
-            "migrate_task_ns" => &mut self.migrate_task_ns,
-            "refill_smt_ns" => &mut self.refill_smt_ns,
-            "refill_llc_ns" => &mut self.refill_llc_ns,
-            "refill_socket_ns" => &mut self.refill_socket_ns,
-            "refill_node_ns" => &mut self.refill_node_ns,
-            "refill_remote_ns" => &mut self.refill_remote_ns,
-            "cache_decay_ns" => &mut self.cache_decay_ns,
-            "mm_switch_ns" => &mut self.mm_switch_ns,
-            "fork_ns" => &mut self.fork_ns,
-            "clone_ns" => &mut self.clone_ns,
-            "exit_ns" => &mut self.exit_ns,
-            "exit_thread_ns" => &mut self.exit_thread_ns,
-            "reap_ns" => &mut self.reap_ns,
-            "child_start_ns" => &mut self.child_start_ns,
-            "child_start_thread_ns" => &mut self.child_start_thread_ns,
-            "child_start_spread_pct" => &mut self.child_start_spread_pct,
-            "pipe_write_ns" => &mut self.pipe_write_ns,
-            "pipe_read_ns" => &mut self.pipe_read_ns,
-            "sock_write_ns" => &mut self.sock_write_ns,
-            "sock_read_ns" => &mut self.sock_read_ns,
-            "copy_kib_ns" => &mut self.copy_kib_ns,
-            "tcp_write_ns" => &mut self.tcp_write_ns,
-            "tcp_read_ns" => &mut self.tcp_read_ns,
-            "futex_ns" => &mut self.futex_ns,
-            "sys_jitter_pct" => &mut self.sys_jitter_pct,
-            "xfer_smt_ns" => &mut self.xfer_smt_ns,
-            "xfer_llc_ns" => &mut self.xfer_llc_ns,
-            "xfer_socket_ns" => &mut self.xfer_socket_ns,
-            "xfer_node_ns" => &mut self.xfer_node_ns,
-            "xfer_remote_ns" => &mut self.xfer_remote_ns,
-            "xfer_meta_lines" => &mut self.xfer_meta_lines,
-            _ => return None,
-        })
-    }
-}
-
 impl Fields for CostModel {
     const KIND: &'static str = "CostModel";
 
     fn field_names() -> &'static [&'static str] {
-        FIELDS
+        Self::FIELD_NAMES
+    }
+
+    fn check_name(name: &str) -> CoreResult<()> {
+        if name == "name" {
+            return Err(CoreError::NotASetting {
+                kind: Self::KIND,
+                name: name.into(),
+                why: "a CostModel has no name; its fields are CostModel.fields()",
+            });
+        }
+        if Self::FIELD_NAMES.contains(&name) {
+            Ok(())
+        } else {
+            Err(Self::unknown(name))
+        }
     }
 
     fn get(&self, name: &str) -> Option<Value> {
-        match name {
-            "xfer_by_distance" => return Some(Value::Bool(self.xfer_by_distance)),
-            "turbo" => return Some(Value::Bool(self.turbo)),
-            "cstates" => return Some(Value::Bool(self.cstates)),
-            _ => {}
-        }
-        let mut c = self.clone();
-        c.slot(name).map(|v| Value::Int(*v as i64))
+        self.decl_get(name)
     }
 
     fn set(&mut self, name: &str, v: &Value) -> CoreResult<()> {
-        match name {
-            "xfer_by_distance" => {
-                self.xfer_by_distance = v.as_bool(name)?;
-                return Ok(());
-            }
-            "turbo" => {
-                self.turbo = v.as_bool(name)?;
-                return Ok(());
-            }
-            "cstates" => {
-                self.cstates = v.as_bool(name)?;
-                return Ok(());
-            }
-            _ => {}
+        if self.decl_set(name, v)? {
+            Ok(())
+        } else {
+            Err(Self::unknown(name))
         }
-        let max = match name {
-            "xfer_meta_lines" => 64,
-            "cache_decay_ns" => MAX_DECAY_NS,
-            "sys_jitter_pct" => 50,
-            "child_start_spread_pct" => 100,
-            _ => MAX_COST_NS,
-        };
-        let x = v.as_u64(name, 0, max)?;
-        *self.slot(name).ok_or_else(|| Self::unknown(name))? = x;
-        Ok(())
     }
 
     /// Checked where the cost model is built, not when a run starts (the

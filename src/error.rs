@@ -23,6 +23,13 @@ pub enum CoreError {
     /// A field (or value) of an earlier schedlab version, and what replaced it.
     #[error("{name} is no longer a Kernel setting: {why}")]
     Retired { name: String, why: String },
+    /// A name a config type reserves, or explains, that is not a setting.
+    #[error("{kind} has no setting {name:?}: {why}")]
+    NotASetting {
+        kind: &'static str,
+        name: String,
+        why: &'static str,
+    },
     /// A parameter has a value of the wrong type.
     #[error("invalid type for {param}: got {got}, expected {expected}")]
     WrongType {

@@ -6,9 +6,9 @@
 //! settings; the engine branches on the fields only, so any single change
 //! can be flipped on its own (`sl.bisect`).
 
-use crate::config::{Fields, NamedEnum, Value};
+use crate::config::{Domain, Fields, NamedEnum, Value};
 use crate::error::{CoreError, CoreResult};
-use crate::named_enum;
+use crate::{config_struct, named_enum};
 
 named_enum! {
     /// `sysctl_sched_tunable_scaling` (kernel/sched_fair.c, 2.6.36; 3.8 same):
@@ -203,98 +203,6 @@ named_enum! {
     pub enum Pick { Cfs = "cfs", Eevdf = "eevdf" }
 }
 
-/// A kernel version's scheduler behaviour. Times in nanoseconds. Each field's
-/// kernel origin (commit, release) is in [`FIELD_INFO`].
-#[derive(Clone, Debug, PartialEq)]
-pub struct Kernel {
-    /// The preset this profile started from; `replace()` keeps it, so a
-    /// result records its base version beside the changed fields.
-    pub name: String,
-    // -- tunables -------------------------------------------------------
-    pub migration_cost_ns: u64,
-    pub nr_migrate: u32,
-    pub latency_ns: u64,
-    pub min_granularity_ns: u64,
-    pub wakeup_granularity_ns: u64,
-    pub tunable_scaling: TunableScaling,
-    pub hz: u32,
-    // -- newidle balancing -----------------------------------------------
-    pub idle_balance: bool,
-    pub newidle_throttle: NewidleThrottle,
-    pub newidle_rearm: bool,
-    pub newidle_force: bool,
-    pub newidle_clear_stamp: bool,
-    pub newidle_lb_cost_decay: bool,
-    pub avg_idle_cap: AvgIdleCap,
-    pub avg_idle_ewma_first: bool,
-    pub newidle_random: bool,
-    pub avg_idle_on_move: bool,
-    // -- RT class (kernel/sched/rt.c) --------------------------------------
-    pub rt_push: RtPush,
-    pub rt_pull_skip_only_self: bool,
-    pub rt_rto_skip_self: bool,
-    // -- load_balance() ---------------------------------------------------
-    pub idle_cpu_nr_running: bool,
-    pub group_imb_nr_running: bool,
-    pub prefer_sibling_local_capacity: bool,
-    pub force_balance_group_imb: bool,
-    pub idle_cpus_balanced: bool,
-    pub lb_cfs_tasks: bool,
-    pub newidle_no_nr_balance_failed: bool,
-    pub newidle_active_balance: bool,
-    pub newidle_keep_interval: bool,
-    pub preemption: bool,
-    pub smt_ignore_hot: bool,
-    // -- NOHZ idle balancing ----------------------------------------------
-    pub nohz_ilb: NohzIlb,
-    pub nohz_kick_ipi: NohzKickIpi,
-    pub nohz_kick_after_rebalance: bool,
-    // -- wake-up placement --------------------------------------------------
-    pub select_idle_sibling: SelectIdleSibling,
-    // -- sched-domain defaults ----------------------------------------------
-    pub mc_busy_factor: u32,
-    pub mc_prefer_sibling: bool,
-    pub sd_numa: SdNuma,
-    pub sd_init: SdInit,
-    // -- CFS pick, preemption, yield ----------------------------------------
-    pub compat_yield: bool,
-    pub yield_impl: YieldImpl,
-    pub next_buddy_over_last: bool,
-    pub preempt_sets_next_buddy: bool,
-    pub gentle_fair_sleepers: bool,
-    pub start_debit: bool,
-    pub wakeup_preemption: bool,
-    pub last_buddy: bool,
-    pub next_buddy: bool,
-    // -- PELT and 6.x wake-up placement (issue 17) --------------------------
-    pub pelt: Pelt,
-    pub wake_wide: bool,
-    pub wake_affine: WakeAffine,
-    pub recent_used_cpu: bool,
-    pub sis_util: bool,
-    /// The 5.5+ load balancer (issue 17); needs `pelt`.
-    pub balancer: Balancer,
-    // -- Alex Shi's power-aware balance policies (issue 20, seed case 3) ----
-    pub balance_policy: BalancePolicy,
-    pub power_fork_exec: bool,
-    pub power_wake: bool,
-    pub power_burst_threshold_ns: u64,
-    pub power_pack_transitory: bool,
-    pub power_lb: bool,
-    // -- EEVDF (6.6+): read only under pick = eevdf ------------------------
-    pub pick: Pick,
-    pub base_slice_ns: u64,
-    pub place_lag: bool,
-    pub place_deadline_initial: bool,
-    pub run_to_parity: bool,
-    pub preempt_short: bool,
-    pub delay_dequeue: bool,
-    pub delay_zero: bool,
-    pub place_rel_deadline: bool,
-    pub run_to_parity_min_slice: bool,
-    pub yield_forfeit: bool,
-}
-
 /// What a field is: a tunable (sysctl or CONFIG_), a scheduler feature bit
 /// (features.h), one upstream change (a commit), or a removal experiment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -316,10 +224,9 @@ impl FieldKind {
     }
 }
 
-/// One `Kernel` field's kernel origin.
+/// A `Kernel` field's kernel origin (the `meta` of its declaration).
 #[derive(Clone, Copy, Debug)]
-pub struct FieldInfo {
-    pub name: &'static str,
+pub struct Origin {
     pub kind: FieldKind,
     /// The kernel's own name: sysctl, feature, function or commit title.
     pub kernel: &'static str,
@@ -331,192 +238,322 @@ pub struct FieldInfo {
     /// with `~`) were seen together in a public source; otherwise they are
     /// recollection, to be checked against the kernel's history.
     pub verified: bool,
-    pub doc: &'static str,
 }
 
-const fn info(
-    name: &'static str,
+const fn origin(
     kind: FieldKind,
     kernel: &'static str,
     commit: &'static str,
     release: &'static str,
     verified: bool,
-    doc: &'static str,
-) -> FieldInfo {
-    FieldInfo {
-        name,
+) -> Origin {
+    Origin {
         kind,
         kernel,
         commit,
         release,
         verified,
-        doc,
     }
 }
 
+/// A time tunable of at least `lo` ns, at most [`MAX_TUNABLE_NS`].
+const fn ns(lo: u64) -> Domain {
+    Domain::Int {
+        lo,
+        hi: MAX_TUNABLE_NS,
+    }
+}
+
+const fn int(lo: u64, hi: u64) -> Domain {
+    Domain::Int { lo, hi }
+}
+
+/// 10 s: far above any sane scheduler time tunable, small enough that
+/// vruntime arithmetic cannot overflow.
+const MAX_TUNABLE_NS: u64 = 10_000_000_000;
+
 use FieldKind::{Change, Experiment, Feature, Tunable};
 
-/// Every `Kernel` field, in order: the one list the bindings, the Python
-/// stubs and the docs are checked against.
-pub const FIELD_INFO: &[FieldInfo] = &[
-    info("migration_cost_ns", Tunable, "sysctl_sched_migration_cost", "", "", true,
-        "Cache-hot threshold of task_hot() and the avg_idle throttle of idle_balance(); not scaled by CPU count."),
-    info("nr_migrate", Tunable, "sysctl_sched_nr_migrate", "", "", true,
-        "Tasks one move_tasks() pass may examine."),
-    info("latency_ns", Tunable, "sysctl_sched_latency", "", "", true,
-        "Targeted preemption latency, before tunable scaling."),
-    info("min_granularity_ns", Tunable, "sysctl_sched_min_granularity", "", "", true,
-        "Minimum slice, before tunable scaling."),
-    info("wakeup_granularity_ns", Tunable, "sysctl_sched_wakeup_granularity", "", "", true,
-        "Wake-up preemption granularity, before tunable scaling."),
-    info("tunable_scaling", Tunable, "sysctl_sched_tunable_scaling", "", "", true,
-        "How the three CFS times scale with the CPU count: none, log (1+ilog2 n) or linear, n ≤ 8."),
-    info("hz", Tunable, "CONFIG_HZ", "", "", true,
-        "Tick rate: 100, 250, 300 or 1000."),
-    info("idle_balance", Experiment, "idle_balance() in schedule()", "", "", true,
-        "False removes newidle balancing altogether, as the 2013 RFC proposed (seed case 2)."),
-    info("newidle_throttle", Change, "idle_balance() throttle", "9bd721c55c8a", "v3.13", true,
-        "off: every newly idle CPU balances; avg_idle: skip when rq->avg_idle < migration_cost (2.6.36); max_lb_cost: also stop the domain walk when avg_idle < the cost so far + sd->max_newidle_lb_cost (3.13); lb_cost: 5.16's newidle_balance() (c5b0a7eefc70, e60b56e46b38, 9e9af819db5d: no migration_cost test; skip unless the root domain is overloaded and avg_idle reaches the lowest domain's max_newidle_lb_cost; the same per-domain budget; update_newidle_cost() keeps the max, and, with newidle_lb_cost_decay, decays it by 253/256 once 1 s has passed since it was last raised or decayed, also from rebalance_domains())."),
-    info("newidle_rearm", Change, "sched: Force balancing on newidle balance if local group has capacity", "fab476228ba3", "v2.6.37-rc1", true,
-        "pull_task() re-arms src and dst rq->avg_idle to 2·migration_cost and clears dst's idle_stamp (removed again in 2.6.37 by b5482cfa1c95): the VolanoMark regression of seed case 1."),
-    info("newidle_force", Change, "sched: Force balancing on newidle balance if local group has capacity", "fab476228ba3", "v2.6.37-rc1", true,
-        "find_busiest_group(): a NEWLY_IDLE pass forces a balance when the local group has capacity and the busiest has none."),
-    info("newidle_clear_stamp", Change, "sched: fix idle balancing (idle_stamp)", "d5ad140bc150", "v2.6.37", false,
-        "idle_balance() clears rq->idle_stamp when it pulls a task, so the pull does not feed avg_idle."),
-    info("newidle_lb_cost_decay", Change, "sched/balancing: Periodically decay max cost of idle balance", "f48627e686a6", "v3.13", true,
-        "rebalance_domains() decays each sd->max_newidle_lb_cost by 1 % a second and refreshes rq->max_idle_balance_cost."),
-    info("avg_idle_cap", Change, "sched/balancing: Periodically decay max cost of idle balance", "f48627e686a6", "v3.13", false,
-        "The cap on rq->avg_idle when a wake-up closes an idle period: migration_cost (2·sysctl_sched_migration_cost, 2.6.36) or max_idle_balance_cost (2·rq->max_idle_balance_cost, 3.13; the commit is verified, that it is the one that moved the cap is recalled)."),
-    info("avg_idle_ewma_first", Change, "sched: Reduce overestimating rq->avg_idle", "abfafa54db9a", "~v3.13", false,
-        "ttwu_do_wakeup() runs the 1/8 EWMA on every idle sample and clamps the result to the cap, instead of resetting avg_idle to the cap when a sample exceeds it (Jason Low)."),
-    info("newidle_random", Feature, "NI_RANDOM (sched/fair: Proportional newidle balance)", "33cf66d88306", "~v6.19", true,
-        "sched_balance_newidle() balances a domain with probability ~(1 + newidle_ratio)/1024: a per-CPU pseudo-random d = rng % 1024 skips the domain when d > 1 + ratio; the ratio is the success count of a window of 1024 calls (halved at each 1024), a success weighted by 1024/(1 + ratio); starts at 512/256/512 (sd_init). Backported to 6.18.5 and 6.12/6.6 stable (Jan 2026). Draws come from per-CPU streams seeded from the run seed, apart from the workload's. Needs newidle_throttle=\"lb_cost\"."),
-    info("rt_push", Feature, "RT_PUSH_IPI (sched/rt: Use IPI to trigger RT task push migration instead of pulling)", "b6366f048e0c", "v4.1", true,
-        "How pull_rt_task() finds RT work queued on RT-overloaded CPUs when a CPU lowers its priority (an RT task or the stopper migration/N schedules out: need_pull_rt_task()). pull: before 4.1, for each CPU of rd->rto_mask whose highest_prio.next beats this rq, double_lock_balance() and pull the highest pushable task. push_ipi: 4.1-4.14 RT_PUSH_IPI, tell_cpu_to_push() starts this CPU's own irq_work chain (rt_rq->push_work) at the next overloaded CPU after it whose highest_prio.next beats it, never itself; try_to_push_tasks() pushes one task and forwards the IPI, restarting from the source on RESTART. push_ipi_rd: 4bdced5c9a29 (v4.15, 'sched/rt: Simplify the IPI based RT balancing logic'), one irq_work per root domain: rto_next_cpu() walks rto_mask from -1 including the initiating CPU (a self-IPI), rto_push_irq_work_func() runs push_rt_tasks() and forwards, and the walk restarts while rto_loop_next moved; no priority filter. Every walk step is an irq_work IPI counted in function_call_ipis. All of it is gated on rto_count > 0: without RT overload (no rt_kthreads) the field changes nothing."),
-    info("rt_pull_skip_only_self", Change, "sched/rt: Do not pull from current CPU if only one CPU to pull", "f73c52a5bcd1", "~v4.15", false,
-        "pull_rt_task() returns when rto_count == 1 and this CPU is the one in rto_mask (all rt_push modes). The commit id is from a distribution changelog, not verified against the upstream tree."),
-    info("rt_rto_skip_self", Change, "sched/rt: Skip currently executing CPU in rto_next_cpu()", "94894c9c477e", "~v7.0", true,
-        "rto_next_cpu() skips the CPU it runs on, so the push_ipi_rd walk never sends a self-IPI (Fixes: 4bdced5c9a29; Jan 2026). Read only under rt_push=\"push_ipi_rd\"."),
-    info("avg_idle_on_move", Change, "sched: Update rq->avg_idle when a task is moved to an idle CPU", "4b603f1551a7", "~v7.0", true,
-        "rq->avg_idle is sampled when the CPU leaves idle (update_rq_avg_idle() from put_prev_task_idle()) instead of in the wake-up (ttwu_do_activate()), so a task placed on an idle CPU by fork, exec or the balancer also closes the idle period; same cap and EWMA (avg_idle_cap, avg_idle_ewma_first). With the idle_stamp guard its follow-up fix restores (no stamp, no sample). Merged into tip sched/core in Jan 2026."),
-info("idle_cpu_nr_running", Change, "sched: Fix idle_cpu()", "908a3283728d", "~v3.2", true,
-        "idle_cpu() also requires an empty runqueue: a wakee queued on an idle CPU whose IPI is in flight counts as busy (balancer and wake-up placement)."),
-    info("group_imb_nr_running", Change, "sched: Set group_imb only a task can be pulled from the busiest cpu", "2582f0eba540", "~v2.6.37", false,
-        "update_sg_lb_stats(): group_imb when max−min load ≥ avg_load_per_task and max−min nr_running > 1 (was max−min > 2·avg_load_per_task)."),
-    info("prefer_sibling_local_capacity", Change, "sched: Drop group_capacity to 1 only if local group has extra capacity", "75dd321d79d4", "~v2.6.37", false,
-        "update_sd_lb_stats(): SD_PREFER_SIBLING caps a remote group's capacity at 1 only while the local group has capacity."),
-    info("force_balance_group_imb", Change, "find_busiest_group(): if (sds.group_imb) goto force_balance", "866ab43efd32", "~v3.1", false,
-        "find_busiest_group(): an imbalanced busiest group (group_imb) forces a balance, skipping the load tests."),
-    info("idle_cpus_balanced", Change, "sched: Use group weight, idle cpu metrics to fix imbalances during idle", "aae6d3ddd8b9", "~v2.6.37-rc1", false,
-        "find_busiest_group(): a CPU_IDLE pass is balanced when this group has at most one idle CPU more than the busiest and the busiest runs no more tasks than CPUs, instead of the imbalance_pct test."),
-    info("lb_cfs_tasks", Change, "sched: Ditch per cgroup task lists for load-balancing", "367456c756a6", "~v3.4", true,
-        "move_tasks(): one walk of rq->cfs_tasks of at most min(nr_migrate, nr_running) tasks, skipped ones rotated to the tail (was balance_tasks() passes of nr_migrate+1 repeated while they move something)."),
-    info("newidle_no_nr_balance_failed", Change, "sched: Increment cache_nice_tries only on periodic lb", "58b26c4c0257", "~v2.6.37", true,
-        "load_balance(): a failed NEWLY_IDLE pass no longer increments sd->nr_balance_failed."),
-    info("newidle_active_balance", Change, "need_active_balance() without the sd_idle/power-savings early return", "8e7fbcbc22c1", "v3.5", false,
-        "need_active_balance(): a failed NEWLY_IDLE pass may start active balancing (nr_balance_failed > cache_nice_tries + 2); 2.6.36 returned 0 for NEWLY_IDLE."),
-    info("newidle_keep_interval", Change, "sched/fair: Don't increase sd->balance_interval on newidle balance", "3f130a37c442", "~v4.20", true,
-        "load_balance()'s out_one_pinned path (balanced, or every task pinned) does not double sd->balance_interval on a CPU_NEWLY_IDLE pass, which disregards the interval; false: the 2.6.36-3.13 doubling on every balanced pass."),
-    info("preemption", Tunable, "CONFIG_PREEMPTION (CONFIG_PREEMPT before 5.3)", "", "", true,
-        "A preemptible kernel: a NEWLY_IDLE pass stops after the first task it moves (the #ifdef in detach_tasks() of 6.x; in balance_tasks()/move_tasks() of 2.6.36-3.13, where 2.6.36's outer move_tasks() loop also stops once this CPU has a task). Honoured by both balancers. True in v6.6/v6.18 (PREEMPT_DYNAMIC selects PREEMPTION, as Debian and this machine build them); false in the 2.6.36-3.13 presets (their behaviour so far: a non-preemptible build)."),
-    info("smt_ignore_hot", Change, "sched/fair: Ignore cache hotness for SMT migration", "ec73240b1627", "~v5.10", true,
-        "task_hot() returns 0 in a domain with SD_SHARE_CPUCAPACITY (an SMT level): siblings share caches, so neither the buddy nor the migration_cost test makes a task cache hot there."),
-    info("nohz_ilb", Change, "sched, nohz: Implement sched group, domain aware nohz idle load balancing", "0b005cf54eac", "v3.3", true,
-        "push: 2.6.36's first/second-pick kick; nr_busy: nohz_kick_needed() kicks with ≥ 2 runnable tasks or an LLC group with more than one busy CPU."),
-    info("nohz_kick_ipi", Change, "sched: Use resched IPI to kick off the nohz idle balance", "ca38062e57e9", "~v3.2", true,
-        "function_call: the idle load balancer is kicked by a function-call IPI (2.6.36); resched: by a reschedule IPI."),
-    info("nohz_kick_after_rebalance", Change, "trigger_load_balance(): nohz kick as an independent if", "0b005cf54eac", "~v3.3", false,
-        "trigger_load_balance() tests for a NOHZ kick at every tick, also when it raised SCHED_SOFTIRQ (2.6.36: else-if)."),
-    info("select_idle_sibling", Change, "select_idle_sibling()", "4dcfe1025b51", "v3.2", true,
-        "any_idle: any idle allowed CPU of target's SHARE_PKG_RESOURCES domains (2.6.36); idle_group: target, prev in the LLC, then a group of sd_llc whose CPUs are all idle (4dcfe1025b51 and later, as in 3.8)."),
-    info("mc_busy_factor", Tunable, "busy_factor of the MC sched domain (SD_MC_INIT; /proc/sys/kernel/sched_domain/cpuN/domainM/busy_factor)", "", "", true,
-        "busy_factor of the MC level: 1 in 2.6.36/2.6.37 (MC balances every 1-4 ms even when busy), 64 by 3.8 (the commit that changed the default is not identified)."),
-    info("mc_prefer_sibling", Change, "sd_balance_for_mc_power()", "8e7fbcbc22c1", "v3.5", true,
-        "The MC level carries SD_PREFER_SIBLING (2.6.36 with the power-savings knobs off); removed with the power-savings knobs."),
-    info("sd_numa", Change, "sched/numa: Rewrite the CONFIG_NUMA sched domain support", "cb83b629bae0", "~v3.5", true,
-        "node: one NODE level (SD_NODE_INIT, 8-32 ms); numa_levels: sched_init_numa() levels per distance with sd_numa_init() intervals of the span's weight."),
-    info("sd_init", Change, "sd_init() (kernel/sched/topology.c); sched/fair: Reduce minimal imbalance threshold", "2208cdaa56c9", "~v5.10", true,
-        "v2.6: the per-level SD_*_INIT tables of 2.6.36-3.x (with mc_busy_factor, mc_prefer_sibling, sd_numa); v3.16: the first unified sd_init() as 4.9-4.13 have it (read in a 4.13-era kernel/sched/topology.c; 4.11 has the same function in core.c, assumed identical): min_interval = span weight ms, max_interval twice that, busy_factor 32, imbalance_pct 125, balance_interval = span weight; SMT (SHARE_CPUCAPACITY): 110 and PREFER_SIBLING, idx 0; LLC (SHARE_PKG_RESOURCES): 117, cache_nice_tries 1, busy_idx 2, no PREFER_SIBLING; NUMA: cache_nice_tries 2, busy_idx 3, idle_idx 2, SERIALIZE; any other level (DIE): PREFER_SIBLING, cache_nice_tries 1, busy_idx 2, idle_idx 1; level names SMT, MC, DIE, NUMA; mc_busy_factor, mc_prefer_sibling and sd_numa unread; v5: the unified sd_init() of 5.x-6.18: min_interval = span weight ms, max_interval twice that, busy_factor 16, imbalance_pct 117 (110 at SMT), cache_nice_tries 0 at SMT, 1 at the LLC and other levels, 2 at NUMA, balance_interval = span weight; every level NEWIDLE, EXEC, FORK, WAKE_AFFINE and PREFER_SIBLING plus its topology flags, NUMA levels without PREFER_SIBLING and with SERIALIZE; no *_idx (the load indexes read as 0: instantaneous load). Level names SMT, MC, PKG, NUMA. Under v5, mc_busy_factor, mc_prefer_sibling and sd_numa are unread. sd_init() itself came with 143e1e28cb40 (3.16, recalled, with 125 and busy_factor 32 and the *_idx); 2208cdaa56c9 (read: 125 -> 117) and its series' busy-interval change (32 -> 16) give the table of 5.10-6.18 (read in a 6.x/7.x topology.c)."),
-    info("compat_yield", Tunable, "sysctl_sched_compat_yield", "", "", true,
-        "sched_yield() moves the yielder right of the rightmost task (2.6.23-2.6.38)."),
-    info("yield_impl", Change, "sched: Use a buddy to implement yield_task_fair()", "ac53db596cc0", "~v2.6.39", true,
-        "update_curr: yield only accounts the runtime (2.6.36); skip_buddy: the yielder becomes the skip buddy that pick_next_entity() avoids."),
-    info("next_buddy_over_last", Change, "sched: Use a buddy to implement yield_task_fair()", "ac53db596cc0", "~v2.6.39", true,
-        "pick_next_entity() tests last then next, so next wins (2.6.36: next then last, last wins)."),
-    info("preempt_sets_next_buddy", Change, "sched: Next buddy hint on sleep and preempt path", "2f36825b176f", "~v3.0", true,
-        "check_preempt_wakeup(): a wakee that preempts is always marked the next buddy."),
-    info("gentle_fair_sleepers", Feature, "GENTLE_FAIR_SLEEPERS", "", "", true,
-        "Sleeper credit is half the latency."),
-    info("start_debit", Feature, "START_DEBIT", "", "", true,
-        "A new task starts one vslice to the right."),
-    info("wakeup_preemption", Feature, "WAKEUP_PREEMPT (WAKEUP_PREEMPTION in 3.8)", "", "", true,
-        "Wake-ups may preempt the running task."),
-    info("last_buddy", Feature, "LAST_BUDDY", "", "", true,
-        "A preempted task is marked the last buddy."),
-    info("next_buddy", Feature, "NEXT_BUDDY", "", "", true,
-        "A woken task is marked the next buddy (under eevdf: pick_next_entity() takes it when eligible, 6.6 NEXT_BUDDY / 6.12 PICK_BUDDY)."),
-    info("pelt", Change, "sched/fair: Rewrite runnable load and utilization average tracking", "9d89c257dfb9", "v4.3", true,
-        "off: no per-entity load tracking; v5.7: load_avg, runnable_avg (9f68395333ad, 5.7) and util_avg per task and per runqueue, 1024 us periods, y^32 = 1/2, blocked load decaying (kernel/sched/pelt.c as 5.15-6.18 have it). Reported in r.tasks and r.cpus; read by wake_affine=\"weight\"/\"idle_weight\", sis_util and balancer=\"group_type\". v3.8: 3.8's per-entity load tracking (9d85f21c94f7, verified against 3.8-era fair.c copies): runnable_avg_sum/runnable_avg_period per entity and rq->avg, load_avg_contrib, runnable_load_avg and blocked_load_avg with decay_counter; no util. Fed no mainline 3.8 decision the model has (only task-group shares), so the v3.8/v3.13 presets leave it off; reported in r.tasks/r.cpus (load_avg, runnable_avg as a ratio of 1024, util_avg NaN); the power balance policies track it whatever this field says."),
-    info("wake_wide", Change, "sched/fair: Beef up wake_wide()", "63b0e9edceec", "~v4.3", false,
-        "select_task_rq_fair(): record_wakee() counts the waker's wakee flips (halved once a second) and wake_wide() refuses the affine wake-up when the smaller of the waker's and wakee's flips is at least sd_llc_size and the larger at least sd_llc_size times it; an unaffine wake-up then still runs select_idle_sibling(prev, prev) (the 6.x path). The first wake_wide, 62470419e993 (3.12), had a different test and is not modelled."),
-    info("wake_affine", Change, "sched/core: Fix wake_affine() performance regression (WA_IDLE, WA_WEIGHT, WA_BIAS)", "d153b153446f", "~v4.14", false,
-        "load: 2.6.36-4.13 wake_affine() on instantaneous loads; idle: wake_affine_idle() only (this CPU idle and cache-affine, a sync wake-up onto a CPU running only the waker, or prev idle); weight: wake_affine_weight() only, PELT cpu_load() against task_h_load() with WA_BIAS's half imbalance_pct; idle_weight: both, the 4.14+ default. weight and idle_weight need pelt. The imbalance_pct is the domain's: 125 at MC under sd_init=\"v2.6\" (a bias of 112), 117 under sd_init=\"v5\" (108, as 6.x)."),
-    info("recent_used_cpu", Change, "sched/fair: Use a recently used CPU as an idle candidate and the basis for SIS", "32e839dda3ba", "~v4.15", false,
-        "select_idle_sibling(): before scanning the LLC, try the CPU the task last ran on before prev (p->recent_used_cpu) if it is idle, cache-affine with the target and allowed. Needs select_idle_sibling=\"idle_cpu\"."),
-    info("sis_util", Change, "sched/fair: Introduce SIS_UTIL to search idle CPU based on sum of util_avg", "70fb5ccf2ebb", "~v6.0", false,
-        "select_idle_cpu() scans at most sd_llc_shared->nr_idle_scan CPUs, which periodic load balancing at the LLC level sets from the LLC's summed PELT util (the quadratic of update_idle_cpu_scan(): no scan at 100/imbalance_pct busy, 85 % under sd_init=\"v5\"'s LLC imbalance_pct of 117 as in 6.x, 80 % under sd_init=\"v2.6\"'s 125). Simplified: every CPU's LLC pass refreshes it, where 6.x does so only on the CPU that should_we_balance() picks; the hint starts at the LLC size (a long-idle machine), where the kernel's zeroed sd_llc_shared starts at 0. Needs pelt and select_idle_sibling=\"idle_cpu\"."),
-    info("balancer", Change, "sched/fair: Rework load_balance()", "0b0695f2b34a", "v5.5", false,
-        "cpu_load: the 2.6.36-3.13 find_busiest_group() on cpu_load[] indices, avg_load and fix_small_imbalance(); group_type: Vincent Guittot's 5.5 rework as 6.6-6.18 have it (docs/balancer.md): groups classified has_spare < fully_busy < misfit_task < smt_balance < asym_packing < imbalanced < overloaded from PELT load_avg, util_avg and runnable_avg, calculate_imbalance() picking migrate_load/util/task/misfit, find_busiest_queue() and detach_tasks() per migration type (the shr_bound(load, nr_balance_failed) relaxation), need_active_balance() only for migrate_task/misfit. Needs pelt. Reads the domain parameters sd_init gives (6.x's 117/110 and SD_PREFER_SIBLING under sd_init=\"v5\", the 2.6.36-3.13 tables under \"v2.6\"); CPU capacity is 1024 per CPU, SMT threads included."),
-    info("balance_policy", Tunable, "sched_balance_policy (/sys/devices/system/cpu/sched_balance_policy/current_sched_balance_policy)", "", "", false,
-        "Alex Shi's power-aware scheduling, patch series v4 (24 Jan 2013, 'simplified fork, release load avg and power awareness scheduling'; never merged; v5-v7 patch subjects in cases-3-4.md B.0). performance: mainline (every power_* field unread). balance / powersaving: a sched domain whose utilisation (3.8 PELT rq->avg ratio times nr_running, per CPU) plus the placed task's stays below its capacity (balance) or CPU weight (powersaving), times 1024, is packed by the power_* behaviours that are on; above it the domain falls back to performance. The power policies track 3.8 PELT (as pelt=\"v3.8\") whatever pelt says. [unverified: the v4-v7 fair.c was never read; semantics from the cover letters and patch subjects]"),
-    info("power_fork_exec", Change, "sched: add power aware scheduling in fork/exec/wake", "", "patch v4", false,
-        "select_task_rq_fair() at fork (the model has no exec): under a power policy, get_cpu_for_power_policy() in the highest SD_BALANCE_FORK domain: unless the domain is full (is_sd_full(), the new task counted as FULL_UTIL = 1024), the task goes to the idlest CPU (least utilisation, then fewest tasks) of the group_leader, the group with the least free room still able to take a full CPU's worth. [unverified: reconstructed from the patch subjects]"),
-    info("power_wake", Change, "sched: add power aware scheduling in fork/exec/wake", "", "patch v4", false,
-        "select_task_rq_fair() at wake-up: under a power policy, the same group_leader placement in the highest load-balancing domain of the waking CPU, the task counted with its own 3.8 PELT utilisation (runnable_avg_sum*1024/(runnable_avg_period+1)); the affine path otherwise, and when the domain is full. [unverified]"),
-    info("power_burst_threshold_ns", Tunable, "sysctl_sched_burst_threshold (sched: add sched_burst_threshold_ns as wakeup burst indicator; using avg_idle to detect bursty wakeup)", "", "patch v4", false,
-        "power_wake skips power placement while the waking CPU's rq->avg_idle is below this (a burst of wake-ups): 0 never skips. Default 1 ms, recalled, not read. [unverified]"),
-    info("power_pack_transitory", Change, "sched: packing transitory tasks in wakeup power balancing", "", "patch v4", false,
-        "power_wake puts a small waking task (its utilisation times 4 fits) on the waking CPU, else on the leader CPU with the least vacancy FULL_UTIL - util - 4*task util > 0 (a running CPU) instead of the idlest (find_leader_cpu()); a task too big for any goes to the idlest CPU of the leader. [unverified]"),
-    info("power_lb", Change, "sched: pull all tasks from source group; add power/performance balance allow flag", "", "patch v4", false,
-        "Periodic load_balance() under a power policy, in a domain that is not full: when this CPU is idle and its group is the group_leader with room for them, it pulls every task of the least-utilised non-idle group (queued tasks at once, a running one by active balance), and a pass that moved tasks this way does not also run the performance balance (the allow flag); otherwise, or when the domain is full, the performance balance runs. [unverified]"),
-    info("pick", Change, "sched/fair: Implement an EEVDF-like scheduling policy", "147f3efaa241", "v6.6", true,
-        "cfs: leftmost vruntime with buddies and wake-up granularity; eevdf: avg_vruntime, lag, eligibility and virtual deadlines from base_slice_ns, pick_eevdf() at pick, tick and wake-up (latency_ns, min_granularity_ns, wakeup_granularity_ns, gentle_fair_sleepers, start_debit, last_buddy, compat_yield, yield_impl, next_buddy_over_last and preempt_sets_next_buddy are then unread, as 5e963f2bd465 'Commit to EEVDF' removed them)."),
-    info("base_slice_ns", Tunable, "sysctl_sched_base_slice", "", "v6.6", true,
-        "EEVDF request size r_i before tunable scaling: deadline = vruntime + base_slice/w; 0.75 ms in 6.6-6.14, 0.70 ms from 6.15 (2ae891b82695)."),
-    info("place_lag", Feature, "PLACE_LAG", "86bfbb7ce4f6", "v6.6", true,
-        "place_entity() keeps an entity's lag (vlag, inflated by (W + w)/W) across sleep and migration; off: it is placed at avg_vruntime with zero lag."),
-    info("place_deadline_initial", Feature, "PLACE_DEADLINE_INITIAL", "147f3efaa241", "v6.6", false,
-        "A new task (ENQUEUE_INITIAL) starts with half a slice to its deadline."),
-    info("run_to_parity", Feature, "RUN_TO_PARITY", "63304558ba5d", "v6.6", true,
-        "Slice protection: the picked entity keeps the CPU against wake-ups until its deadline (or the 0-lag point), unless it stops being eligible."),
-    info("preempt_short", Feature, "PREEMPT_SHORT", "85e511df3cec", "v6.12", true,
-        "A woken entity with a shorter slice may cancel the running entity's slice protection (do_preempt_short()/did_preempt_short())."),
-    info("delay_dequeue", Feature, "DELAY_DEQUEUE", "152e11f6df29", "v6.12", true,
-        "A task going to sleep while not eligible (negative lag) stays queued (sched_delayed) until it is picked, which dequeues it, or woken, which requeues it in place."),
-    info("delay_zero", Feature, "DELAY_ZERO", "54a58a787791", "v6.12", true,
-        "A delayed entity's positive lag is clipped to 0 when its dequeue completes or it is woken (requeue_delayed_entity())."),
-    info("place_rel_deadline", Feature, "PLACE_REL_DEADLINE", "82e9d0456e06", "v6.12", true,
-        "A migration (dequeue that is not a sleep) keeps the virtual deadline relative to vruntime, so the entity keeps its place in its request."),
-    info("run_to_parity_min_slice", Change, "sched/fair: Limit run to parity to the min slice of enqueued entities", "052c3d87c82e", "~v6.17", true,
-        "6.17 slice protection (with 0b9ca2dcabc3, 74eec63661d4, 9de74a9850b9): se->vprot = min(deadline, vruntime + the smallest slice queued) or, without run_to_parity, the unscaled base slice; update_curr() reschedules whenever protection has ended; a shorter-slice wakee is tested with protection lifted."),
-    info("yield_forfeit", Change, "sched/fair: Forfeit vruntime on yield", "79104becf42b", "~v6.19", true,
-        "Under eevdf, sched_yield() sets an eligible yielder's vruntime to its deadline and starts a new request (backported to 6.18.2 and 6.12 stable); false: 6.6's deadline += one vslice."),
-];
-
-/// Fields of earlier schedlab versions, and what replaced them.
-pub const RETIRED_FIELDS: &[(&str, &str)] = &[
-    ("lb_rules", "split into idle_cpu_nr_running, group_imb_nr_running, prefer_sibling_local_capacity, force_balance_group_imb, idle_cpus_balanced, lb_cfs_tasks, newidle_no_nr_balance_failed and newidle_active_balance"),
-    ("nohz_kick", "split into nohz_ilb, nohz_kick_ipi and nohz_kick_after_rebalance"),
-    ("idle_sibling", "renamed select_idle_sibling, with values \"any_idle\" (was \"2.6.36\") and \"idle_group\" (was \"3.8\")"),
-    ("domain_defaults", "split into mc_busy_factor, mc_prefer_sibling and sd_numa"),
-    ("buddy_rules", "split into next_buddy_over_last and preempt_sets_next_buddy"),
-    ("load_metric", "replaced by balancer=\"group_type\" (the 5.5+ balancer on PELT load, with pelt=\"v5.7\")"),
-];
-
-fn field_names_list() -> &'static [&'static str] {
-    static NAMES: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
-    NAMES.get_or_init(|| FIELD_INFO.iter().map(|f| f.name).collect())
+config_struct! {
+    /// A kernel version's scheduler behaviour, one field per behaviour
+    /// (times in nanoseconds). Each field is declared once, below: its
+    /// type, its values, its kernel origin and its doc; the struct,
+    /// [`Kernel::FIELDS`], get/set by name, the Python annotations and
+    /// stubs (`scripts/dev/gen_fields.py`) and the docs' tables all come
+    /// from that one list.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct Kernel {
+        /// The preset this profile started from; `replace()` keeps it, so a
+        /// result records its base version beside the changed fields.
+        pub name: String,
+    }
+    meta Origin;
+    migration_cost_ns: u64 = ns(0)
+        => origin(Tunable, "sysctl_sched_migration_cost", "", "", true),
+        "Cache-hot threshold of task_hot() and the avg_idle throttle of idle_balance(); not scaled by CPU count.";
+    nr_migrate: u32 = int(1, 1_000_000)
+        => origin(Tunable, "sysctl_sched_nr_migrate", "", "", true),
+        "Tasks one move_tasks() pass may examine.";
+    latency_ns: u64 = ns(100_000)
+        => origin(Tunable, "sysctl_sched_latency", "", "", true),
+        "Targeted preemption latency, before tunable scaling.";
+    min_granularity_ns: u64 = ns(100_000)
+        => origin(Tunable, "sysctl_sched_min_granularity", "", "", true),
+        "Minimum slice, before tunable scaling.";
+    wakeup_granularity_ns: u64 = ns(0)
+        => origin(Tunable, "sysctl_sched_wakeup_granularity", "", "", true),
+        "Wake-up preemption granularity, before tunable scaling.";
+    tunable_scaling: TunableScaling
+        => origin(Tunable, "sysctl_sched_tunable_scaling", "", "", true),
+        "How the three CFS times scale with the CPU count: none, log (1+ilog2 n) or linear, n ≤ 8.";
+    hz: u32 = Domain::IntIn(&[100, 250, 300, 1000])
+        => origin(Tunable, "CONFIG_HZ", "", "", true),
+        "Tick rate: 100, 250, 300 or 1000.";
+    idle_balance: bool
+        => origin(Experiment, "idle_balance() in schedule()", "", "", true),
+        "False removes newidle balancing altogether, as the 2013 RFC proposed (seed case 2).";
+    newidle_throttle: NewidleThrottle
+        => origin(Change, "idle_balance() throttle", "9bd721c55c8a", "v3.13", true),
+        "off: every newly idle CPU balances; avg_idle: skip when rq->avg_idle < migration_cost (2.6.36); max_lb_cost: also stop the domain walk when avg_idle < the cost so far + sd->max_newidle_lb_cost (3.13); lb_cost: 5.16's newidle_balance() (c5b0a7eefc70, e60b56e46b38, 9e9af819db5d: no migration_cost test; skip unless the root domain is overloaded and avg_idle reaches the lowest domain's max_newidle_lb_cost; the same per-domain budget; update_newidle_cost() keeps the max, and, with newidle_lb_cost_decay, decays it by 253/256 once 1 s has passed since it was last raised or decayed, also from rebalance_domains()).";
+    newidle_rearm: bool
+        => origin(Change, "sched: Force balancing on newidle balance if local group has capacity", "fab476228ba3", "v2.6.37-rc1", true),
+        "pull_task() re-arms src and dst rq->avg_idle to 2·migration_cost and clears dst's idle_stamp (removed again in 2.6.37 by b5482cfa1c95): the VolanoMark regression of seed case 1.";
+    newidle_force: bool
+        => origin(Change, "sched: Force balancing on newidle balance if local group has capacity", "fab476228ba3", "v2.6.37-rc1", true),
+        "find_busiest_group(): a NEWLY_IDLE pass forces a balance when the local group has capacity and the busiest has none.";
+    newidle_clear_stamp: bool
+        => origin(Change, "sched: fix idle balancing (idle_stamp)", "d5ad140bc150", "v2.6.37", false),
+        "idle_balance() clears rq->idle_stamp when it pulls a task, so the pull does not feed avg_idle.";
+    newidle_lb_cost_decay: bool
+        => origin(Change, "sched/balancing: Periodically decay max cost of idle balance", "f48627e686a6", "v3.13", true),
+        "rebalance_domains() decays each sd->max_newidle_lb_cost by 1 % a second and refreshes rq->max_idle_balance_cost.";
+    avg_idle_cap: AvgIdleCap
+        => origin(Change, "sched/balancing: Periodically decay max cost of idle balance", "f48627e686a6", "v3.13", false),
+        "The cap on rq->avg_idle when a wake-up closes an idle period: migration_cost (2·sysctl_sched_migration_cost, 2.6.36) or max_idle_balance_cost (2·rq->max_idle_balance_cost, 3.13; the commit is verified, that it is the one that moved the cap is recalled).";
+    avg_idle_ewma_first: bool
+        => origin(Change, "sched: Reduce overestimating rq->avg_idle", "abfafa54db9a", "~v3.13", false),
+        "ttwu_do_wakeup() runs the 1/8 EWMA on every idle sample and clamps the result to the cap, instead of resetting avg_idle to the cap when a sample exceeds it (Jason Low).";
+    newidle_random: bool
+        => origin(Feature, "NI_RANDOM (sched/fair: Proportional newidle balance)", "33cf66d88306", "~v6.19", true),
+        "sched_balance_newidle() balances a domain with probability ~(1 + newidle_ratio)/1024: a per-CPU pseudo-random d = rng % 1024 skips the domain when d > 1 + ratio; the ratio is the success count of a window of 1024 calls (halved at each 1024), a success weighted by 1024/(1 + ratio); starts at 512/256/512 (sd_init). Backported to 6.18.5 and 6.12/6.6 stable (Jan 2026). Draws come from per-CPU streams seeded from the run seed, apart from the workload's. Needs newidle_throttle=\"lb_cost\".";
+    rt_push: RtPush
+        => origin(Feature, "RT_PUSH_IPI (sched/rt: Use IPI to trigger RT task push migration instead of pulling)", "b6366f048e0c", "v4.1", true),
+        "How pull_rt_task() finds RT work queued on RT-overloaded CPUs when a CPU lowers its priority (an RT task or the stopper migration/N schedules out: need_pull_rt_task()). pull: before 4.1, for each CPU of rd->rto_mask whose highest_prio.next beats this rq, double_lock_balance() and pull the highest pushable task. push_ipi: 4.1-4.14 RT_PUSH_IPI, tell_cpu_to_push() starts this CPU's own irq_work chain (rt_rq->push_work) at the next overloaded CPU after it whose highest_prio.next beats it, never itself; try_to_push_tasks() pushes one task and forwards the IPI, restarting from the source on RESTART. push_ipi_rd: 4bdced5c9a29 (v4.15, 'sched/rt: Simplify the IPI based RT balancing logic'), one irq_work per root domain: rto_next_cpu() walks rto_mask from -1 including the initiating CPU (a self-IPI), rto_push_irq_work_func() runs push_rt_tasks() and forwards, and the walk restarts while rto_loop_next moved; no priority filter. Every walk step is an irq_work IPI counted in function_call_ipis. All of it is gated on rto_count > 0: without RT overload (no rt_kthreads) the field changes nothing.";
+    rt_pull_skip_only_self: bool
+        => origin(Change, "sched/rt: Do not pull from current CPU if only one CPU to pull", "f73c52a5bcd1", "~v4.15", false),
+        "pull_rt_task() returns when rto_count == 1 and this CPU is the one in rto_mask (all rt_push modes). The commit id is from a distribution changelog, not verified against the upstream tree.";
+    rt_rto_skip_self: bool
+        => origin(Change, "sched/rt: Skip currently executing CPU in rto_next_cpu()", "94894c9c477e", "~v7.0", true),
+        "rto_next_cpu() skips the CPU it runs on, so the push_ipi_rd walk never sends a self-IPI (Fixes: 4bdced5c9a29; Jan 2026). Read only under rt_push=\"push_ipi_rd\".";
+    avg_idle_on_move: bool
+        => origin(Change, "sched: Update rq->avg_idle when a task is moved to an idle CPU", "4b603f1551a7", "~v7.0", true),
+        "rq->avg_idle is sampled when the CPU leaves idle (update_rq_avg_idle() from put_prev_task_idle()) instead of in the wake-up (ttwu_do_activate()), so a task placed on an idle CPU by fork, exec or the balancer also closes the idle period; same cap and EWMA (avg_idle_cap, avg_idle_ewma_first). With the idle_stamp guard its follow-up fix restores (no stamp, no sample). Merged into tip sched/core in Jan 2026.";
+    idle_cpu_nr_running: bool
+        => origin(Change, "sched: Fix idle_cpu()", "908a3283728d", "~v3.2", true),
+        "idle_cpu() also requires an empty runqueue: a wakee queued on an idle CPU whose IPI is in flight counts as busy (balancer and wake-up placement).";
+    group_imb_nr_running: bool
+        => origin(Change, "sched: Set group_imb only a task can be pulled from the busiest cpu", "2582f0eba540", "~v2.6.37", false),
+        "update_sg_lb_stats(): group_imb when max−min load ≥ avg_load_per_task and max−min nr_running > 1 (was max−min > 2·avg_load_per_task).";
+    prefer_sibling_local_capacity: bool
+        => origin(Change, "sched: Drop group_capacity to 1 only if local group has extra capacity", "75dd321d79d4", "~v2.6.37", false),
+        "update_sd_lb_stats(): SD_PREFER_SIBLING caps a remote group's capacity at 1 only while the local group has capacity.";
+    force_balance_group_imb: bool
+        => origin(Change, "find_busiest_group(): if (sds.group_imb) goto force_balance", "866ab43efd32", "~v3.1", false),
+        "find_busiest_group(): an imbalanced busiest group (group_imb) forces a balance, skipping the load tests.";
+    idle_cpus_balanced: bool
+        => origin(Change, "sched: Use group weight, idle cpu metrics to fix imbalances during idle", "aae6d3ddd8b9", "~v2.6.37-rc1", false),
+        "find_busiest_group(): a CPU_IDLE pass is balanced when this group has at most one idle CPU more than the busiest and the busiest runs no more tasks than CPUs, instead of the imbalance_pct test.";
+    lb_cfs_tasks: bool
+        => origin(Change, "sched: Ditch per cgroup task lists for load-balancing", "367456c756a6", "~v3.4", true),
+        "move_tasks(): one walk of rq->cfs_tasks of at most min(nr_migrate, nr_running) tasks, skipped ones rotated to the tail (was balance_tasks() passes of nr_migrate+1 repeated while they move something).";
+    newidle_no_nr_balance_failed: bool
+        => origin(Change, "sched: Increment cache_nice_tries only on periodic lb", "58b26c4c0257", "~v2.6.37", true),
+        "load_balance(): a failed NEWLY_IDLE pass no longer increments sd->nr_balance_failed.";
+    newidle_active_balance: bool
+        => origin(Change, "need_active_balance() without the sd_idle/power-savings early return", "8e7fbcbc22c1", "v3.5", false),
+        "need_active_balance(): a failed NEWLY_IDLE pass may start active balancing (nr_balance_failed > cache_nice_tries + 2); 2.6.36 returned 0 for NEWLY_IDLE.";
+    newidle_keep_interval: bool
+        => origin(Change, "sched/fair: Don't increase sd->balance_interval on newidle balance", "3f130a37c442", "~v4.20", true),
+        "load_balance()'s out_one_pinned path (balanced, or every task pinned) does not double sd->balance_interval on a CPU_NEWLY_IDLE pass, which disregards the interval; false: the 2.6.36-3.13 doubling on every balanced pass.";
+    preemption: bool
+        => origin(Tunable, "CONFIG_PREEMPTION (CONFIG_PREEMPT before 5.3)", "", "", true),
+        "A preemptible kernel: a NEWLY_IDLE pass stops after the first task it moves (the #ifdef in detach_tasks() of 6.x; in balance_tasks()/move_tasks() of 2.6.36-3.13, where 2.6.36's outer move_tasks() loop also stops once this CPU has a task). Honoured by both balancers. True in v6.6/v6.18 (PREEMPT_DYNAMIC selects PREEMPTION, as Debian and this machine build them); false in the 2.6.36-3.13 presets (their behaviour so far: a non-preemptible build).";
+    smt_ignore_hot: bool
+        => origin(Change, "sched/fair: Ignore cache hotness for SMT migration", "ec73240b1627", "~v5.10", true),
+        "task_hot() returns 0 in a domain with SD_SHARE_CPUCAPACITY (an SMT level): siblings share caches, so neither the buddy nor the migration_cost test makes a task cache hot there.";
+    nohz_ilb: NohzIlb
+        => origin(Change, "sched, nohz: Implement sched group, domain aware nohz idle load balancing", "0b005cf54eac", "v3.3", true),
+        "push: 2.6.36's first/second-pick kick; nr_busy: nohz_kick_needed() kicks with ≥ 2 runnable tasks or an LLC group with more than one busy CPU.";
+    nohz_kick_ipi: NohzKickIpi
+        => origin(Change, "sched: Use resched IPI to kick off the nohz idle balance", "ca38062e57e9", "~v3.2", true),
+        "function_call: the idle load balancer is kicked by a function-call IPI (2.6.36); resched: by a reschedule IPI.";
+    nohz_kick_after_rebalance: bool
+        => origin(Change, "trigger_load_balance(): nohz kick as an independent if", "0b005cf54eac", "~v3.3", false),
+        "trigger_load_balance() tests for a NOHZ kick at every tick, also when it raised SCHED_SOFTIRQ (2.6.36: else-if).";
+    select_idle_sibling: SelectIdleSibling
+        => origin(Change, "select_idle_sibling()", "4dcfe1025b51", "v3.2", true),
+        "any_idle: any idle allowed CPU of target's SHARE_PKG_RESOURCES domains (2.6.36); idle_group: target, prev in the LLC, then a group of sd_llc whose CPUs are all idle (4dcfe1025b51 and later, as in 3.8).";
+    mc_busy_factor: u32 = int(1, 1024)
+        => origin(Tunable, "busy_factor of the MC sched domain (SD_MC_INIT; /proc/sys/kernel/sched_domain/cpuN/domainM/busy_factor)", "", "", true),
+        "busy_factor of the MC level: 1 in 2.6.36/2.6.37 (MC balances every 1-4 ms even when busy), 64 by 3.8 (the commit that changed the default is not identified).";
+    mc_prefer_sibling: bool
+        => origin(Change, "sd_balance_for_mc_power()", "8e7fbcbc22c1", "v3.5", true),
+        "The MC level carries SD_PREFER_SIBLING (2.6.36 with the power-savings knobs off); removed with the power-savings knobs.";
+    sd_numa: SdNuma
+        => origin(Change, "sched/numa: Rewrite the CONFIG_NUMA sched domain support", "cb83b629bae0", "~v3.5", true),
+        "node: one NODE level (SD_NODE_INIT, 8-32 ms); numa_levels: sched_init_numa() levels per distance with sd_numa_init() intervals of the span's weight.";
+    sd_init: SdInit
+        => origin(Change, "sd_init() (kernel/sched/topology.c); sched/fair: Reduce minimal imbalance threshold", "2208cdaa56c9", "~v5.10", true),
+        "v2.6: the per-level SD_*_INIT tables of 2.6.36-3.x (with mc_busy_factor, mc_prefer_sibling, sd_numa); v3.16: the first unified sd_init() as 4.9-4.13 have it (read in a 4.13-era kernel/sched/topology.c; 4.11 has the same function in core.c, assumed identical): min_interval = span weight ms, max_interval twice that, busy_factor 32, imbalance_pct 125, balance_interval = span weight; SMT (SHARE_CPUCAPACITY): 110 and PREFER_SIBLING, idx 0; LLC (SHARE_PKG_RESOURCES): 117, cache_nice_tries 1, busy_idx 2, no PREFER_SIBLING; NUMA: cache_nice_tries 2, busy_idx 3, idle_idx 2, SERIALIZE; any other level (DIE): PREFER_SIBLING, cache_nice_tries 1, busy_idx 2, idle_idx 1; level names SMT, MC, DIE, NUMA; mc_busy_factor, mc_prefer_sibling and sd_numa unread; v5: the unified sd_init() of 5.x-6.18: min_interval = span weight ms, max_interval twice that, busy_factor 16, imbalance_pct 117 (110 at SMT), cache_nice_tries 0 at SMT, 1 at the LLC and other levels, 2 at NUMA, balance_interval = span weight; every level NEWIDLE, EXEC, FORK, WAKE_AFFINE and PREFER_SIBLING plus its topology flags, NUMA levels without PREFER_SIBLING and with SERIALIZE; no *_idx (the load indexes read as 0: instantaneous load). Level names SMT, MC, PKG, NUMA. Under v5, mc_busy_factor, mc_prefer_sibling and sd_numa are unread. sd_init() itself came with 143e1e28cb40 (3.16, recalled, with 125 and busy_factor 32 and the *_idx); 2208cdaa56c9 (read: 125 -> 117) and its series' busy-interval change (32 -> 16) give the table of 5.10-6.18 (read in a 6.x/7.x topology.c).";
+    compat_yield: bool
+        => origin(Tunable, "sysctl_sched_compat_yield", "", "", true),
+        "sched_yield() moves the yielder right of the rightmost task (2.6.23-2.6.38).";
+    yield_impl: YieldImpl
+        => origin(Change, "sched: Use a buddy to implement yield_task_fair()", "ac53db596cc0", "~v2.6.39", true),
+        "update_curr: yield only accounts the runtime (2.6.36); skip_buddy: the yielder becomes the skip buddy that pick_next_entity() avoids.";
+    next_buddy_over_last: bool
+        => origin(Change, "sched: Use a buddy to implement yield_task_fair()", "ac53db596cc0", "~v2.6.39", true),
+        "pick_next_entity() tests last then next, so next wins (2.6.36: next then last, last wins).";
+    preempt_sets_next_buddy: bool
+        => origin(Change, "sched: Next buddy hint on sleep and preempt path", "2f36825b176f", "~v3.0", true),
+        "check_preempt_wakeup(): a wakee that preempts is always marked the next buddy.";
+    gentle_fair_sleepers: bool
+        => origin(Feature, "GENTLE_FAIR_SLEEPERS", "", "", true),
+        "Sleeper credit is half the latency.";
+    start_debit: bool
+        => origin(Feature, "START_DEBIT", "", "", true),
+        "A new task starts one vslice to the right.";
+    wakeup_preemption: bool
+        => origin(Feature, "WAKEUP_PREEMPT (WAKEUP_PREEMPTION in 3.8)", "", "", true),
+        "Wake-ups may preempt the running task.";
+    last_buddy: bool
+        => origin(Feature, "LAST_BUDDY", "", "", true),
+        "A preempted task is marked the last buddy.";
+    next_buddy: bool
+        => origin(Feature, "NEXT_BUDDY", "", "", true),
+        "A woken task is marked the next buddy (under eevdf: pick_next_entity() takes it when eligible, 6.6 NEXT_BUDDY / 6.12 PICK_BUDDY).";
+    pelt: Pelt
+        => origin(Change, "sched/fair: Rewrite runnable load and utilization average tracking", "9d89c257dfb9", "v4.3", true),
+        "off: no per-entity load tracking; v5.7: load_avg, runnable_avg (9f68395333ad, 5.7) and util_avg per task and per runqueue, 1024 us periods, y^32 = 1/2, blocked load decaying (kernel/sched/pelt.c as 5.15-6.18 have it). Reported in r.tasks and r.cpus; read by wake_affine=\"weight\"/\"idle_weight\", sis_util and balancer=\"group_type\". v3.8: 3.8's per-entity load tracking (9d85f21c94f7, verified against 3.8-era fair.c copies): runnable_avg_sum/runnable_avg_period per entity and rq->avg, load_avg_contrib, runnable_load_avg and blocked_load_avg with decay_counter; no util. Fed no mainline 3.8 decision the model has (only task-group shares), so the v3.8/v3.13 presets leave it off; reported in r.tasks/r.cpus (load_avg, runnable_avg as a ratio of 1024, util_avg NaN); the power balance policies track it whatever this field says.";
+    wake_wide: bool
+        => origin(Change, "sched/fair: Beef up wake_wide()", "63b0e9edceec", "~v4.3", false),
+        "select_task_rq_fair(): record_wakee() counts the waker's wakee flips (halved once a second) and wake_wide() refuses the affine wake-up when the smaller of the waker's and wakee's flips is at least sd_llc_size and the larger at least sd_llc_size times it; an unaffine wake-up then still runs select_idle_sibling(prev, prev) (the 6.x path). The first wake_wide, 62470419e993 (3.12), had a different test and is not modelled.";
+    wake_affine: WakeAffine
+        => origin(Change, "sched/core: Fix wake_affine() performance regression (WA_IDLE, WA_WEIGHT, WA_BIAS)", "d153b153446f", "~v4.14", false),
+        "load: 2.6.36-4.13 wake_affine() on instantaneous loads; idle: wake_affine_idle() only (this CPU idle and cache-affine, a sync wake-up onto a CPU running only the waker, or prev idle); weight: wake_affine_weight() only, PELT cpu_load() against task_h_load() with WA_BIAS's half imbalance_pct; idle_weight: both, the 4.14+ default. weight and idle_weight need pelt. The imbalance_pct is the domain's: 125 at MC under sd_init=\"v2.6\" (a bias of 112), 117 under sd_init=\"v5\" (108, as 6.x).";
+    recent_used_cpu: bool
+        => origin(Change, "sched/fair: Use a recently used CPU as an idle candidate and the basis for SIS", "32e839dda3ba", "~v4.15", false),
+        "select_idle_sibling(): before scanning the LLC, try the CPU the task last ran on before prev (p->recent_used_cpu) if it is idle, cache-affine with the target and allowed. Needs select_idle_sibling=\"idle_cpu\".";
+    sis_util: bool
+        => origin(Change, "sched/fair: Introduce SIS_UTIL to search idle CPU based on sum of util_avg", "70fb5ccf2ebb", "~v6.0", false),
+        "select_idle_cpu() scans at most sd_llc_shared->nr_idle_scan CPUs, which periodic load balancing at the LLC level sets from the LLC's summed PELT util (the quadratic of update_idle_cpu_scan(): no scan at 100/imbalance_pct busy, 85 % under sd_init=\"v5\"'s LLC imbalance_pct of 117 as in 6.x, 80 % under sd_init=\"v2.6\"'s 125). Simplified: every CPU's LLC pass refreshes it, where 6.x does so only on the CPU that should_we_balance() picks; the hint starts at the LLC size (a long-idle machine), where the kernel's zeroed sd_llc_shared starts at 0. Needs pelt and select_idle_sibling=\"idle_cpu\".";
+    balancer: Balancer
+        => origin(Change, "sched/fair: Rework load_balance()", "0b0695f2b34a", "v5.5", false),
+        "cpu_load: the 2.6.36-3.13 find_busiest_group() on cpu_load[] indices, avg_load and fix_small_imbalance(); group_type: Vincent Guittot's 5.5 rework as 6.6-6.18 have it (docs/balancer.md): groups classified has_spare < fully_busy < misfit_task < smt_balance < asym_packing < imbalanced < overloaded from PELT load_avg, util_avg and runnable_avg, calculate_imbalance() picking migrate_load/util/task/misfit, find_busiest_queue() and detach_tasks() per migration type (the shr_bound(load, nr_balance_failed) relaxation), need_active_balance() only for migrate_task/misfit. Needs pelt. Reads the domain parameters sd_init gives (6.x's 117/110 and SD_PREFER_SIBLING under sd_init=\"v5\", the 2.6.36-3.13 tables under \"v2.6\"); CPU capacity is 1024 per CPU, SMT threads included.";
+    balance_policy: BalancePolicy
+        => origin(Tunable, "sched_balance_policy (/sys/devices/system/cpu/sched_balance_policy/current_sched_balance_policy)", "", "", false),
+        "Alex Shi's power-aware scheduling, patch series v4 (24 Jan 2013, 'simplified fork, release load avg and power awareness scheduling'; never merged; v5-v7 patch subjects in cases-3-4.md B.0). performance: mainline (every power_* field unread). balance / powersaving: a sched domain whose utilisation (3.8 PELT rq->avg ratio times nr_running, per CPU) plus the placed task's stays below its capacity (balance) or CPU weight (powersaving), times 1024, is packed by the power_* behaviours that are on; above it the domain falls back to performance. The power policies track 3.8 PELT (as pelt=\"v3.8\") whatever pelt says. [unverified: the v4-v7 fair.c was never read; semantics from the cover letters and patch subjects]";
+    power_fork_exec: bool
+        => origin(Change, "sched: add power aware scheduling in fork/exec/wake", "", "patch v4", false),
+        "select_task_rq_fair() at fork (the model has no exec): under a power policy, get_cpu_for_power_policy() in the highest SD_BALANCE_FORK domain: unless the domain is full (is_sd_full(), the new task counted as FULL_UTIL = 1024), the task goes to the idlest CPU (least utilisation, then fewest tasks) of the group_leader, the group with the least free room still able to take a full CPU's worth. [unverified: reconstructed from the patch subjects]";
+    power_wake: bool
+        => origin(Change, "sched: add power aware scheduling in fork/exec/wake", "", "patch v4", false),
+        "select_task_rq_fair() at wake-up: under a power policy, the same group_leader placement in the highest load-balancing domain of the waking CPU, the task counted with its own 3.8 PELT utilisation (runnable_avg_sum*1024/(runnable_avg_period+1)); the affine path otherwise, and when the domain is full. [unverified]";
+    power_burst_threshold_ns: u64 = ns(0)
+        => origin(Tunable, "sysctl_sched_burst_threshold (sched: add sched_burst_threshold_ns as wakeup burst indicator; using avg_idle to detect bursty wakeup)", "", "patch v4", false),
+        "power_wake skips power placement while the waking CPU's rq->avg_idle is below this (a burst of wake-ups): 0 never skips. Default 1 ms, recalled, not read. [unverified]";
+    power_pack_transitory: bool
+        => origin(Change, "sched: packing transitory tasks in wakeup power balancing", "", "patch v4", false),
+        "power_wake puts a small waking task (its utilisation times 4 fits) on the waking CPU, else on the leader CPU with the least vacancy FULL_UTIL - util - 4*task util > 0 (a running CPU) instead of the idlest (find_leader_cpu()); a task too big for any goes to the idlest CPU of the leader. [unverified]";
+    power_lb: bool
+        => origin(Change, "sched: pull all tasks from source group; add power/performance balance allow flag", "", "patch v4", false),
+        "Periodic load_balance() under a power policy, in a domain that is not full: when this CPU is idle and its group is the group_leader with room for them, it pulls every task of the least-utilised non-idle group (queued tasks at once, a running one by active balance), and a pass that moved tasks this way does not also run the performance balance (the allow flag); otherwise, or when the domain is full, the performance balance runs. [unverified]";
+    pick: Pick
+        => origin(Change, "sched/fair: Implement an EEVDF-like scheduling policy", "147f3efaa241", "v6.6", true),
+        "cfs: leftmost vruntime with buddies and wake-up granularity; eevdf: avg_vruntime, lag, eligibility and virtual deadlines from base_slice_ns, pick_eevdf() at pick, tick and wake-up (latency_ns, min_granularity_ns, wakeup_granularity_ns, gentle_fair_sleepers, start_debit, last_buddy, compat_yield, yield_impl, next_buddy_over_last and preempt_sets_next_buddy are then unread, as 5e963f2bd465 'Commit to EEVDF' removed them).";
+    base_slice_ns: u64 = ns(100_000)
+        => origin(Tunable, "sysctl_sched_base_slice", "", "v6.6", true),
+        "EEVDF request size r_i before tunable scaling: deadline = vruntime + base_slice/w; 0.75 ms in 6.6-6.14, 0.70 ms from 6.15 (2ae891b82695).";
+    place_lag: bool
+        => origin(Feature, "PLACE_LAG", "86bfbb7ce4f6", "v6.6", true),
+        "place_entity() keeps an entity's lag (vlag, inflated by (W + w)/W) across sleep and migration; off: it is placed at avg_vruntime with zero lag.";
+    place_deadline_initial: bool
+        => origin(Feature, "PLACE_DEADLINE_INITIAL", "147f3efaa241", "v6.6", false),
+        "A new task (ENQUEUE_INITIAL) starts with half a slice to its deadline.";
+    run_to_parity: bool
+        => origin(Feature, "RUN_TO_PARITY", "63304558ba5d", "v6.6", true),
+        "Slice protection: the picked entity keeps the CPU against wake-ups until its deadline (or the 0-lag point), unless it stops being eligible.";
+    preempt_short: bool
+        => origin(Feature, "PREEMPT_SHORT", "85e511df3cec", "v6.12", true),
+        "A woken entity with a shorter slice may cancel the running entity's slice protection (do_preempt_short()/did_preempt_short()).";
+    delay_dequeue: bool
+        => origin(Feature, "DELAY_DEQUEUE", "152e11f6df29", "v6.12", true),
+        "A task going to sleep while not eligible (negative lag) stays queued (sched_delayed) until it is picked, which dequeues it, or woken, which requeues it in place.";
+    delay_zero: bool
+        => origin(Feature, "DELAY_ZERO", "54a58a787791", "v6.12", true),
+        "A delayed entity's positive lag is clipped to 0 when its dequeue completes or it is woken (requeue_delayed_entity()).";
+    place_rel_deadline: bool
+        => origin(Feature, "PLACE_REL_DEADLINE", "82e9d0456e06", "v6.12", true),
+        "A migration (dequeue that is not a sleep) keeps the virtual deadline relative to vruntime, so the entity keeps its place in its request.";
+    run_to_parity_min_slice: bool
+        => origin(Change, "sched/fair: Limit run to parity to the min slice of enqueued entities", "052c3d87c82e", "~v6.17", true),
+        "6.17 slice protection (with 0b9ca2dcabc3, 74eec63661d4, 9de74a9850b9): se->vprot = min(deadline, vruntime + the smallest slice queued) or, without run_to_parity, the unscaled base slice; update_curr() reschedules whenever protection has ended; a shorter-slice wakee is tested with protection lifted.";
+    yield_forfeit: bool
+        => origin(Change, "sched/fair: Forfeit vruntime on yield", "79104becf42b", "~v6.19", true),
+        "Under eevdf, sched_yield() sets an eligible yielder's vruntime to its deadline and starts a new request (backported to 6.18.2 and 6.12 stable); false: 6.6's deadline += one vslice.";
 }
+
+/// A field, or one value of a field, of an earlier schedlab version, and
+/// what replaced it: setting it is refused with that explanation.
+#[derive(Clone, Copy, Debug)]
+pub struct Retired {
+    pub field: &'static str,
+    /// `None`: the whole field.
+    pub value: Option<&'static str>,
+    pub why: &'static str,
+}
+
+impl Retired {
+    fn matches(&self, name: &str, v: &Value) -> bool {
+        name == self.field
+            && self
+                .value
+                .is_none_or(|r| matches!(v, Value::Str(s) if s == r))
+    }
+
+    fn error(&self) -> CoreError {
+        CoreError::Retired {
+            name: match self.value {
+                None => self.field.to_string(),
+                Some(v) => format!("{}={v:?}", self.field),
+            },
+            why: self.why.to_string(),
+        }
+    }
+}
+
+const fn retired(field: &'static str, why: &'static str) -> Retired {
+    Retired {
+        field,
+        value: None,
+        why,
+    }
+}
+
+/// The retired fields and values.
+pub const RETIRED: &[Retired] = &[
+    retired("lb_rules", "split into idle_cpu_nr_running, group_imb_nr_running, prefer_sibling_local_capacity, force_balance_group_imb, idle_cpus_balanced, lb_cfs_tasks, newidle_no_nr_balance_failed and newidle_active_balance"),
+    retired("nohz_kick", "split into nohz_ilb, nohz_kick_ipi and nohz_kick_after_rebalance"),
+    retired("idle_sibling", "renamed select_idle_sibling, with values \"any_idle\" (was \"2.6.36\") and \"idle_group\" (was \"3.8\")"),
+    retired("domain_defaults", "split into mc_busy_factor, mc_prefer_sibling and sd_numa"),
+    retired("buddy_rules", "split into next_buddy_over_last and preempt_sets_next_buddy"),
+    retired("load_metric", "replaced by balancer=\"group_type\" (the 5.5+ balancer on PELT load, with pelt=\"v5.7\")"),
+    Retired {
+        field: "newidle_throttle",
+        value: Some("avg_idle_rearm"),
+        why: "the re-arm of fab476228 is its own field now: newidle_throttle=\"avg_idle\", newidle_rearm=True",
+    },
+];
 
 pub const KERNEL_PRESETS: &[&str] = &[
     "v2.6.36",
@@ -812,207 +849,48 @@ impl Kernel {
     }
 }
 
-/// 10 s: far above any sane scheduler time tunable, small enough that
-/// vruntime arithmetic cannot overflow.
-const MAX_TUNABLE_NS: u64 = 10_000_000_000;
-
 impl Fields for Kernel {
     const KIND: &'static str = "Kernel";
 
     fn field_names() -> &'static [&'static str] {
-        field_names_list()
+        Self::FIELD_NAMES
+    }
+
+    fn check_name(name: &str) -> CoreResult<()> {
+        if name == "name" {
+            return Err(CoreError::NotASetting {
+                kind: Self::KIND,
+                name: name.into(),
+                why: "name is the preset the profile started from; choose it with \
+                      Kernel(base=...) or Kernel.preset(...)",
+            });
+        }
+        if let Some(r) = RETIRED
+            .iter()
+            .find(|r| r.field == name && r.value.is_none())
+        {
+            return Err(r.error());
+        }
+        if Self::FIELD_NAMES.contains(&name) {
+            Ok(())
+        } else {
+            Err(Self::unknown(name))
+        }
     }
 
     fn get(&self, name: &str) -> Option<Value> {
-        let i = |v: u64| Some(Value::Int(v as i64));
-        let s = |v: &'static str| Some(Value::Str(v.to_string()));
-        let b = |v: bool| Some(Value::Bool(v));
-        match name {
-            "migration_cost_ns" => i(self.migration_cost_ns),
-            "nr_migrate" => i(self.nr_migrate as u64),
-            "latency_ns" => i(self.latency_ns),
-            "min_granularity_ns" => i(self.min_granularity_ns),
-            "wakeup_granularity_ns" => i(self.wakeup_granularity_ns),
-            "tunable_scaling" => s(self.tunable_scaling.name()),
-            "hz" => i(self.hz as u64),
-            "idle_balance" => b(self.idle_balance),
-            "newidle_throttle" => s(self.newidle_throttle.name()),
-            "newidle_rearm" => b(self.newidle_rearm),
-            "newidle_force" => b(self.newidle_force),
-            "newidle_clear_stamp" => b(self.newidle_clear_stamp),
-            "newidle_lb_cost_decay" => b(self.newidle_lb_cost_decay),
-            "avg_idle_cap" => s(self.avg_idle_cap.name()),
-            "avg_idle_ewma_first" => b(self.avg_idle_ewma_first),
-            "newidle_random" => b(self.newidle_random),
-            "avg_idle_on_move" => b(self.avg_idle_on_move),
-            "rt_push" => s(self.rt_push.name()),
-            "rt_pull_skip_only_self" => b(self.rt_pull_skip_only_self),
-            "rt_rto_skip_self" => b(self.rt_rto_skip_self),
-            "idle_cpu_nr_running" => b(self.idle_cpu_nr_running),
-            "group_imb_nr_running" => b(self.group_imb_nr_running),
-            "prefer_sibling_local_capacity" => b(self.prefer_sibling_local_capacity),
-            "force_balance_group_imb" => b(self.force_balance_group_imb),
-            "idle_cpus_balanced" => b(self.idle_cpus_balanced),
-            "lb_cfs_tasks" => b(self.lb_cfs_tasks),
-            "newidle_no_nr_balance_failed" => b(self.newidle_no_nr_balance_failed),
-            "newidle_active_balance" => b(self.newidle_active_balance),
-            "newidle_keep_interval" => b(self.newidle_keep_interval),
-            "preemption" => b(self.preemption),
-            "smt_ignore_hot" => b(self.smt_ignore_hot),
-            "nohz_ilb" => s(self.nohz_ilb.name()),
-            "nohz_kick_ipi" => s(self.nohz_kick_ipi.name()),
-            "nohz_kick_after_rebalance" => b(self.nohz_kick_after_rebalance),
-            "select_idle_sibling" => s(self.select_idle_sibling.name()),
-            "mc_busy_factor" => i(self.mc_busy_factor as u64),
-            "mc_prefer_sibling" => b(self.mc_prefer_sibling),
-            "sd_numa" => s(self.sd_numa.name()),
-            "sd_init" => s(self.sd_init.name()),
-            "compat_yield" => b(self.compat_yield),
-            "yield_impl" => s(self.yield_impl.name()),
-            "next_buddy_over_last" => b(self.next_buddy_over_last),
-            "preempt_sets_next_buddy" => b(self.preempt_sets_next_buddy),
-            "gentle_fair_sleepers" => b(self.gentle_fair_sleepers),
-            "start_debit" => b(self.start_debit),
-            "wakeup_preemption" => b(self.wakeup_preemption),
-            "last_buddy" => b(self.last_buddy),
-            "next_buddy" => b(self.next_buddy),
-            "pelt" => s(self.pelt.name()),
-            "wake_wide" => b(self.wake_wide),
-            "wake_affine" => s(self.wake_affine.name()),
-            "recent_used_cpu" => b(self.recent_used_cpu),
-            "sis_util" => b(self.sis_util),
-            "balancer" => s(self.balancer.name()),
-            "balance_policy" => s(self.balance_policy.name()),
-            "power_fork_exec" => b(self.power_fork_exec),
-            "power_wake" => b(self.power_wake),
-            "power_burst_threshold_ns" => i(self.power_burst_threshold_ns),
-            "power_pack_transitory" => b(self.power_pack_transitory),
-            "power_lb" => b(self.power_lb),
-            "pick" => s(self.pick.name()),
-            "base_slice_ns" => i(self.base_slice_ns),
-            "place_lag" => b(self.place_lag),
-            "place_deadline_initial" => b(self.place_deadline_initial),
-            "run_to_parity" => b(self.run_to_parity),
-            "preempt_short" => b(self.preempt_short),
-            "delay_dequeue" => b(self.delay_dequeue),
-            "delay_zero" => b(self.delay_zero),
-            "place_rel_deadline" => b(self.place_rel_deadline),
-            "run_to_parity_min_slice" => b(self.run_to_parity_min_slice),
-            "yield_forfeit" => b(self.yield_forfeit),
-            _ => None,
-        }
+        self.decl_get(name)
     }
 
     fn set(&mut self, name: &str, v: &Value) -> CoreResult<()> {
-        match name {
-            "migration_cost_ns" => self.migration_cost_ns = v.as_u64(name, 0, MAX_TUNABLE_NS)?,
-            "nr_migrate" => self.nr_migrate = v.as_u64(name, 1, 1_000_000)? as u32,
-            "latency_ns" => self.latency_ns = v.as_u64(name, 100_000, MAX_TUNABLE_NS)?,
-            "min_granularity_ns" => {
-                self.min_granularity_ns = v.as_u64(name, 100_000, MAX_TUNABLE_NS)?
-            }
-            "wakeup_granularity_ns" => {
-                self.wakeup_granularity_ns = v.as_u64(name, 0, MAX_TUNABLE_NS)?
-            }
-            "tunable_scaling" => self.tunable_scaling = TunableScaling::parse(name, v)?,
-            "hz" => {
-                let hz = v.as_u64(name, 1, 10_000)?;
-                if ![100, 250, 300, 1000].contains(&hz) {
-                    return Err(CoreError::invalid(name, hz, "one of 100, 250, 300, 1000"));
-                }
-                self.hz = hz as u32
-            }
-            "idle_balance" => self.idle_balance = v.as_bool(name)?,
-            "newidle_throttle" => {
-                if v == &Value::Str("avg_idle_rearm".into()) {
-                    return Err(CoreError::Retired {
-                        name: "newidle_throttle=\"avg_idle_rearm\"".into(),
-                        why: "the re-arm of fab476228 is its own field now: \
-                              newidle_throttle=\"avg_idle\", newidle_rearm=True"
-                            .into(),
-                    });
-                }
-                self.newidle_throttle = NewidleThrottle::parse(name, v)?
-            }
-            "newidle_rearm" => self.newidle_rearm = v.as_bool(name)?,
-            "newidle_force" => self.newidle_force = v.as_bool(name)?,
-            "newidle_clear_stamp" => self.newidle_clear_stamp = v.as_bool(name)?,
-            "newidle_lb_cost_decay" => self.newidle_lb_cost_decay = v.as_bool(name)?,
-            "avg_idle_cap" => self.avg_idle_cap = AvgIdleCap::parse(name, v)?,
-            "avg_idle_ewma_first" => self.avg_idle_ewma_first = v.as_bool(name)?,
-            "newidle_random" => self.newidle_random = v.as_bool(name)?,
-            "avg_idle_on_move" => self.avg_idle_on_move = v.as_bool(name)?,
-            "rt_push" => self.rt_push = RtPush::parse(name, v)?,
-            "rt_pull_skip_only_self" => self.rt_pull_skip_only_self = v.as_bool(name)?,
-            "rt_rto_skip_self" => self.rt_rto_skip_self = v.as_bool(name)?,
-            "idle_cpu_nr_running" => self.idle_cpu_nr_running = v.as_bool(name)?,
-            "group_imb_nr_running" => self.group_imb_nr_running = v.as_bool(name)?,
-            "prefer_sibling_local_capacity" => {
-                self.prefer_sibling_local_capacity = v.as_bool(name)?
-            }
-            "force_balance_group_imb" => self.force_balance_group_imb = v.as_bool(name)?,
-            "idle_cpus_balanced" => self.idle_cpus_balanced = v.as_bool(name)?,
-            "lb_cfs_tasks" => self.lb_cfs_tasks = v.as_bool(name)?,
-            "newidle_no_nr_balance_failed" => {
-                self.newidle_no_nr_balance_failed = v.as_bool(name)?
-            }
-            "newidle_active_balance" => self.newidle_active_balance = v.as_bool(name)?,
-            "newidle_keep_interval" => self.newidle_keep_interval = v.as_bool(name)?,
-            "preemption" => self.preemption = v.as_bool(name)?,
-            "smt_ignore_hot" => self.smt_ignore_hot = v.as_bool(name)?,
-            "nohz_ilb" => self.nohz_ilb = NohzIlb::parse(name, v)?,
-            "nohz_kick_ipi" => self.nohz_kick_ipi = NohzKickIpi::parse(name, v)?,
-            "nohz_kick_after_rebalance" => self.nohz_kick_after_rebalance = v.as_bool(name)?,
-            "select_idle_sibling" => self.select_idle_sibling = SelectIdleSibling::parse(name, v)?,
-            "mc_busy_factor" => self.mc_busy_factor = v.as_u64(name, 1, 1024)? as u32,
-            "mc_prefer_sibling" => self.mc_prefer_sibling = v.as_bool(name)?,
-            "sd_numa" => self.sd_numa = SdNuma::parse(name, v)?,
-            "sd_init" => self.sd_init = SdInit::parse(name, v)?,
-            "compat_yield" => self.compat_yield = v.as_bool(name)?,
-            "yield_impl" => self.yield_impl = YieldImpl::parse(name, v)?,
-            "next_buddy_over_last" => self.next_buddy_over_last = v.as_bool(name)?,
-            "preempt_sets_next_buddy" => self.preempt_sets_next_buddy = v.as_bool(name)?,
-            "gentle_fair_sleepers" => self.gentle_fair_sleepers = v.as_bool(name)?,
-            "start_debit" => self.start_debit = v.as_bool(name)?,
-            "wakeup_preemption" => self.wakeup_preemption = v.as_bool(name)?,
-            "last_buddy" => self.last_buddy = v.as_bool(name)?,
-            "next_buddy" => self.next_buddy = v.as_bool(name)?,
-            "pelt" => self.pelt = Pelt::parse(name, v)?,
-            "wake_wide" => self.wake_wide = v.as_bool(name)?,
-            "wake_affine" => self.wake_affine = WakeAffine::parse(name, v)?,
-            "recent_used_cpu" => self.recent_used_cpu = v.as_bool(name)?,
-            "sis_util" => self.sis_util = v.as_bool(name)?,
-            "balancer" => self.balancer = Balancer::parse(name, v)?,
-            "balance_policy" => self.balance_policy = BalancePolicy::parse(name, v)?,
-            "power_fork_exec" => self.power_fork_exec = v.as_bool(name)?,
-            "power_wake" => self.power_wake = v.as_bool(name)?,
-            "power_burst_threshold_ns" => {
-                self.power_burst_threshold_ns = v.as_u64(name, 0, MAX_TUNABLE_NS)?
-            }
-            "power_pack_transitory" => self.power_pack_transitory = v.as_bool(name)?,
-            "power_lb" => self.power_lb = v.as_bool(name)?,
-            "pick" => self.pick = Pick::parse(name, v)?,
-            "base_slice_ns" => self.base_slice_ns = v.as_u64(name, 100_000, MAX_TUNABLE_NS)?,
-            "place_lag" => self.place_lag = v.as_bool(name)?,
-            "place_deadline_initial" => self.place_deadline_initial = v.as_bool(name)?,
-            "run_to_parity" => self.run_to_parity = v.as_bool(name)?,
-            "preempt_short" => self.preempt_short = v.as_bool(name)?,
-            "delay_dequeue" => self.delay_dequeue = v.as_bool(name)?,
-            "delay_zero" => self.delay_zero = v.as_bool(name)?,
-            "place_rel_deadline" => self.place_rel_deadline = v.as_bool(name)?,
-            "run_to_parity_min_slice" => self.run_to_parity_min_slice = v.as_bool(name)?,
-            "yield_forfeit" => self.yield_forfeit = v.as_bool(name)?,
-            _ => {
-                if let Some((_, why)) = RETIRED_FIELDS.iter().find(|(n, _)| *n == name) {
-                    return Err(CoreError::Retired {
-                        name: name.to_string(),
-                        why: why.to_string(),
-                    });
-                }
-                return Err(Self::unknown(name));
-            }
+        if let Some(r) = RETIRED.iter().find(|r| r.matches(name, v)) {
+            return Err(r.error());
         }
-        Ok(())
+        if self.decl_set(name, v)? {
+            Ok(())
+        } else {
+            Err(Self::unknown(name))
+        }
     }
 
     fn validate(&self) -> CoreResult<()> {

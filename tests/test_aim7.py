@@ -96,7 +96,7 @@ def test_deterministic_per_seed():
         ({"tasks": 0}, r"invalid tasks=0: expected an integer from 1"),
         ({"tasks": 2, "jobs": 0}, r"invalid jobs=0: expected an integer from 1 to 100000"),
         ({"tasks": 2, "jobs": 100_001}, r"invalid jobs=100001"),
-        ({"tasks": 2, "workfile": "fserver"}, r"workfile='fserver'.*'compute'.*'page_test'"),
+        ({"tasks": 2, "workfile": "fserver"}, r'workfile="fserver".*"compute".*"page_test"'),
         ({"tasks": 2, "cpus": []}, r"invalid cpus=\[\]"),
     ],
 )

@@ -135,7 +135,7 @@ _OK = sl.workloads.rt_kthreads(irq_threads=2)
 @pytest.mark.parametrize(
     ("change", "exc", "words"),
     [
-        ({"irq_policy": "deadline"}, ConfigError, "irq_policy='deadline'.*'fifo', 'rr'"),
+        ({"irq_policy": "deadline"}, ConfigError, 'irq_policy="deadline".*"fifo", "rr"'),
         ({"irq_threads": -1}, ConfigError, "irq_threads=-1"),
         ({"watchdog_period_ns": 2**64}, ConfigError, "watchdog_period_ns"),
         ({"irq_period_ns": 5_000, "irq_run_ns": 1}, ConfigError, "irq_period.*10000 ns"),

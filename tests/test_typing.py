@@ -91,4 +91,6 @@ def test_stub_typed_dicts_follow_the_core_field_lists():
     assert keys["KernelFields"] == ["name", *_core.KERNEL_FIELDS]
     assert keys["CostFields"] == list(_core.COST_FIELDS)
     assert keys["MachineFields"] == list(_core.machine_preset("vm-2"))
-    assert keys["FieldInfo"] == list(_core.KERNEL_FIELD_INFO[0])
+    decl = keys["_Decl"]
+    assert decl + keys["FieldInfo"] == list(_core.KERNEL_FIELD_INFO[0])
+    assert decl == list(_core.COST_FIELD_INFO[0])

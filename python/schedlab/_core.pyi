@@ -18,6 +18,7 @@ __all__ = [
     "KERNEL_FIELD_INFO",
     "KERNEL_RETIRED_FIELDS",
     "COST_FIELDS",
+    "COST_FIELD_INFO",
     "IDLE_TYPES",
     "MAX_TASKS",
     "MAX_TRACE_ROWS",
@@ -32,6 +33,7 @@ __all__ = [
     "cost_replace",
     "cost_for_machine",
     "workload_check",
+    "rt_kthreads_check",
     "workload_tasks",
     "footprint",
     "simulate",
@@ -56,6 +58,7 @@ class MachineFields(TypedDict):
 
 class KernelFields(TypedDict):
     name: str
+    # BEGIN generated KernelFields (scripts/dev/gen_fields.py)
     migration_cost_ns: int
     nr_migrate: int
     latency_ns: int
@@ -127,8 +130,10 @@ class KernelFields(TypedDict):
     place_rel_deadline: bool
     run_to_parity_min_slice: bool
     yield_forfeit: bool
+    # END generated KernelFields
 
 class CostFields(TypedDict):
+    # BEGIN generated CostFields (scripts/dev/gen_fields.py)
     context_switch_ns: int
     syscall_ns: int
     wakeup_ns: int
@@ -176,15 +181,25 @@ class CostFields(TypedDict):
     xfer_meta_lines: int
     turbo: bool
     cstates: bool
+    # END generated CostFields
 
-class FieldInfo(TypedDict):
+class _Decl(TypedDict):
     name: str
+    type: str
+    allowed: str
+    min: int | None
+    max: int | None
+    values: list[str] | list[int] | None
+    doc: str
+
+class CostFieldInfo(_Decl): ...
+
+class FieldInfo(_Decl):
     kind: Literal["tunable", "feature", "change", "experiment"]
     kernel: str
     commit: str
     release: str
     verified: bool
-    doc: str
 
 class BalanceTraceColumns(TypedDict):
     time_ns: NDArray[np.uint64]
@@ -255,6 +270,7 @@ BALANCE_KINDS: list[str]
 BALANCE_OUTCOMES: list[str]
 KERNEL_FIELDS: list[str]
 KERNEL_FIELD_INFO: list[FieldInfo]
+COST_FIELD_INFO: list[CostFieldInfo]
 KERNEL_RETIRED_FIELDS: list[tuple[str, str]]
 COST_FIELDS: list[str]
 IDLE_TYPES: list[str]
@@ -280,6 +296,7 @@ def cost_defaults() -> CostFields: ...
 def cost_replace(fields: dict[str, Any], changes: dict[str, Any]) -> CostFields: ...
 def cost_for_machine(machine: dict[str, Any]) -> CostFields: ...
 def workload_check(kind: str, params: dict[str, Any]) -> None: ...
+def rt_kthreads_check(d: dict[str, Any]) -> None: ...
 def workload_tasks(kind: str, params: dict[str, Any]) -> int: ...
 def footprint(
     tasks: int,

@@ -8,7 +8,7 @@ hash by value, so they travel to process pools and cluster workers.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 import polars as pl
@@ -16,32 +16,6 @@ import polars as pl
 from . import _core
 from ._check import need_str
 from .exceptions import ConfigError, ConfigTypeError
-
-
-def _no_name(cls: str, changes: Mapping[str, Any], hint: str) -> None:
-    """Refuse ``name=`` among ``changes`` (the core would skip it silently)."""
-    if "name" in changes:
-        raise ConfigError(f"invalid {cls} field name={changes['name']!r}: {hint}")
-
-
-def _known(cls: str, changes: Mapping[str, Any], fields: list[str]) -> None:
-    """Refuse a field ``cls`` does not have, before any value is checked
-    (the core checks a CostModel value before its name)."""
-    for k in changes:
-        if k not in fields:
-            raise ConfigError(f"unknown {cls} field {k!r}: expected one of {', '.join(fields)}")
-
-
-def _kernel_names(changes: Mapping[str, Any]) -> None:
-    """Refuse a name that is not a Kernel field before any value is
-    converted (a value beyond 64 bits would otherwise be reported under the
-    unknown name), with the core's own message for that name: an unknown
-    field, or one the core explains (``pick``, ``lb_rules``)."""
-    for k in changes:
-        if k not in _core.KERNEL_FIELDS:
-            # False converts to every field's value type, so only the name is judged
-            _core.kernel_replace(_core.kernel_presets()[0], {}, {k: False})
-            raise ConfigError(f"unknown Kernel field {k!r}: expected one of Kernel.fields()")
 
 
 class _Frozen:
@@ -161,8 +135,10 @@ class Kernel(_Frozen):
     """
 
     __slots__ = ()
-    # The fields, in the order of the Rust core's FIELD_INFO (a test checks).
+    # The preset the profile started from, then the fields: each declared once, in the
+    # Rust core's Kernel list (src/kernel.rs), written here by scripts/dev/gen_fields.py.
     name: str
+    # BEGIN generated Kernel fields (scripts/dev/gen_fields.py)
     migration_cost_ns: int
     nr_migrate: int
     latency_ns: int
@@ -234,6 +210,7 @@ class Kernel(_Frozen):
     place_rel_deadline: bool
     run_to_parity_min_slice: bool
     yield_forfeit: bool
+    # END generated Kernel fields
 
     def __init__(self, base: str = "v3.8", **changes: Any) -> None:
         need_str("base", base)
@@ -241,8 +218,6 @@ class Kernel(_Frozen):
             raise ConfigError(
                 f"invalid base={base!r}: expected one of {', '.join(_core.kernel_presets())}"
             )
-        _no_name("Kernel", changes, _KERNEL_NAME_HINT)
-        _kernel_names(changes)
         object.__setattr__(self, "_f", _core.kernel_replace(base, {}, changes))
 
     @classmethod
@@ -266,20 +241,11 @@ class Kernel(_Frozen):
         """One row per field: ``field``, ``kind`` (tunable, feature, change,
         experiment), ``kernel`` (the kernel's name for it), ``commit``,
         ``release``, ``verified`` (commit and release seen in a public source,
-        not recalled) and ``doc``."""
-        rows: list[dict[str, Any]] = [dict(r) for r in _core.KERNEL_FIELD_INFO]
-        return pl.DataFrame(
-            {
-                "field": [r["name"] for r in rows],
-                **{c: [r[c] for r in rows] for c in _INFO_COLUMNS},
-            },
-            schema={"field": pl.String, **_INFO_SCHEMA},
-        )
+        not recalled), ``doc`` and ``allowed`` (the values the field takes)."""
+        return _info_frame(_core.KERNEL_FIELD_INFO, _INFO_SCHEMA)
 
     def replace(self, **changes: Any) -> Kernel:
         """A copy with ``changes`` applied; all validated, all or nothing."""
-        _no_name("Kernel", changes, _KERNEL_NAME_HINT)
-        _kernel_names(changes)
         fields = {k: v for k, v in self._f.items() if k != "name"}
         k: Kernel = Kernel._from(_core.kernel_replace(self._f["name"], fields, changes))
         return k
@@ -324,13 +290,6 @@ class Kernel(_Frozen):
         return f"Kernel({self._f['name']!r}{extra})"
 
 
-_KERNEL_NAME_HINT = (
-    "name is the preset the profile started from, not a setting; "
-    "choose it with Kernel(base=...) or Kernel.preset(...)"
-)
-_COST_NAME_HINT = "a CostModel has no name; expected CostModel fields (CostModel.fields())"
-
-_INFO_COLUMNS = ["kind", "kernel", "commit", "release", "verified", "doc"]
 _INFO_SCHEMA: dict[str, Any] = {
     "kind": pl.String,
     "kernel": pl.String,
@@ -338,7 +297,17 @@ _INFO_SCHEMA: dict[str, Any] = {
     "release": pl.String,
     "verified": pl.Boolean,
     "doc": pl.String,
+    "allowed": pl.String,
 }
+_COST_INFO_SCHEMA: dict[str, Any] = {"doc": pl.String, "allowed": pl.String}
+
+
+def _info_frame(info: Sequence[Mapping[str, Any]], schema: dict[str, Any]) -> pl.DataFrame:
+    """A frame of the core's field declarations: ``field``, then ``schema``'s columns."""
+    return pl.DataFrame(
+        {"field": [r["name"] for r in info], **{c: [r[c] for r in info] for c in schema}},
+        schema={"field": pl.String, **schema},
+    )
 
 
 class CostModel(_Frozen):
@@ -349,6 +318,9 @@ class CostModel(_Frozen):
     """
 
     __slots__ = ()
+    # Declared once, in the Rust core's CostModel list (src/cost.rs), written
+    # here by scripts/dev/gen_fields.py.
+    # BEGIN generated CostModel fields (scripts/dev/gen_fields.py)
     context_switch_ns: int
     syscall_ns: int
     wakeup_ns: int
@@ -396,10 +368,9 @@ class CostModel(_Frozen):
     xfer_meta_lines: int
     turbo: bool
     cstates: bool
+    # END generated CostModel fields
 
     def __init__(self, **changes: Any) -> None:
-        _no_name("CostModel", changes, _COST_NAME_HINT)
-        _known("CostModel", changes, _core.COST_FIELDS)
         object.__setattr__(self, "_f", _core.cost_replace({}, changes))
 
     @classmethod
@@ -418,9 +389,13 @@ class CostModel(_Frozen):
     def fields() -> list[str]:
         return list(_core.COST_FIELDS)
 
+    @staticmethod
+    def info() -> pl.DataFrame:
+        """One row per field: ``field``, ``doc`` (what it charges) and
+        ``allowed`` (the values it takes)."""
+        return _info_frame(_core.COST_FIELD_INFO, _COST_INFO_SCHEMA)
+
     def replace(self, **changes: Any) -> CostModel:
-        _no_name("CostModel", changes, _COST_NAME_HINT)
-        _known("CostModel", changes, _core.COST_FIELDS)
         c: CostModel = CostModel._from(_core.cost_replace(self._f, changes))
         return c
 

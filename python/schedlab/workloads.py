@@ -183,7 +183,6 @@ def spinners(
             )
         sets = [_cpuset(c) for c in _per_task("cpus", cpus, n)]
     ylist = [False if y is None else need_bool("yields", y) for y in _per_task("yields", yields, n)]
-    need_choice("dist", dist, ["fixed", "exp"])
     params = {
         "nice": nices,
         "run_ns": runs,
@@ -268,7 +267,7 @@ def _rt_check(d: dict[str, Any]) -> dict[str, Any]:
     out["irq_threads"] = need_int("rt_kthreads.irq_threads", d["irq_threads"], lo=0, hi=100_000)
     out["irq_cpus"] = need_int("rt_kthreads.irq_cpus", d["irq_cpus"], lo=1, hi=_MAX_CPU + 1)
     out["irq_prio"] = need_int("rt_kthreads.irq_prio", d["irq_prio"], lo=1, hi=99)
-    out["irq_policy"] = need_choice("rt_kthreads.irq_policy", d["irq_policy"], ["fifo", "rr"])
+    out["irq_policy"] = d["irq_policy"]  # checked by the core
     for run, period in (("watchdog_run", "watchdog_period"), ("irq_run", "irq_period")):
         if out[f"{period}_ns"] < _RT_MIN_PERIOD_NS:
             raise ConfigError(
@@ -280,7 +279,9 @@ def _rt_check(d: dict[str, Any]) -> dict[str, Any]:
                 f"invalid rt_kthreads.{run}: {out[f'{run}_ns']} ns, expected less than "
                 f"{period} ({out[f'{period}_ns']} ns): the thread must sleep between runs"
             )
-    return {k: out[k] for k in _RT_KTHREADS_KEYS}
+    out = {k: out[k] for k in _RT_KTHREADS_KEYS}
+    _core.rt_kthreads_check(out)
+    return out
 
 
 def _us_to_ns_req(param: str, v: Any, scale: float) -> int:
@@ -343,8 +344,8 @@ def hackbench(
         "fds": _count("fds", fds, 1000),
         "loops": _count("loops", loops, 100_000_000),
         "datasize": _count("datasize", datasize, 4096),
-        "ipc": need_choice("ipc", ipc, ["socket", "pipe"]),
-        "mode": need_choice("mode", mode, ["process", "thread"]),
+        "ipc": ipc,  # the enum-valued parameters are checked by the core
+        "mode": mode,
         "sndbuf": _count("sndbuf", sndbuf, 2**31),
         "skb_overhead": need_int("skb_overhead", skb_overhead, lo=0, hi=65536),
     }
@@ -418,7 +419,6 @@ def hackbench_lkp(
     else:
         groups = need_int("nr_threads", nr_threads, lo=1, hi=100_000)
     lkp_mode = need_choice("mode", mode, ["threads", "process"])
-    need_choice("ipc", ipc, ["pipe", "socket"])
     if loops is None:
         loops = max(1, LKP_LOOPS_PER_CPU * nr_cpu // groups)
     return hackbench(
@@ -438,7 +438,7 @@ def pipe_pingpong(loops: int = 100_000, mode: str = "process") -> Workload:
     ``ops_per_s`` (one op is a round trip)."""
     params = {
         "loops": _count("loops", loops, 1_000_000_000),
-        "mode": need_choice("mode", mode, ["process", "thread"]),
+        "mode": mode,  # checked by the core
     }
     _core.workload_check("pipe_pingpong", params)
     return Workload("pipe_pingpong", params, dict(params))
@@ -555,7 +555,7 @@ def aim7(
     params: dict[str, Any] = {
         "tasks": need_int("tasks", tasks, lo=1, hi=_core.MAX_TASKS - 1),
         "jobs": need_int("jobs", jobs, lo=1, hi=100_000),
-        "workfile": need_choice("workfile", workfile, ["compute", *AIM7_TESTS]),
+        "workfile": workfile,  # checked by the core
         "cpus": _cpuset(cpus),
         "contention": need_bool("contention", contention),
     }

@@ -6,9 +6,10 @@ use pyo3::IntoPyObjectExt;
 
 use super::errors::py_err;
 
-use crate::config::Value;
+use crate::config::{Domain, FieldDecl, Fields, Value};
 use crate::error::CoreError;
 use crate::topology::Machine;
+use crate::{CostModel, Kernel};
 
 /// A Python scalar as a config `Value` (bool before int: `bool` is an `int`).
 pub fn value_from(param: &str, v: &Bound<'_, PyAny>) -> PyResult<Value> {
@@ -66,15 +67,20 @@ fn py_repr(v: &Bound<'_, PyAny>) -> String {
         .unwrap_or_else(|_| "<unprintable>".into())
 }
 
-pub fn values_from(d: &Bound<'_, PyDict>) -> PyResult<Vec<(String, Value)>> {
+/// The changes a dict asks of config type `F`, field by field: every key
+/// a field of `F` (checked before its value is converted, so an unknown,
+/// retired or reserved name is what the error names), every value converted.
+pub fn values_from<F: Fields>(d: &Bound<'_, PyDict>) -> PyResult<Vec<(String, Value)>> {
     let mut out = Vec::with_capacity(d.len());
     for (k, v) in d.iter() {
-        let k: String = k
-            .extract()
-            .map_err(|_| PyErr::from(CoreError::invalid("field name", py_repr(&k), UTF8_TEXT)))?;
-        if k == "name" {
-            continue;
-        }
+        let k: String = k.extract().map_err(|_| {
+            PyErr::from(CoreError::invalid(
+                &format!("{} field name", F::KIND),
+                py_repr(&k),
+                "a str that encodes as UTF-8",
+            ))
+        })?;
+        F::check_name(&k)?;
         let val = value_from(&k, &v)?;
         out.push((k, val));
     }
@@ -121,27 +127,149 @@ pub fn machine_from(py: Python<'_>, d: &Bound<'_, PyDict>) -> PyResult<Machine> 
     .map_err(|e| py_err(py, e))?;
     if let Some(name) = d.get_item("name")? {
         if !name.is_none() {
-            m.name = name.extract()?;
+            m.name = match value_from("name", &name)? {
+                Value::Str(s) => s,
+                other => return Err(other.wrong("name", "str").into()),
+            };
         }
     }
     Ok(m)
 }
 
-/// `KERNEL_FIELD_INFO`: one dict per `Kernel` field (name, kind, kernel,
-/// commit, release, verified, doc), in field order.
+/// A config field's declaration as a dict: `name`, `type` (its Python
+/// annotation), `allowed` (what the error messages say it takes), `min` and
+/// `max` (integers, else `None`), `values` (an enum's names or an integer
+/// set, else `None`) and `doc`.
+fn decl_dict<'py, M>(py: Python<'py>, f: &FieldDecl<M>) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("name", f.name)?;
+    d.set_item("type", f.domain.py_type())?;
+    d.set_item("allowed", f.domain.allowed())?;
+    let (min, max) = match f.domain {
+        Domain::Int { lo, hi } => (Some(lo), Some(hi)),
+        _ => (None, None),
+    };
+    d.set_item("min", min)?;
+    d.set_item("max", max)?;
+    match f.domain {
+        Domain::Enum(names) => d.set_item("values", names.to_vec())?,
+        Domain::IntIn(v) => d.set_item("values", v.to_vec())?,
+        Domain::Bool | Domain::Int { .. } => d.set_item("values", py.None())?,
+    }
+    d.set_item("doc", f.doc)?;
+    Ok(d)
+}
+
+/// `KERNEL_FIELD_INFO`: one dict per `Kernel` field, in field order: its
+/// declaration (`decl_dict`) and its kernel origin (`kind`, `kernel`,
+/// `commit`, `release`, `verified`).
 pub fn kernel_field_info(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
-    crate::kernel::FIELD_INFO
+    Kernel::FIELDS
         .iter()
         .map(|f| {
-            let d = PyDict::new(py);
-            d.set_item("name", f.name)?;
-            d.set_item("kind", f.kind.name())?;
-            d.set_item("kernel", f.kernel)?;
-            d.set_item("commit", f.commit)?;
-            d.set_item("release", f.release)?;
-            d.set_item("verified", f.verified)?;
-            d.set_item("doc", f.doc)?;
+            let d = decl_dict(py, f)?;
+            let o = &f.meta;
+            d.set_item("kind", o.kind.name())?;
+            d.set_item("kernel", o.kernel)?;
+            d.set_item("commit", o.commit)?;
+            d.set_item("release", o.release)?;
+            d.set_item("verified", o.verified)?;
             Ok(d)
         })
         .collect()
+}
+
+/// `COST_FIELD_INFO`: one dict per `CostModel` field (`decl_dict`).
+pub fn cost_field_info(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
+    CostModel::FIELDS.iter().map(|f| decl_dict(py, f)).collect()
+}
+
+/// A parameter dict the Python layer normalised (a workload's, or one of
+/// its components'), read key by key: each value converted to its type
+/// with an error naming `<prefix><key>`, enum names checked against the
+/// core's, and at the end every key not read refused — nothing falls back
+/// to a default or is dropped.
+pub struct Params<'a, 'py> {
+    d: &'a Bound<'py, PyDict>,
+    prefix: &'static str,
+    what: &'static str,
+    read: Vec<&'static str>,
+}
+
+impl<'a, 'py> Params<'a, 'py> {
+    /// `what`: the dict's owner in messages (a workload kind, `rt_kthreads`).
+    pub fn new(d: &'a Bound<'py, PyDict>, what: &'static str, prefix: &'static str) -> Self {
+        Params {
+            d,
+            prefix,
+            what,
+            read: Vec::new(),
+        }
+    }
+
+    fn param(&self, key: &str) -> String {
+        format!("{}{key}", self.prefix)
+    }
+
+    /// The value of `key`, or `None` when absent or `None`.
+    pub fn opt_any(&mut self, key: &'static str) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.read.push(key);
+        Ok(self.d.get_item(key)?.filter(|v| !v.is_none()))
+    }
+
+    /// `key`'s value as a `T` (`expected`: the Python type, for messages).
+    pub fn get<T: pyo3::conversion::FromPyObjectOwned<'py>>(
+        &mut self,
+        key: &'static str,
+        expected: &str,
+    ) -> PyResult<T> {
+        self.read.push(key);
+        let v = self.d.get_item(key)?.ok_or_else(|| {
+            PyErr::from(CoreError::invalid(
+                &self.param(key),
+                "<missing>",
+                format!(
+                    "a value (the parameters schedlab.workloads builds for {})",
+                    self.what
+                ),
+            ))
+        })?;
+        v.extract::<T>().map_err(|_| {
+            PyErr::from(CoreError::WrongType {
+                param: self.param(key),
+                got: format!(
+                    "{} {}",
+                    v.get_type()
+                        .name()
+                        .map(|n| n.to_string())
+                        .unwrap_or_default(),
+                    py_repr(&v)
+                ),
+                expected: expected.into(),
+            })
+        })
+    }
+
+    /// `key`'s value, one of `E`'s names.
+    pub fn named<E: crate::config::NamedEnum>(&mut self, key: &'static str) -> PyResult<E> {
+        let v: Bound<'py, PyAny> = self.get(key, "str")?;
+        let s = value_from(&self.param(key), &v)?;
+        Ok(E::parse(&self.param(key), &s)?)
+    }
+
+    /// Refuse the keys nobody read.
+    pub fn finish(self) -> PyResult<()> {
+        for k in self.d.keys() {
+            let k: String = k.extract()?;
+            if !self.read.contains(&k.as_str()) {
+                return Err(CoreError::UnknownField {
+                    kind: self.what,
+                    name: k,
+                    allowed: self.read.join(", "),
+                }
+                .into());
+            }
+        }
+        Ok(())
+    }
 }

@@ -7,7 +7,7 @@
 mod convert;
 mod errors;
 
-use convert::{machine_from, value_to_py, values_from};
+use convert::{machine_from, value_to_py, values_from, Params};
 use errors::py_err;
 use numpy::{IntoPyArray, PyArray2};
 use pyo3::exceptions::PyKeyboardInterrupt;
@@ -122,9 +122,9 @@ fn kernel_from(
 ) -> PyResult<Kernel> {
     let mut k = Kernel::preset(base).map_err(|e| py_err(py, e))?;
     k = k
-        .replaced(&values_from(fields)?)
+        .replaced(&values_from::<Kernel>(fields)?)
         .map_err(|e| py_err(py, e))?;
-    k.replaced(&values_from(changes)?)
+    k.replaced(&values_from::<Kernel>(changes)?)
         .map_err(|e| py_err(py, e))
 }
 
@@ -159,46 +159,35 @@ fn cost_from(
     changes: &Bound<'_, PyDict>,
 ) -> PyResult<CostModel> {
     let c = CostModel::default()
-        .replaced(&values_from(fields)?)
+        .replaced(&values_from::<CostModel>(fields)?)
         .map_err(|e| py_err(py, e))?;
-    c.replaced(&values_from(changes)?)
+    c.replaced(&values_from::<CostModel>(changes)?)
         .map_err(|e| py_err(py, e))
 }
 
-fn mode_of(v: &Bound<'_, PyAny>) -> PyResult<Mode> {
-    Ok(match v.extract::<String>()?.as_str() {
-        "thread" => Mode::Thread,
-        _ => Mode::Process,
-    })
+/// The `rt_kthreads` component (normalised by `schedlab.workloads.rt_kthreads`).
+fn rt_kthreads_from(d: &Bound<'_, PyDict>) -> PyResult<RtKthreads> {
+    let mut p = Params::new(d, "rt_kthreads", "rt_kthreads.");
+    let k = RtKthreads {
+        watchdog: p.get("watchdog", "bool")?,
+        watchdog_period_ns: p.get("watchdog_period_ns", "int")?,
+        watchdog_run_ns: p.get("watchdog_run_ns", "int")?,
+        irq_threads: p.get("irq_threads", "int")?,
+        irq_cpus: p.get("irq_cpus", "int")?,
+        irq_prio: p.get("irq_prio", "int")?,
+        irq_policy: p.named::<RtPolicy>("irq_policy")?,
+        irq_period_ns: p.get("irq_period_ns", "int")?,
+        irq_run_ns: p.get("irq_run_ns", "int")?,
+    };
+    p.finish()?;
+    Ok(k)
 }
 
-/// The `rt_kthreads` component (normalised by `schedlab.workloads.rt_kthreads`).
-fn rt_kthreads_from(py: Python<'_>, d: &Bound<'_, PyAny>) -> PyResult<RtKthreads> {
-    let get = |k: &str| d.get_item(k);
-    Ok(RtKthreads {
-        watchdog: get("watchdog")?.extract()?,
-        watchdog_period_ns: get("watchdog_period_ns")?.extract()?,
-        watchdog_run_ns: get("watchdog_run_ns")?.extract()?,
-        irq_threads: get("irq_threads")?.extract()?,
-        irq_cpus: get("irq_cpus")?.extract()?,
-        irq_prio: get("irq_prio")?.extract()?,
-        irq_policy: match get("irq_policy")?.extract::<String>()?.as_str() {
-            "fifo" => RtPolicy::Fifo,
-            "rr" => RtPolicy::Rr,
-            other => {
-                return Err(py_err(
-                    py,
-                    crate::CoreError::invalid(
-                        "rt_kthreads.irq_policy",
-                        format!("{other:?}"),
-                        "\"fifo\" or \"rr\"",
-                    ),
-                ))
-            }
-        },
-        irq_period_ns: get("irq_period_ns")?.extract()?,
-        irq_run_ns: get("irq_run_ns")?.extract()?,
-    })
+/// Check an `rt_kthreads` component on its own (its machine-dependent
+/// limits are checked when a run has a machine).
+#[pyfunction]
+fn rt_kthreads_check(d: &Bound<'_, PyDict>) -> PyResult<()> {
+    rt_kthreads_from(d).map(|_| ())
 }
 
 /// Build the core workload from its kind and normalised parameters.
@@ -207,117 +196,110 @@ fn workload_from(
     kind: &str,
     params: &Bound<'_, PyDict>,
 ) -> PyResult<Box<dyn Workload>> {
-    match kind {
-        "spinners" => {
-            let get = |k: &str| -> PyResult<Bound<'_, PyAny>> {
-                params
-                    .get_item(k)?
-                    .ok_or_else(|| pyo3::exceptions::PyKeyError::new_err(k.to_string()))
-            };
-            let nice: Vec<i32> = get("nice")?.extract()?;
-            let run: Vec<Option<u64>> = get("run_ns")?.extract()?;
-            let sleep: Vec<Option<u64>> = get("sleep_ns")?.extract()?;
-            let cpus: Vec<Option<Vec<u32>>> = get("cpus")?.extract()?;
-            let yields: Vec<bool> = get("yields")?.extract()?;
-            let dist = match get("dist")?.extract::<String>()?.as_str() {
-                "exp" => Dist::Exp,
-                _ => Dist::Fixed,
-            };
-            let tasks = (0..nice.len())
-                .map(|i| SpinnerTask {
-                    nice: nice[i],
-                    run_ns: run[i],
-                    sleep_ns: sleep[i],
-                    cpus: cpus[i].clone(),
-                    yields: yields[i],
-                })
-                .collect();
-            Ok(Box::new(
-                Spinners::new(tasks, dist).map_err(|e| py_err(py, e))?,
-            ))
-        }
-        "hackbench" => {
-            let get = |k: &str| -> PyResult<Bound<'_, PyAny>> {
-                params
-                    .get_item(k)?
-                    .ok_or_else(|| pyo3::exceptions::PyKeyError::new_err(k.to_string()))
-            };
-            let ipc = match get("ipc")?.extract::<String>()?.as_str() {
-                "pipe" => Ipc::Pipe,
-                _ => Ipc::Socket,
-            };
-            let p = HackbenchParams {
-                groups: get("groups")?.extract()?,
-                fds: get("fds")?.extract()?,
-                loops: get("loops")?.extract()?,
-                datasize: get("datasize")?.extract()?,
-                ipc,
-                mode: mode_of(&get("mode")?)?,
-                sndbuf: get("sndbuf")?.extract()?,
-                skb_overhead: get("skb_overhead")?.extract()?,
-            };
-            let rt = match params.get_item("rt_kthreads")? {
-                Some(d) if !d.is_none() => Some(rt_kthreads_from(py, &d)?),
-                _ => None,
-            };
-            Ok(Box::new(
-                Hackbench::new(p)
-                    .map_err(|e| py_err(py, e))?
-                    .with_rt_kthreads(rt),
-            ))
-        }
-        "pipe_pingpong" => {
-            let loops: u64 = params
-                .get_item("loops")?
-                .ok_or_else(|| pyo3::exceptions::PyKeyError::new_err("loops"))?
-                .extract()?;
-            let mode = params
-                .get_item("mode")?
-                .ok_or_else(|| pyo3::exceptions::PyKeyError::new_err("mode"))?;
-            Ok(Box::new(
-                PipePingpong::new(loops, mode_of(&mode)?).map_err(|e| py_err(py, e))?,
-            ))
-        }
-        "volano" => {
-            let get = |k: &str| -> PyResult<Bound<'_, PyAny>> {
-                params
-                    .get_item(k)?
-                    .ok_or_else(|| pyo3::exceptions::PyKeyError::new_err(k.to_string()))
-            };
-            let p = VolanoParams {
-                rooms: get("rooms")?.extract()?,
-                users: get("users")?.extract()?,
-                messages: get("messages")?.extract()?,
-                handle_ns: get("handle_ns")?.extract()?,
-                send_ns: get("send_ns")?.extract()?,
-                enqueue_ns: get("enqueue_ns")?.extract()?,
-            };
-            Ok(Box::new(Volano::new(p).map_err(|e| py_err(py, e))?))
-        }
-        "aim7" => {
-            let get = |k: &str| -> PyResult<Bound<'_, PyAny>> {
-                params
-                    .get_item(k)?
-                    .ok_or_else(|| pyo3::exceptions::PyKeyError::new_err(k.to_string()))
-            };
-            let p = Aim7Params {
-                tasks: get("tasks")?.extract()?,
-                jobs: get("jobs")?.extract()?,
-                workfile: get("workfile")?.extract()?,
-                cpus: get("cpus")?.extract()?,
-                contention: get("contention")?.extract()?,
-            };
-            Ok(Box::new(Aim7::new(p).map_err(|e| py_err(py, e))?))
-        }
-        other => Err(py_err(
-            py,
-            crate::CoreError::invalid(
-                "workload",
-                format!("{other:?}"),
-                "\"spinners\", \"hackbench\", \"pipe_pingpong\", \"volano\", \"aim7\"",
-            ),
-        )),
-    }
+    let w: Box<dyn Workload> =
+        match kind {
+            "spinners" => {
+                let mut p = Params::new(params, "spinners", "");
+                let nice: Vec<i32> = p.get("nice", "list of int")?;
+                let run: Vec<Option<u64>> = p.get("run_ns", "list of int or None")?;
+                let sleep: Vec<Option<u64>> = p.get("sleep_ns", "list of int or None")?;
+                let cpus: Vec<Option<Vec<u32>>> = p.get("cpus", "list of CPU lists or None")?;
+                let yields: Vec<bool> = p.get("yields", "list of bool")?;
+                let dist = p.named::<Dist>("dist")?;
+                p.finish()?;
+                let n = nice.len();
+                if [run.len(), sleep.len(), cpus.len(), yields.len()] != [n; 4] {
+                    return Err(py_err(
+                        py,
+                        crate::CoreError::invalid(
+                            "spinners parameters",
+                            "lists of different lengths",
+                            "one entry per task in nice",
+                        ),
+                    ));
+                }
+                let tasks = (0..n)
+                    .map(|i| SpinnerTask {
+                        nice: nice[i],
+                        run_ns: run[i],
+                        sleep_ns: sleep[i],
+                        cpus: cpus[i].clone(),
+                        yields: yields[i],
+                    })
+                    .collect();
+                Box::new(Spinners::new(tasks, dist).map_err(|e| py_err(py, e))?)
+            }
+            "hackbench" => {
+                let mut p = Params::new(params, "hackbench", "");
+                let hp = HackbenchParams {
+                    groups: p.get("groups", "int")?,
+                    fds: p.get("fds", "int")?,
+                    loops: p.get("loops", "int")?,
+                    datasize: p.get("datasize", "int")?,
+                    ipc: p.named::<Ipc>("ipc")?,
+                    mode: p.named::<Mode>("mode")?,
+                    sndbuf: p.get("sndbuf", "int")?,
+                    skb_overhead: p.get("skb_overhead", "int")?,
+                };
+                let rt = match p.opt_any("rt_kthreads")? {
+                    Some(d) => Some(rt_kthreads_from(d.cast::<PyDict>().map_err(|_| {
+                        PyErr::from(crate::CoreError::WrongType {
+                            param: "rt_kthreads".into(),
+                            got: "a value that is not a dict".into(),
+                            expected: "the dict of schedlab.workloads.rt_kthreads()".into(),
+                        })
+                    })?)?),
+                    None => None,
+                };
+                p.finish()?;
+                Box::new(
+                    Hackbench::new(hp)
+                        .map_err(|e| py_err(py, e))?
+                        .with_rt_kthreads(rt),
+                )
+            }
+            "pipe_pingpong" => {
+                let mut p = Params::new(params, "pipe_pingpong", "");
+                let loops: u64 = p.get("loops", "int")?;
+                let mode = p.named::<Mode>("mode")?;
+                p.finish()?;
+                Box::new(PipePingpong::new(loops, mode).map_err(|e| py_err(py, e))?)
+            }
+            "volano" => {
+                let mut p = Params::new(params, "volano", "");
+                let vp = VolanoParams {
+                    rooms: p.get("rooms", "int")?,
+                    users: p.get("users", "int")?,
+                    messages: p.get("messages", "int")?,
+                    handle_ns: p.get("handle_ns", "int")?,
+                    send_ns: p.get("send_ns", "int")?,
+                    enqueue_ns: p.get("enqueue_ns", "int")?,
+                };
+                p.finish()?;
+                Box::new(Volano::new(vp).map_err(|e| py_err(py, e))?)
+            }
+            "aim7" => {
+                let mut p = Params::new(params, "aim7", "");
+                let ap = Aim7Params {
+                    tasks: p.get("tasks", "int")?,
+                    jobs: p.get("jobs", "int")?,
+                    workfile: p.get("workfile", "str")?,
+                    cpus: p.get("cpus", "list of int or None")?,
+                    contention: p.get("contention", "bool")?,
+                };
+                p.finish()?;
+                Box::new(Aim7::new(ap).map_err(|e| py_err(py, e))?)
+            }
+            other => return Err(py_err(
+                py,
+                crate::CoreError::invalid(
+                    "workload",
+                    format!("{other:?}"),
+                    "one of \"spinners\", \"hackbench\", \"pipe_pingpong\", \"volano\", \"aim7\"",
+                ),
+            )),
+        };
+    Ok(w)
 }
 
 /// Validate a workload's parameters without running it.
@@ -690,9 +672,14 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("KERNEL_FIELD_INFO", convert::kernel_field_info(m.py())?)?;
     m.add(
         "KERNEL_RETIRED_FIELDS",
-        crate::kernel::RETIRED_FIELDS.to_vec(),
+        crate::kernel::RETIRED
+            .iter()
+            .filter(|r| r.value.is_none())
+            .map(|r| (r.field, r.why))
+            .collect::<Vec<_>>(),
     )?;
     m.add("COST_FIELDS", CostModel::field_names().to_vec())?;
+    m.add("COST_FIELD_INFO", convert::cost_field_info(m.py())?)?;
     m.add(
         "IDLE_TYPES",
         crate::sched::balance::IDLE_TYPE_NAMES.to_vec(),
@@ -708,6 +695,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cost_replace, m)?)?;
     m.add_function(wrap_pyfunction!(cost_for_machine, m)?)?;
     m.add_function(wrap_pyfunction!(workload_check, m)?)?;
+    m.add_function(wrap_pyfunction!(rt_kthreads_check, m)?)?;
     m.add_function(wrap_pyfunction!(workload_tasks, m)?)?;
     m.add_function(wrap_pyfunction!(footprint, m)?)?;
     m.add("MAX_TASKS", crate::limits::MAX_TASKS)?;

@@ -37,10 +37,9 @@ pub const RT_RUNTIME_NS: u64 = 950_000_000;
 pub(crate) const PUSH_EXECUTING: u8 = 1;
 pub(crate) const PUSH_RESTART: u8 = 2;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RtPolicy {
-    Fifo,
-    Rr,
+crate::named_enum! {
+    /// An RT task's policy: SCHED_FIFO or SCHED_RR.
+    pub enum RtPolicy { Fifo = "fifo", Rr = "rr" }
 }
 
 /// The RT kernel threads of a real machine, as a workload component.

@@ -17,16 +17,14 @@ use crate::error::{CoreError, CoreResult};
 use crate::sched::fair::TaskId;
 use crate::topology::Machine;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Ipc {
-    Pipe,
-    Socket,
+crate::named_enum! {
+    /// hackbench's channel: `pipe()` pairs or AF_UNIX stream `socketpair()`s.
+    pub enum Ipc { Pipe = "pipe", Socket = "socket" }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
-    Process,
-    Thread,
+crate::named_enum! {
+    /// Workers as forked processes or as threads of one process.
+    pub enum Mode { Process = "process", Thread = "thread" }
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -8,13 +8,14 @@ use crate::error::{CoreError, CoreResult};
 use crate::sched::fair::TaskId;
 use crate::topology::Machine;
 
-/// How run and sleep durations are drawn.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Dist {
-    /// Exactly the given length every period.
-    Fixed,
-    /// Exponential with the given mean, per period (LinSched's EXPONENTIAL).
-    Exp,
+crate::named_enum! {
+    /// How run and sleep durations are drawn.
+    pub enum Dist {
+        /// Exactly the given length every period.
+        Fixed = "fixed",
+        /// Exponential with the given mean, per period (LinSched's EXPONENTIAL).
+        Exp = "exp",
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
