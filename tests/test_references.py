@@ -30,13 +30,15 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# Never scanned: build output, virtual environments, the built site.
-_SKIP_TOP = ("target", ".git", "site", "dist", "bench-out", ".cache")
+# Never scanned: build output, the built site, and the hidden directories
+# tools write at the root (.git, .venv*, .hypothesis, caches) but .ci.
+_SKIP_TOP = ("target", "site", "dist", "bench-out")
 
 
 def _skipped(rel: str) -> bool:
-    top = rel.split("/", 1)[0]
-    return top in _SKIP_TOP or top.startswith(".venv") or "__pycache__" in rel
+    top, _, rest = rel.partition("/")
+    hidden_dir = bool(rest) and top.startswith(".") and top != ".ci"
+    return top in _SKIP_TOP or hidden_dir or "__pycache__" in rel
 
 
 def _repo_files() -> list[str]:
@@ -53,9 +55,8 @@ def _repo_files() -> list[str]:
         files = []
         for dirpath, dirnames, filenames in os.walk(ROOT):
             rel_dir = Path(dirpath).relative_to(ROOT).as_posix()
-            dirnames[:] = [
-                d for d in dirnames if not _skipped(d if rel_dir == "." else f"{rel_dir}/{d}")
-            ]
+            prefix = "" if rel_dir == "." else f"{rel_dir}/"
+            dirnames[:] = [d for d in dirnames if not _skipped(f"{prefix}{d}/-")]
             for name in filenames:
                 files.append(name if rel_dir == "." else f"{rel_dir}/{name}")
     return sorted(f for f in files if not _skipped(f) and (ROOT / f).is_file())
