@@ -1,8 +1,8 @@
 //! Sched domains and groups, built per CPU from the `Machine` the way the
 //! kernel's `build_sched_domains()` does (kernel/sched.c 2.6.36;
 //! kernel/sched/core.c 3.8), with the per-level defaults of
-//! include/linux/topology.h and arch/x86/include/asm/topology.h
-//! (kernel-facts §4).
+//! include/linux/topology.h and arch/x86/include/asm/topology.h (the
+//! tables and where each was read: docs/newidle.md, docs/sources.md).
 //!
 //! Levels, bottom up: SIBLING/SMT (the core's threads), MC (the LLC), CPU
 //! (`cpu_cpu_mask` = the NUMA node), then NODE (2.6.36: the node's span of
@@ -114,7 +114,8 @@ struct Params {
     flags: u32,
 }
 
-/// Per-level defaults (kernel-facts §4.2 for 2.6.36/2.6.37, §4.3 for 3.8),
+/// Per-level defaults (the SD_*_INIT tables of 2.6.36/2.6.37 and 3.8, in
+/// docs/newidle.md#the-domain-defaults-sd_init),
 /// with the kernel's changes between them as `Kernel` fields:
 /// `mc_busy_factor`, `mc_prefer_sibling` and `sd_numa`. Level names are
 /// those of `SD_INIT_NAME` up to 3.15 (SIBLING, MC, CPU, NODE/NUMA).

@@ -170,7 +170,9 @@ impl Machine {
         })
     }
 
-    /// The named machines of the seed cases (DESIGN.md "The model").
+    /// The named machines: the seed cases' boxes (docs/cases/index.md), this
+    /// development VM and two of today's servers; `Machine.presets()` lists
+    /// them (docs/guide/machines.md).
     pub fn preset(name: &str) -> CoreResult<Self> {
         let mut m = match name {
             // This development VM: 2 vCPUs, no SMT, one cache, one node.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The core/binding discipline (DESIGN.md): only src/bindings/ may use pyo3 or numpy.
+# The core/binding discipline (docs/development.md): only src/bindings/ may use pyo3 or numpy.
 # The scheduler/workload boundary: nothing under src/sched/ may use the
 # workload interface (crate::workload); the system-call layer that interprets
 # workload actions is src/engine/syscall.rs.

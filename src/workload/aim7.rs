@@ -1,7 +1,7 @@
-//! AIM7 / re-aim-7 (reference/workloads.md §4; osdl-aim-7 `src/driver.c`
-//! `runloop()` and `data/workfile.compute`): one load point of `tasks`
-//! children, each running the same `procs_per_user` jobs drawn from the
-//! workfile's quotas in its own random order.
+//! AIM7 / re-aim-7 (davidlohr/areaim: `osdl-aim-7/src/driver.c` `runloop()`
+//! and `osdl-aim-7/data/workfile.compute`; docs/guide/workloads.md): one
+//! load point of `tasks` children, each running the same `procs_per_user`
+//! jobs drawn from the workfile's quotas in its own random order.
 //!
 //! The driver (task 0) forks the children; each reports "ready" with one
 //! write to the umbilical pipe and `pause()`s. When all are ready the driver

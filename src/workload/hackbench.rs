@@ -1,5 +1,6 @@
-//! hackbench / `perf bench sched messaging` (reference/workloads.md §1):
-//! `groups` groups of `fds` receivers and `fds` senders. Receiver j of a
+//! hackbench / `perf bench sched messaging`
+//! (rt-tests: `src/hackbench/hackbench.c`, tools/perf/bench/sched-messaging.c;
+//! docs/guide/workloads.md): `groups` groups of `fds` receivers and `fds` senders. Receiver j of a
 //! group reads its own channel (a pipe or an AF_UNIX socketpair); every
 //! sender writes one `datasize`-byte message to each receiver of its group
 //! per loop, round-robin. The main task forks (or clones) all workers, waits
@@ -38,7 +39,7 @@ pub struct HackbenchParams {
     /// `sk_sndbuf` (net.core.wmem_default, typically 212992 on x86-64).
     pub sndbuf: u64,
     /// skb truesize beyond the payload (sk_buff + shared info; ≈ 668 B,
-    /// an estimate: workloads.md §10.1).
+    /// an estimate, not measured: docs/guide/workloads.md#sources).
     pub skb_overhead: u32,
 }
 

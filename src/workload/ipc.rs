@@ -1,7 +1,8 @@
 //! Kernel IPC objects with their blocking and wake-up rules, for the
-//! workloads (reference/workloads.md §0). They are passive: a workload calls
-//! them from a task's step and turns the outcome into an `Action`; wake-ups
-//! go through `Ctx::wake`.
+//! workloads (fs/pipe.c, net/unix/af_unix.c, net/core/sock.c; the rules
+//! and their sources: docs/guide/workloads.md). They are passive: a
+//! workload calls them from a task's step and turns the outcome into an
+//! `Action`; wake-ups go through `Ctx::wake`.
 //!
 //! - `Mutex`: `mutex_lock()` with adaptive spinning (OWNER_SPIN, on in
 //!   2.6.36 and 3.8): spin while the owner runs, else sleep; `mutex_unlock()`

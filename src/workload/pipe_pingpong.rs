@@ -1,9 +1,10 @@
-//! `perf bench sched pipe` (reference/workloads.md §2): two tasks, two
-//! pipes, one 4-byte token in flight. Task A reads pipe 1 and writes pipe 2;
-//! task B writes pipe 1 and reads pipe 2; `loops` round trips. Process mode:
-//! the parent forks A and runs B itself; thread mode: the main thread clones
-//! A and B and joins them. The time runs from before the fork to after the
-//! wait, as perf measures it.
+//! `perf bench sched pipe` (tools/perf/bench/sched-pipe.c;
+//! docs/guide/workloads.md): two tasks, two pipes, one 4-byte token in
+//! flight. Task A reads pipe 1 and writes pipe 2; task B writes pipe 1 and
+//! reads pipe 2; `loops` round trips. Process mode: the parent forks A and
+//! runs B itself; thread mode: the main thread clones A and B and joins
+//! them. The time runs from before the fork to after the wait, as perf
+//! measures it.
 
 use super::hackbench::Mode;
 use super::ipc::{Chan, ChanStats, Op, Pipe};

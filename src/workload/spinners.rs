@@ -1,7 +1,8 @@
 //! Spinners: always-running `while(1);` loops, or run/sleep tasks (the
-//! LinSched "sleep/run" tasks of workloads.md §7.2), optionally pinned and
-//! optionally calling `sched_yield()` in their loop (the 2.6.23
-//! `sched_compat_yield` example: `while(1) sched_yield();`).
+//! LinSched "sleep/run" tasks, jserv/linsched:
+//! `tools/linsched/tests/basic_tests.c`; docs/guide/workloads.md),
+//! optionally pinned and optionally calling `sched_yield()` in their loop
+//! (the 2.6.23 `sched_compat_yield` example: `while(1) sched_yield();`).
 
 use super::{check_cpuset, Action, Ctx, TaskSpec, Work, Workload};
 use crate::error::{CoreError, CoreResult};

@@ -1,6 +1,7 @@
-//! VolanoMark loopback (reference/workloads.md §3): `rooms` chat rooms of
-//! `users` users; each user has a TCP loopback connection and four Java
-//! threads — client receiver and sender, server receiver and sender.
+//! VolanoMark loopback (jgneff/volano: `src/COM/volano/chat/test/Mark.java`;
+//! docs/guide/workloads.md): `rooms` chat rooms of `users` users; each user
+//! has a TCP loopback connection and four Java threads — client receiver
+//! and sender, server receiver and sender.
 //!
 //! - A receive thread reads a packet, handles it on its own thread, then
 //!   calls `Thread.yield()` (`sched_yield()`).

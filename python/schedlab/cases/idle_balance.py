@@ -1,5 +1,5 @@
 """Case 2 — removing ``idle_balance()`` (the RFC of February 2013,
-../shared/reference/seed-cases.md): without newidle balancing ``perf bench
+docs/cases/idle-balance.md): without newidle balancing ``perf bench
 sched messaging -g 300`` ran 13 % longer (context switches +32 %,
 migrations −29 %), while hackbench on Steven Rostedt's machine ran about
 50 % faster. The model's ``idle_balance=False`` skips the ``idle_balance()``

@@ -1,7 +1,7 @@
-"""Case 1 — VolanoMark loopback, 2.6.37-rc1 (../shared/reference/seed-cases.md):
-fab476228 made ``pull_task()`` re-arm ``avg_idle`` on both runqueues of every
-migration, defeating the ``avg_idle < sysctl_sched_migration_cost`` newidle
-throttle; b5482cfa1c95 and d5ad140bc150 restored it in 2.6.37.
+"""Case 1 — VolanoMark loopback, 2.6.37-rc1 (docs/cases/volanomark.md):
+fab476228ba3 made ``pull_task()`` re-arm ``avg_idle`` on both runqueues of
+every migration, defeating the ``avg_idle < sysctl_sched_migration_cost``
+newidle throttle; b5482cfa1c95 and d5ad140bc150 restored it in 2.6.37.
 """
 
 from __future__ import annotations
@@ -24,8 +24,9 @@ from ..workloads import volano
 VOLANO_KERNELS = ("v2.6.36", "v2.6.37-rc1", "v2.6.37")
 
 #: The seed's vmstat samples (3 per kernel) and throughput change, as
-#: reported on LKML (Core2, JRockit, ``-count 25000 -rooms 10``,
-#: ``sched_compat_yield=1``). Ranges are (low, high).
+#: reported on LKML in November 2010 (Core2, JRockit, ``-count 25000 -rooms
+#: 10``, ``sched_compat_yield=1``; the thread was not found again, see
+#: docs/sources.md). Ranges are (low, high).
 VOLANO_SEED: dict[str, dict[str, Any]] = {
     "v2.6.36": {
         "r": (394, 413),
