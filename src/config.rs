@@ -280,11 +280,14 @@ pub struct FieldDecl<M: 'static> {
 
 /// Declares a config struct from one list of fields: the struct (each
 /// field's doc comment is its declared doc), `FIELDS` (the declarations, in
-/// order), `FIELD_NAMES`, and `decl_get` / `decl_set` (reading and setting a
-/// field by name through its type and domain) for the type's [`Fields`]
-/// impl. A field is `name: type [= domain] => meta, "doc";` — the domain
-/// defaults to the type's (`FieldType::DOMAIN`: every name of an enum,
-/// True/False, the integers of the type).
+/// order), `FIELD_NAMES`, `declared(extra fields)` (every field at its
+/// declared value), and `decl_get` / `decl_set` (reading and setting a field
+/// by name through its type and domain) for the type's [`Fields`] impl. A
+/// field is `name: type [domain] = value => meta, "doc";` — the domain is
+/// optional and defaults to the type's (`FieldType::DOMAIN`: every name of an
+/// enum, True/False, the integers of the type); `value` is the field's value
+/// in `declared()` (a Kernel's base preset, a CostModel's defaults); `=> meta`
+/// is left out when the type's meta is `()`.
 #[macro_export]
 macro_rules! config_struct {
     (
@@ -294,7 +297,7 @@ macro_rules! config_struct {
         }
         meta $meta_ty:ty;
         $(
-            $f:ident : $t:ty $(= $dom:expr)? => $meta:expr, $doc:literal;
+            $f:ident : $t:ty $([$dom:expr])? = $value:expr $(=> $meta:expr)?, $doc:literal;
         )+
     ) => {
         $(#[$sm])*
@@ -310,11 +313,19 @@ macro_rules! config_struct {
                     name: stringify!($f),
                     domain: $crate::config_struct!(@domain $t $(, $dom)?),
                     doc: $doc,
-                    meta: $meta,
+                    meta: $crate::config_struct!(@meta $($meta)?),
                 },
             )+];
             /// The field names, in order.
             pub const FIELD_NAMES: &'static [&'static str] = &[$(stringify!($f)),+];
+
+            /// Every field at its declared value.
+            pub fn declared($($extra: $extra_ty),*) -> Self {
+                $name {
+                    $($extra,)*
+                    $($f: $value,)+
+                }
+            }
 
             /// The field `name`'s value (`None`: no such field).
             pub fn decl_get(&self, name: &str) -> Option<$crate::config::Value> {
@@ -344,6 +355,8 @@ macro_rules! config_struct {
         }
     };
     (@domain $t:ty) => { <$t as $crate::config::FieldType>::DOMAIN };
+    (@meta) => { () };
+    (@meta $meta:expr) => { $meta };
     (@domain $t:ty, $dom:expr) => { $dom };
 }
 

@@ -41,153 +41,105 @@ config_struct! {
     #[derive(Clone, Debug, PartialEq)]
     pub struct CostModel {}
     meta ();
-    context_switch_ns: u64 = COST => (),
+    context_switch_ns: u64 [COST] = 2_000,
         "system time on the CPU, before the next task runs (Li et al. 2007: 3.8 µs direct)";
-    syscall_ns: u64 = COST => (),
+    syscall_ns: u64 [COST] = 100,
         "the `sched_yield()` system call (must be ≥ 1; refused where written)";
-    wakeup_ns: u64 = COST => (),
+    wakeup_ns: u64 [COST] = 1_000,
         "`try_to_wake_up()`, system time of the waker (or of the timer interrupt)";
-    tick_ns: u64 = COST => (),
+    tick_ns: u64 [COST] = 1_000,
         "`scheduler_tick()` on a busy CPU (0.1 % at HZ=1000; Tsafrir 2007: 0.5–1.5 % incl. indirect)";
-    ipi_latency_ns: u64 = COST => (),
+    ipi_latency_ns: u64 [COST] = 2_000,
         "delay of a reschedule IPI (or a stopper / NOHZ kick, or the wake of a polling idle CPU) from `resched_curr()` until the remote CPU enters `schedule()`";
-    ipi_send_ns: u64 = COST => (),
+    ipi_send_ns: u64 [COST] = 700,
         "sending an IPI (Pallipadi 2012: 1600–2000 cycles)";
-    ipi_handle_ns: u64 = COST => (),
+    ipi_handle_ns: u64 [COST] = 1_000,
         "taking a function-call IPI on the receiver";
-    self_ipi_ns: u64 = COST => (),
+    self_ipi_ns: u64 [COST] = 1_700,
         "an irq_work self-IPI (the push_ipi_rd walk): send + entry on one CPU; no published figure, default = send + handle";
-    rq_lock_ns: u64 = COST => (),
+    rq_lock_ns: u64 [COST] = 200,
         "an uncontended remote rq lock or rto_lock in RT push/pull";
-    lb_base_ns: u64 = COST => (),
+    lb_base_ns: u64 [COST] = 1_000,
         "fixed part of one `load_balance()` pass, on the balancing CPU";
-    lb_per_group_ns: u64 = COST => (),
+    lb_per_group_ns: u64 [COST] = 100,
         "per sched group a pass examines";
-    lb_per_cpu_ns: u64 = COST => (),
+    lb_per_cpu_ns: u64 [COST] = 50,
         "per CPU whose statistics a pass reads";
-    lb_per_task_ns: u64 = COST => (),
+    lb_per_task_ns: u64 [COST] = 100,
         "per task `move_tasks()` examines";
-    migrate_task_ns: u64 = COST => (),
+    migrate_task_ns: u64 [COST] = 1_000,
         "per migrated task, on the balancing CPU and (its lock held) the source CPU";
-    refill_smt_ns: u64 = COST => (),
+    refill_smt_ns: u64 [COST] = 0,
         "cache refill a migrated task pays (as extra work) when it moves between SMT siblings, whether a balancer pull or a wake-up placed it (metric `migration_refill_s`)";
-    refill_llc_ns: u64 = COST => (),
+    refill_llc_ns: u64 [COST] = 2_000,
         "the same refill for a move within a last-level cache";
-    refill_socket_ns: u64 = COST => (),
+    refill_socket_ns: u64 [COST] = 10_000,
         "the same refill for a move across LLCs of one socket (`core2-2s` charges its other-pair moves like cross-package ones: no shared L3)";
-    refill_node_ns: u64 = COST => (),
+    refill_node_ns: u64 [COST] = 15_000,
         "the same refill for a move across sockets of one node";
-    refill_remote_ns: u64 = COST => (),
+    refill_remote_ns: u64 [COST] = 30_000,
         "the same refill for a move across NUMA nodes";
-    cache_decay_ns: u64 = int(0, MAX_DECAY_NS) => (),
+    cache_decay_ns: u64 [int(0, MAX_DECAY_NS)] = 5_000_000,
         "the refill fades linearly to 0 for a task that last ran this long ago";
-    mm_switch_ns: u64 = COST => (),
+    mm_switch_ns: u64 [COST] = 500,
         "`switch_mm()` between address spaces (not between threads of one process)";
-    fork_ns: u64 = COST => (),
+    fork_ns: u64 [COST] = 180_000,
         "creating a process, on the parent (measured, Calibration)";
-    clone_ns: u64 = COST => (),
+    clone_ns: u64 [COST] = 50_000,
         "creating a thread, on the parent (measured)";
-    exit_ns: u64 = COST => (),
+    exit_ns: u64 [COST] = 470_000,
         "a process's exit (`do_exit()`, the address-space teardown; measured)";
-    exit_thread_ns: u64 = COST => (),
+    exit_thread_ns: u64 [COST] = 5_000,
         "a thread's exit (measured)";
-    reap_ns: u64 = COST => (),
+    reap_ns: u64 [COST] = 8_000,
         "`wait4()` / `pthread_join()` per child (measured)";
-    child_start_ns: u64 = COST => (),
+    child_start_ns: u64 [COST] = 170_000,
         "a new hackbench worker process's start-up before `ready()`, system time of the child: `ret_from_fork` and ~160 copy-on-write faults (measured); it decides where children fork to (seed case 2)";
-    child_start_thread_ns: u64 = COST => (),
+    child_start_thread_ns: u64 [COST] = 8_000,
         "the same for a thread: its stack (measured)";
-    child_start_spread_pct: u64 = int(0, 100) => (),
+    child_start_spread_pct: u64 [int(0, 100)] = 20,
         "each child draws its start-up uniformly within ± this % (the measured p10–p90); 0 makes it constant; at most 100";
-    pipe_write_ns: u64 = COST => (),
+    pipe_write_ns: u64 [COST] = 300,
         "one small pipe write, under `pipe->mutex`";
-    pipe_read_ns: u64 = COST => (),
+    pipe_read_ns: u64 [COST] = 250,
         "one small pipe read, under `pipe->mutex`";
-    sock_write_ns: u64 = COST => (),
+    sock_write_ns: u64 [COST] = 1_200,
         "one AF_UNIX stream write";
-    sock_read_ns: u64 = COST => (),
+    sock_read_ns: u64 [COST] = 900,
         "one AF_UNIX stream read";
-    copy_kib_ns: u64 = COST => (),
+    copy_kib_ns: u64 [COST] = 100,
         "copying 1 KiB between user and kernel";
-    tcp_write_ns: u64 = COST => (),
+    tcp_write_ns: u64 [COST] = 4_000,
         "a TCP loopback send (VolanoMark)";
-    tcp_read_ns: u64 = COST => (),
+    tcp_read_ns: u64 [COST] = 2_500,
         "a TCP loopback receive (VolanoMark)";
-    futex_ns: u64 = COST => (),
+    futex_ns: u64 [COST] = 800,
         "a futex wake (a Java `notify()` with a waiter)";
-    sys_jitter_pct: u64 = int(0, 50) => (),
+    sys_jitter_pct: u64 [int(0, 50)] = 5,
         "run-to-run noise: every system-call burst × U[1 − p %, 1 + p %] (0 makes replicates of a non-random workload identical)";
-    xfer_by_distance: bool => (),
+    xfer_by_distance: bool = false,
         "switches on the communication cost by distance: a pipe or socket read (and VolanoMark's queue hand-off) pays the lines the writer's CPU holds modified times the per-line latency of the two CPUs' distance (on only for epyc-genoa-2s and spr-2s; [calibration](../calibration.md))";
-    xfer_smt_ns: u64 = COST => (),
+    xfer_smt_ns: u64 [COST] = 2,
         "per cache line moved between SMT siblings";
-    xfer_llc_ns: u64 = COST => (),
+    xfer_llc_ns: u64 [COST] = 25,
         "per cache line moved within a last-level cache";
-    xfer_socket_ns: u64 = COST => (),
+    xfer_socket_ns: u64 [COST] = 80,
         "per cache line moved across LLCs of one socket";
-    xfer_node_ns: u64 = COST => (),
+    xfer_node_ns: u64 [COST] = 100,
         "per cache line moved across sockets of one node";
-    xfer_remote_ns: u64 = COST => (),
+    xfer_remote_ns: u64 [COST] = 120,
         "per cache line moved across NUMA nodes";
-    xfer_meta_lines: u64 = int(0, 64) => (),
+    xfer_meta_lines: u64 [int(0, 64)] = 2,
         "lines per message besides the data (pipe/socket bookkeeping)";
-    turbo: bool => (),
+    turbo: bool = false,
         "switches on the frequency model: a package runs at the turbo frequency of its number of active cores and a task's burst of W ns takes W·base/f ns (off by default; needs a preset with a power table; [power model](../power-model.md))";
-    cstates: bool => (),
+    cstates: bool = false,
         "switches on idle states: an idle CPU enters the C-state a menu-like governor picks and a wake-up of it waits the state's exit latency (off by default; [power model](../power-model.md))";
 }
 
 impl Default for CostModel {
     fn default() -> Self {
-        CostModel {
-            context_switch_ns: 2_000,
-            syscall_ns: 100,
-            wakeup_ns: 1_000,
-            tick_ns: 1_000,
-            ipi_latency_ns: 2_000,
-            ipi_send_ns: 700,
-            ipi_handle_ns: 1_000,
-            self_ipi_ns: 1_700,
-            rq_lock_ns: 200,
-            lb_base_ns: 1_000,
-            lb_per_group_ns: 100,
-            lb_per_cpu_ns: 50,
-            lb_per_task_ns: 100,
-            migrate_task_ns: 1_000,
-            refill_smt_ns: 0,
-            refill_llc_ns: 2_000,
-            refill_socket_ns: 10_000,
-            refill_node_ns: 15_000,
-            refill_remote_ns: 30_000,
-            cache_decay_ns: 5_000_000,
-            mm_switch_ns: 500,
-            fork_ns: 180_000,
-            clone_ns: 50_000,
-            exit_ns: 470_000,
-            exit_thread_ns: 5_000,
-            reap_ns: 8_000,
-            child_start_ns: 170_000,
-            child_start_thread_ns: 8_000,
-            child_start_spread_pct: 20,
-            pipe_write_ns: 300,
-            pipe_read_ns: 250,
-            sock_write_ns: 1_200,
-            sock_read_ns: 900,
-            copy_kib_ns: 100,
-            tcp_write_ns: 4_000,
-            tcp_read_ns: 2_500,
-            futex_ns: 800,
-            sys_jitter_pct: 5,
-            xfer_by_distance: false,
-            xfer_smt_ns: 2,
-            xfer_llc_ns: 25,
-            xfer_socket_ns: 80,
-            xfer_node_ns: 100,
-            xfer_remote_ns: 120,
-            xfer_meta_lines: 2,
-            turbo: false,
-            cstates: false,
-        }
+        CostModel::declared()
     }
 }
 

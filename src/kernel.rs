@@ -17,7 +17,8 @@ named_enum! {
 }
 
 named_enum! {
-    /// How `idle_balance()` is throttled (kernel-facts §1).
+    /// How `idle_balance()` is throttled (kernel/sched.c 2.6.36,
+    /// kernel/sched/fair.c 3.13 and 5.16; docs/newidle.md).
     pub enum NewidleThrottle {
         /// No throttle: every newly idle CPU balances.
         Off = "off",
@@ -38,8 +39,10 @@ named_enum! {
 named_enum! {
     /// How the sched-domain levels get their parameters.
     pub enum SdInit {
-        /// The per-level SD_*_INIT tables of 2.6.36–3.x (kernel-facts §4.2,
-        /// §4.3), with `mc_busy_factor`, `mc_prefer_sibling` and `sd_numa`.
+        /// The per-level SD_*_INIT tables of 2.6.36–3.x
+        /// (include/linux/topology.h, arch/x86/include/asm/topology.h; the
+        /// table is in docs/newidle.md), with `mc_busy_factor`,
+        /// `mc_prefer_sibling` and `sd_numa`.
         V2_6 = "v2.6",
         /// The first unified `sd_init()` (143e1e28cb40, 3.16) as 4.9–4.13
         /// have it: intervals of the span's weight, busy_factor 32,
@@ -277,10 +280,12 @@ use FieldKind::{Change, Experiment, Feature, Tunable};
 config_struct! {
     /// A kernel version's scheduler behaviour, one field per behaviour
     /// (times in nanoseconds). Each field is declared once, below: its
-    /// type, its values, its kernel origin and its doc; the struct,
-    /// [`Kernel::FIELDS`], get/set by name, the Python annotations and
+    /// type, its values, its value in the base preset `v2.6.36`, its kernel
+    /// origin and its doc; the struct, [`Kernel::FIELDS`], get/set by name,
+    /// the base preset ([`Kernel::declared`]), the Python annotations and
     /// stubs (`scripts/dev/gen_fields.py`) and the docs' tables all come
-    /// from that one list.
+    /// from that one list (docs/development.md, "Adding a Kernel or
+    /// CostModel field").
     #[derive(Clone, Debug, PartialEq)]
     pub struct Kernel {
         /// The preset this profile started from; `replace()` keeps it, so a
@@ -288,217 +293,226 @@ config_struct! {
         pub name: String,
     }
     meta Origin;
-    migration_cost_ns: u64 = ns(0)
+    migration_cost_ns: u64 [ns(0)] = 500_000
         => origin(Tunable, "sysctl_sched_migration_cost", "", "", true),
         "Cache-hot threshold of task_hot() and the avg_idle throttle of idle_balance(); not scaled by CPU count.";
-    nr_migrate: u32 = int(1, 1_000_000)
+    nr_migrate: u32 [int(1, 1_000_000)] = 32
         => origin(Tunable, "sysctl_sched_nr_migrate", "", "", true),
         "Tasks one move_tasks() pass may examine.";
-    latency_ns: u64 = ns(100_000)
+    latency_ns: u64 [ns(100_000)] = 6_000_000
         => origin(Tunable, "sysctl_sched_latency", "", "", true),
         "Targeted preemption latency, before tunable scaling.";
-    min_granularity_ns: u64 = ns(100_000)
+    min_granularity_ns: u64 [ns(100_000)] = 750_000
         => origin(Tunable, "sysctl_sched_min_granularity", "", "", true),
         "Minimum slice, before tunable scaling.";
-    wakeup_granularity_ns: u64 = ns(0)
+    wakeup_granularity_ns: u64 [ns(0)] = 1_000_000
         => origin(Tunable, "sysctl_sched_wakeup_granularity", "", "", true),
         "Wake-up preemption granularity, before tunable scaling.";
-    tunable_scaling: TunableScaling
+    tunable_scaling: TunableScaling = TunableScaling::Log
         => origin(Tunable, "sysctl_sched_tunable_scaling", "", "", true),
         "How the three CFS times scale with the CPU count: none, log (1+ilog2 n) or linear, n ≤ 8.";
-    hz: u32 = Domain::IntIn(&[100, 250, 300, 1000])
+    hz: u32 [Domain::IntIn(&[100, 250, 300, 1000])] = 1000
         => origin(Tunable, "CONFIG_HZ", "", "", true),
         "Tick rate: 100, 250, 300 or 1000.";
-    idle_balance: bool
+    idle_balance: bool = true
         => origin(Experiment, "idle_balance() in schedule()", "", "", true),
         "False removes newidle balancing altogether, as the 2013 RFC proposed (seed case 2).";
-    newidle_throttle: NewidleThrottle
+    newidle_throttle: NewidleThrottle = NewidleThrottle::AvgIdle
         => origin(Change, "idle_balance() throttle", "9bd721c55c8a", "v3.13", true),
         "off: every newly idle CPU balances; avg_idle: skip when rq->avg_idle < migration_cost (2.6.36); max_lb_cost: also stop the domain walk when avg_idle < the cost so far + sd->max_newidle_lb_cost (3.13); lb_cost: 5.16's newidle_balance() (c5b0a7eefc70, e60b56e46b38, 9e9af819db5d: no migration_cost test; skip unless the root domain is overloaded and avg_idle reaches the lowest domain's max_newidle_lb_cost; the same per-domain budget; update_newidle_cost() keeps the max, and, with newidle_lb_cost_decay, decays it by 253/256 once 1 s has passed since it was last raised or decayed, also from rebalance_domains()).";
-    newidle_rearm: bool
+    newidle_rearm: bool = false
         => origin(Change, "sched: Force balancing on newidle balance if local group has capacity", "fab476228ba3", "v2.6.37-rc1", true),
         "pull_task() re-arms src and dst rq->avg_idle to 2·migration_cost and clears dst's idle_stamp (removed again in 2.6.37 by b5482cfa1c95): the VolanoMark regression of seed case 1.";
-    newidle_force: bool
+    newidle_force: bool = false
         => origin(Change, "sched: Force balancing on newidle balance if local group has capacity", "fab476228ba3", "v2.6.37-rc1", true),
         "find_busiest_group(): a NEWLY_IDLE pass forces a balance when the local group has capacity and the busiest has none.";
-    newidle_clear_stamp: bool
+    // Upstream 2.6.36 did not clear it (d5ad140bc150 is 2.6.37); the
+    // 2.6.36.3 vendor tree read for the model already has the
+    // back-port (docs/sources.md).
+    newidle_clear_stamp: bool = false
         => origin(Change, "sched: fix idle balancing (idle_stamp)", "d5ad140bc150", "v2.6.37", false),
         "idle_balance() clears rq->idle_stamp when it pulls a task, so the pull does not feed avg_idle.";
-    newidle_lb_cost_decay: bool
+    newidle_lb_cost_decay: bool = false
         => origin(Change, "sched/balancing: Periodically decay max cost of idle balance", "f48627e686a6", "v3.13", true),
         "rebalance_domains() decays each sd->max_newidle_lb_cost by 1 % a second and refreshes rq->max_idle_balance_cost.";
-    avg_idle_cap: AvgIdleCap
+    avg_idle_cap: AvgIdleCap = AvgIdleCap::MigrationCost
         => origin(Change, "sched/balancing: Periodically decay max cost of idle balance", "f48627e686a6", "v3.13", false),
         "The cap on rq->avg_idle when a wake-up closes an idle period: migration_cost (2·sysctl_sched_migration_cost, 2.6.36) or max_idle_balance_cost (2·rq->max_idle_balance_cost, 3.13; the commit is verified, that it is the one that moved the cap is recalled).";
-    avg_idle_ewma_first: bool
+    avg_idle_ewma_first: bool = false
         => origin(Change, "sched: Reduce overestimating rq->avg_idle", "abfafa54db9a", "~v3.13", false),
         "ttwu_do_wakeup() runs the 1/8 EWMA on every idle sample and clamps the result to the cap, instead of resetting avg_idle to the cap when a sample exceeds it (Jason Low).";
-    newidle_random: bool
+    newidle_random: bool = false
         => origin(Feature, "NI_RANDOM (sched/fair: Proportional newidle balance)", "33cf66d88306", "~v6.19", true),
         "sched_balance_newidle() balances a domain with probability ~(1 + newidle_ratio)/1024: a per-CPU pseudo-random d = rng % 1024 skips the domain when d > 1 + ratio; the ratio is the success count of a window of 1024 calls (halved at each 1024), a success weighted by 1024/(1 + ratio); starts at 512/256/512 (sd_init). Backported to 6.18.5 and 6.12/6.6 stable (Jan 2026). Draws come from per-CPU streams seeded from the run seed, apart from the workload's. Needs newidle_throttle=\"lb_cost\".";
-    rt_push: RtPush
+    rt_push: RtPush = RtPush::Pull
         => origin(Feature, "RT_PUSH_IPI (sched/rt: Use IPI to trigger RT task push migration instead of pulling)", "b6366f048e0c", "v4.1", true),
         "How pull_rt_task() finds RT work queued on RT-overloaded CPUs when a CPU lowers its priority (an RT task or the stopper migration/N schedules out: need_pull_rt_task()). pull: before 4.1, for each CPU of rd->rto_mask whose highest_prio.next beats this rq, double_lock_balance() and pull the highest pushable task. push_ipi: 4.1-4.14 RT_PUSH_IPI, tell_cpu_to_push() starts this CPU's own irq_work chain (rt_rq->push_work) at the next overloaded CPU after it whose highest_prio.next beats it, never itself; try_to_push_tasks() pushes one task and forwards the IPI, restarting from the source on RESTART. push_ipi_rd: 4bdced5c9a29 (v4.15, 'sched/rt: Simplify the IPI based RT balancing logic'), one irq_work per root domain: rto_next_cpu() walks rto_mask from -1 including the initiating CPU (a self-IPI), rto_push_irq_work_func() runs push_rt_tasks() and forwards, and the walk restarts while rto_loop_next moved; no priority filter. Every walk step is an irq_work IPI counted in function_call_ipis. All of it is gated on rto_count > 0: without RT overload (no rt_kthreads) the field changes nothing.";
-    rt_pull_skip_only_self: bool
+    rt_pull_skip_only_self: bool = false
         => origin(Change, "sched/rt: Do not pull from current CPU if only one CPU to pull", "f73c52a5bcd1", "~v4.15", false),
         "pull_rt_task() returns when rto_count == 1 and this CPU is the one in rto_mask (all rt_push modes). The commit id is from a distribution changelog, not verified against the upstream tree.";
-    rt_rto_skip_self: bool
+    rt_rto_skip_self: bool = false
         => origin(Change, "sched/rt: Skip currently executing CPU in rto_next_cpu()", "94894c9c477e", "~v7.0", true),
         "rto_next_cpu() skips the CPU it runs on, so the push_ipi_rd walk never sends a self-IPI (Fixes: 4bdced5c9a29; Jan 2026). Read only under rt_push=\"push_ipi_rd\".";
-    avg_idle_on_move: bool
+    avg_idle_on_move: bool = false
         => origin(Change, "sched: Update rq->avg_idle when a task is moved to an idle CPU", "4b603f1551a7", "~v7.0", true),
         "rq->avg_idle is sampled when the CPU leaves idle (update_rq_avg_idle() from put_prev_task_idle()) instead of in the wake-up (ttwu_do_activate()), so a task placed on an idle CPU by fork, exec or the balancer also closes the idle period; same cap and EWMA (avg_idle_cap, avg_idle_ewma_first). With the idle_stamp guard its follow-up fix restores (no stamp, no sample). Merged into tip sched/core in Jan 2026.";
-    idle_cpu_nr_running: bool
+    idle_cpu_nr_running: bool = false
         => origin(Change, "sched: Fix idle_cpu()", "908a3283728d", "~v3.2", true),
         "idle_cpu() also requires an empty runqueue: a wakee queued on an idle CPU whose IPI is in flight counts as busy (balancer and wake-up placement).";
-    group_imb_nr_running: bool
+    group_imb_nr_running: bool = false
         => origin(Change, "sched: Set group_imb only a task can be pulled from the busiest cpu", "2582f0eba540", "~v2.6.37", false),
         "update_sg_lb_stats(): group_imb when max−min load ≥ avg_load_per_task and max−min nr_running > 1 (was max−min > 2·avg_load_per_task).";
-    prefer_sibling_local_capacity: bool
+    prefer_sibling_local_capacity: bool = false
         => origin(Change, "sched: Drop group_capacity to 1 only if local group has extra capacity", "75dd321d79d4", "~v2.6.37", false),
         "update_sd_lb_stats(): SD_PREFER_SIBLING caps a remote group's capacity at 1 only while the local group has capacity.";
-    force_balance_group_imb: bool
+    force_balance_group_imb: bool = false
         => origin(Change, "find_busiest_group(): if (sds.group_imb) goto force_balance", "866ab43efd32", "~v3.1", false),
         "find_busiest_group(): an imbalanced busiest group (group_imb) forces a balance, skipping the load tests.";
-    idle_cpus_balanced: bool
+    idle_cpus_balanced: bool = false
         => origin(Change, "sched: Use group weight, idle cpu metrics to fix imbalances during idle", "aae6d3ddd8b9", "~v2.6.37-rc1", false),
         "find_busiest_group(): a CPU_IDLE pass is balanced when this group has at most one idle CPU more than the busiest and the busiest runs no more tasks than CPUs, instead of the imbalance_pct test.";
-    lb_cfs_tasks: bool
+    lb_cfs_tasks: bool = false
         => origin(Change, "sched: Ditch per cgroup task lists for load-balancing", "367456c756a6", "~v3.4", true),
         "move_tasks(): one walk of rq->cfs_tasks of at most min(nr_migrate, nr_running) tasks, skipped ones rotated to the tail (was balance_tasks() passes of nr_migrate+1 repeated while they move something).";
-    newidle_no_nr_balance_failed: bool
+    newidle_no_nr_balance_failed: bool = false
         => origin(Change, "sched: Increment cache_nice_tries only on periodic lb", "58b26c4c0257", "~v2.6.37", true),
         "load_balance(): a failed NEWLY_IDLE pass no longer increments sd->nr_balance_failed.";
-    newidle_active_balance: bool
+    newidle_active_balance: bool = false
         => origin(Change, "need_active_balance() without the sd_idle/power-savings early return", "8e7fbcbc22c1", "v3.5", false),
         "need_active_balance(): a failed NEWLY_IDLE pass may start active balancing (nr_balance_failed > cache_nice_tries + 2); 2.6.36 returned 0 for NEWLY_IDLE.";
-    newidle_keep_interval: bool
+    newidle_keep_interval: bool = false
         => origin(Change, "sched/fair: Don't increase sd->balance_interval on newidle balance", "3f130a37c442", "~v4.20", true),
         "load_balance()'s out_one_pinned path (balanced, or every task pinned) does not double sd->balance_interval on a CPU_NEWLY_IDLE pass, which disregards the interval; false: the 2.6.36-3.13 doubling on every balanced pass.";
-    preemption: bool
+    preemption: bool = false
         => origin(Tunable, "CONFIG_PREEMPTION (CONFIG_PREEMPT before 5.3)", "", "", true),
         "A preemptible kernel: a NEWLY_IDLE pass stops after the first task it moves (the #ifdef in detach_tasks() of 6.x; in balance_tasks()/move_tasks() of 2.6.36-3.13, where 2.6.36's outer move_tasks() loop also stops once this CPU has a task). Honoured by both balancers. True in v6.6/v6.18 (PREEMPT_DYNAMIC selects PREEMPTION, as Debian and this machine build them); false in the 2.6.36-3.13 presets (their behaviour so far: a non-preemptible build).";
-    smt_ignore_hot: bool
+    smt_ignore_hot: bool = false
         => origin(Change, "sched/fair: Ignore cache hotness for SMT migration", "ec73240b1627", "~v5.10", true),
         "task_hot() returns 0 in a domain with SD_SHARE_CPUCAPACITY (an SMT level): siblings share caches, so neither the buddy nor the migration_cost test makes a task cache hot there.";
-    nohz_ilb: NohzIlb
+    nohz_ilb: NohzIlb = NohzIlb::Push
         => origin(Change, "sched, nohz: Implement sched group, domain aware nohz idle load balancing", "0b005cf54eac", "v3.3", true),
         "push: 2.6.36's first/second-pick kick; nr_busy: nohz_kick_needed() kicks with ≥ 2 runnable tasks or an LLC group with more than one busy CPU.";
-    nohz_kick_ipi: NohzKickIpi
+    nohz_kick_ipi: NohzKickIpi = NohzKickIpi::FunctionCall
         => origin(Change, "sched: Use resched IPI to kick off the nohz idle balance", "ca38062e57e9", "~v3.2", true),
         "function_call: the idle load balancer is kicked by a function-call IPI (2.6.36); resched: by a reschedule IPI.";
-    nohz_kick_after_rebalance: bool
+    nohz_kick_after_rebalance: bool = false
         => origin(Change, "trigger_load_balance(): nohz kick as an independent if", "0b005cf54eac", "~v3.3", false),
         "trigger_load_balance() tests for a NOHZ kick at every tick, also when it raised SCHED_SOFTIRQ (2.6.36: else-if).";
-    select_idle_sibling: SelectIdleSibling
+    select_idle_sibling: SelectIdleSibling = SelectIdleSibling::AnyIdle
         => origin(Change, "select_idle_sibling()", "4dcfe1025b51", "v3.2", true),
         "any_idle: any idle allowed CPU of target's SHARE_PKG_RESOURCES domains (2.6.36); idle_group: target, prev in the LLC, then a group of sd_llc whose CPUs are all idle (4dcfe1025b51 and later, as in 3.8).";
-    mc_busy_factor: u32 = int(1, 1024)
+    mc_busy_factor: u32 [int(1, 1024)] = 1
         => origin(Tunable, "busy_factor of the MC sched domain (SD_MC_INIT; /proc/sys/kernel/sched_domain/cpuN/domainM/busy_factor)", "", "", true),
         "busy_factor of the MC level: 1 in 2.6.36/2.6.37 (MC balances every 1-4 ms even when busy), 64 by 3.8 (the commit that changed the default is not identified).";
-    mc_prefer_sibling: bool
+    mc_prefer_sibling: bool = true
         => origin(Change, "sd_balance_for_mc_power()", "8e7fbcbc22c1", "v3.5", true),
         "The MC level carries SD_PREFER_SIBLING (2.6.36 with the power-savings knobs off); removed with the power-savings knobs.";
-    sd_numa: SdNuma
+    sd_numa: SdNuma = SdNuma::Node
         => origin(Change, "sched/numa: Rewrite the CONFIG_NUMA sched domain support", "cb83b629bae0", "~v3.5", true),
         "node: one NODE level (SD_NODE_INIT, 8-32 ms); numa_levels: sched_init_numa() levels per distance with sd_numa_init() intervals of the span's weight.";
-    sd_init: SdInit
+    sd_init: SdInit = SdInit::V2_6
         => origin(Change, "sd_init() (kernel/sched/topology.c); sched/fair: Reduce minimal imbalance threshold", "2208cdaa56c9", "~v5.10", true),
         "v2.6: the per-level SD_*_INIT tables of 2.6.36-3.x (with mc_busy_factor, mc_prefer_sibling, sd_numa); v3.16: the first unified sd_init() as 4.9-4.13 have it (read in a 4.13-era kernel/sched/topology.c; 4.11 has the same function in core.c, assumed identical): min_interval = span weight ms, max_interval twice that, busy_factor 32, imbalance_pct 125, balance_interval = span weight; SMT (SHARE_CPUCAPACITY): 110 and PREFER_SIBLING, idx 0; LLC (SHARE_PKG_RESOURCES): 117, cache_nice_tries 1, busy_idx 2, no PREFER_SIBLING; NUMA: cache_nice_tries 2, busy_idx 3, idle_idx 2, SERIALIZE; any other level (DIE): PREFER_SIBLING, cache_nice_tries 1, busy_idx 2, idle_idx 1; level names SMT, MC, DIE, NUMA; mc_busy_factor, mc_prefer_sibling and sd_numa unread; v5: the unified sd_init() of 5.x-6.18: min_interval = span weight ms, max_interval twice that, busy_factor 16, imbalance_pct 117 (110 at SMT), cache_nice_tries 0 at SMT, 1 at the LLC and other levels, 2 at NUMA, balance_interval = span weight; every level NEWIDLE, EXEC, FORK, WAKE_AFFINE and PREFER_SIBLING plus its topology flags, NUMA levels without PREFER_SIBLING and with SERIALIZE; no *_idx (the load indexes read as 0: instantaneous load). Level names SMT, MC, PKG, NUMA. Under v5, mc_busy_factor, mc_prefer_sibling and sd_numa are unread. sd_init() itself came with 143e1e28cb40 (3.16, recalled, with 125 and busy_factor 32 and the *_idx); 2208cdaa56c9 (read: 125 -> 117) and its series' busy-interval change (32 -> 16) give the table of 5.10-6.18 (read in a 6.x/7.x topology.c).";
-    compat_yield: bool
+    compat_yield: bool = false
         => origin(Tunable, "sysctl_sched_compat_yield", "", "", true),
         "sched_yield() moves the yielder right of the rightmost task (2.6.23-2.6.38).";
-    yield_impl: YieldImpl
+    yield_impl: YieldImpl = YieldImpl::UpdateCurr
         => origin(Change, "sched: Use a buddy to implement yield_task_fair()", "ac53db596cc0", "~v2.6.39", true),
         "update_curr: yield only accounts the runtime (2.6.36); skip_buddy: the yielder becomes the skip buddy that pick_next_entity() avoids.";
-    next_buddy_over_last: bool
+    next_buddy_over_last: bool = false
         => origin(Change, "sched: Use a buddy to implement yield_task_fair()", "ac53db596cc0", "~v2.6.39", true),
         "pick_next_entity() tests last then next, so next wins (2.6.36: next then last, last wins).";
-    preempt_sets_next_buddy: bool
+    preempt_sets_next_buddy: bool = false
         => origin(Change, "sched: Next buddy hint on sleep and preempt path", "2f36825b176f", "~v3.0", true),
         "check_preempt_wakeup(): a wakee that preempts is always marked the next buddy.";
-    gentle_fair_sleepers: bool
+    gentle_fair_sleepers: bool = true
         => origin(Feature, "GENTLE_FAIR_SLEEPERS", "", "", true),
         "Sleeper credit is half the latency.";
-    start_debit: bool
+    start_debit: bool = true
         => origin(Feature, "START_DEBIT", "", "", true),
         "A new task starts one vslice to the right.";
-    wakeup_preemption: bool
+    wakeup_preemption: bool = true
         => origin(Feature, "WAKEUP_PREEMPT (WAKEUP_PREEMPTION in 3.8)", "", "", true),
         "Wake-ups may preempt the running task.";
-    last_buddy: bool
+    last_buddy: bool = true
         => origin(Feature, "LAST_BUDDY", "", "", true),
         "A preempted task is marked the last buddy.";
-    next_buddy: bool
+    next_buddy: bool = false
         => origin(Feature, "NEXT_BUDDY", "", "", true),
         "A woken task is marked the next buddy (under eevdf: pick_next_entity() takes it when eligible, 6.6 NEXT_BUDDY / 6.12 PICK_BUDDY).";
-    pelt: Pelt
+    pelt: Pelt = Pelt::Off
         => origin(Change, "sched/fair: Rewrite runnable load and utilization average tracking", "9d89c257dfb9", "v4.3", true),
         "off: no per-entity load tracking; v5.7: load_avg, runnable_avg (9f68395333ad, 5.7) and util_avg per task and per runqueue, 1024 us periods, y^32 = 1/2, blocked load decaying (kernel/sched/pelt.c as 5.15-6.18 have it). Reported in r.tasks and r.cpus; read by wake_affine=\"weight\"/\"idle_weight\", sis_util and balancer=\"group_type\". v3.8: 3.8's per-entity load tracking (9d85f21c94f7, verified against 3.8-era fair.c copies): runnable_avg_sum/runnable_avg_period per entity and rq->avg, load_avg_contrib, runnable_load_avg and blocked_load_avg with decay_counter; no util. Fed no mainline 3.8 decision the model has (only task-group shares), so the v3.8/v3.13 presets leave it off; reported in r.tasks/r.cpus (load_avg, runnable_avg as a ratio of 1024, util_avg NaN); the power balance policies track it whatever this field says.";
-    wake_wide: bool
+    wake_wide: bool = false
         => origin(Change, "sched/fair: Beef up wake_wide()", "63b0e9edceec", "~v4.3", false),
         "select_task_rq_fair(): record_wakee() counts the waker's wakee flips (halved once a second) and wake_wide() refuses the affine wake-up when the smaller of the waker's and wakee's flips is at least sd_llc_size and the larger at least sd_llc_size times it; an unaffine wake-up then still runs select_idle_sibling(prev, prev) (the 6.x path). The first wake_wide, 62470419e993 (3.12), had a different test and is not modelled.";
-    wake_affine: WakeAffine
+    wake_affine: WakeAffine = WakeAffine::Load
         => origin(Change, "sched/core: Fix wake_affine() performance regression (WA_IDLE, WA_WEIGHT, WA_BIAS)", "d153b153446f", "~v4.14", false),
         "load: 2.6.36-4.13 wake_affine() on instantaneous loads; idle: wake_affine_idle() only (this CPU idle and cache-affine, a sync wake-up onto a CPU running only the waker, or prev idle); weight: wake_affine_weight() only, PELT cpu_load() against task_h_load() with WA_BIAS's half imbalance_pct; idle_weight: both, the 4.14+ default. weight and idle_weight need pelt. The imbalance_pct is the domain's: 125 at MC under sd_init=\"v2.6\" (a bias of 112), 117 under sd_init=\"v5\" (108, as 6.x).";
-    recent_used_cpu: bool
+    recent_used_cpu: bool = false
         => origin(Change, "sched/fair: Use a recently used CPU as an idle candidate and the basis for SIS", "32e839dda3ba", "~v4.15", false),
         "select_idle_sibling(): before scanning the LLC, try the CPU the task last ran on before prev (p->recent_used_cpu) if it is idle, cache-affine with the target and allowed. Needs select_idle_sibling=\"idle_cpu\".";
-    sis_util: bool
+    sis_util: bool = false
         => origin(Change, "sched/fair: Introduce SIS_UTIL to search idle CPU based on sum of util_avg", "70fb5ccf2ebb", "~v6.0", false),
         "select_idle_cpu() scans at most sd_llc_shared->nr_idle_scan CPUs, which periodic load balancing at the LLC level sets from the LLC's summed PELT util (the quadratic of update_idle_cpu_scan(): no scan at 100/imbalance_pct busy, 85 % under sd_init=\"v5\"'s LLC imbalance_pct of 117 as in 6.x, 80 % under sd_init=\"v2.6\"'s 125). Simplified: every CPU's LLC pass refreshes it, where 6.x does so only on the CPU that should_we_balance() picks; the hint starts at the LLC size (a long-idle machine), where the kernel's zeroed sd_llc_shared starts at 0. Needs pelt and select_idle_sibling=\"idle_cpu\".";
-    balancer: Balancer
+    balancer: Balancer = Balancer::CpuLoad
         => origin(Change, "sched/fair: Rework load_balance()", "0b0695f2b34a", "v5.5", false),
         "cpu_load: the 2.6.36-3.13 find_busiest_group() on cpu_load[] indices, avg_load and fix_small_imbalance(); group_type: Vincent Guittot's 5.5 rework as 6.6-6.18 have it (docs/balancer.md): groups classified has_spare < fully_busy < misfit_task < smt_balance < asym_packing < imbalanced < overloaded from PELT load_avg, util_avg and runnable_avg, calculate_imbalance() picking migrate_load/util/task/misfit, find_busiest_queue() and detach_tasks() per migration type (the shr_bound(load, nr_balance_failed) relaxation), need_active_balance() only for migrate_task/misfit. Needs pelt. Reads the domain parameters sd_init gives (6.x's 117/110 and SD_PREFER_SIBLING under sd_init=\"v5\", the 2.6.36-3.13 tables under \"v2.6\"); CPU capacity is 1024 per CPU, SMT threads included.";
-    balance_policy: BalancePolicy
+    // Mainline never merged Alex Shi's series: performance, and
+    // none of its behaviours.
+    balance_policy: BalancePolicy = BalancePolicy::Performance
         => origin(Tunable, "sched_balance_policy (/sys/devices/system/cpu/sched_balance_policy/current_sched_balance_policy)", "", "", false),
-        "Alex Shi's power-aware scheduling, patch series v4 (24 Jan 2013, 'simplified fork, release load avg and power awareness scheduling'; never merged; v5-v7 patch subjects in cases-3-4.md B.0). performance: mainline (every power_* field unread). balance / powersaving: a sched domain whose utilisation (3.8 PELT rq->avg ratio times nr_running, per CPU) plus the placed task's stays below its capacity (balance) or CPU weight (powersaving), times 1024, is packed by the power_* behaviours that are on; above it the domain falls back to performance. The power policies track 3.8 PELT (as pelt=\"v3.8\") whatever pelt says. [unverified: the v4-v7 fair.c was never read; semantics from the cover letters and patch subjects]";
-    power_fork_exec: bool
+        "Alex Shi's power-aware scheduling, patch series v4 (24 Jan 2013, 'simplified fork, release load avg and power awareness scheduling'; never merged; the series' versions, dates and patch subjects: docs/power-policies.md, \"The series\"). performance: mainline (every power_* field unread). balance / powersaving: a sched domain whose utilisation (3.8 PELT rq->avg ratio times nr_running, per CPU) plus the placed task's stays below its capacity (balance) or CPU weight (powersaving), times 1024, is packed by the power_* behaviours that are on; above it the domain falls back to performance. The power policies track 3.8 PELT (as pelt=\"v3.8\") whatever pelt says. [unverified: the v4-v7 fair.c was never read; semantics from the cover letters and patch subjects]";
+    power_fork_exec: bool = false
         => origin(Change, "sched: add power aware scheduling in fork/exec/wake", "", "patch v4", false),
         "select_task_rq_fair() at fork (the model has no exec): under a power policy, get_cpu_for_power_policy() in the highest SD_BALANCE_FORK domain: unless the domain is full (is_sd_full(), the new task counted as FULL_UTIL = 1024), the task goes to the idlest CPU (least utilisation, then fewest tasks) of the group_leader, the group with the least free room still able to take a full CPU's worth. [unverified: reconstructed from the patch subjects]";
-    power_wake: bool
+    power_wake: bool = false
         => origin(Change, "sched: add power aware scheduling in fork/exec/wake", "", "patch v4", false),
         "select_task_rq_fair() at wake-up: under a power policy, the same group_leader placement in the highest load-balancing domain of the waking CPU, the task counted with its own 3.8 PELT utilisation (runnable_avg_sum*1024/(runnable_avg_period+1)); the affine path otherwise, and when the domain is full. [unverified]";
-    power_burst_threshold_ns: u64 = ns(0)
+    power_burst_threshold_ns: u64 [ns(0)] = 1_000_000
         => origin(Tunable, "sysctl_sched_burst_threshold (sched: add sched_burst_threshold_ns as wakeup burst indicator; using avg_idle to detect bursty wakeup)", "", "patch v4", false),
         "power_wake skips power placement while the waking CPU's rq->avg_idle is below this (a burst of wake-ups): 0 never skips. Default 1 ms, recalled, not read. [unverified]";
-    power_pack_transitory: bool
+    power_pack_transitory: bool = false
         => origin(Change, "sched: packing transitory tasks in wakeup power balancing", "", "patch v4", false),
         "power_wake puts a small waking task (its utilisation times 4 fits) on the waking CPU, else on the leader CPU with the least vacancy FULL_UTIL - util - 4*task util > 0 (a running CPU) instead of the idlest (find_leader_cpu()); a task too big for any goes to the idlest CPU of the leader. [unverified]";
-    power_lb: bool
+    power_lb: bool = false
         => origin(Change, "sched: pull all tasks from source group; add power/performance balance allow flag", "", "patch v4", false),
         "Periodic load_balance() under a power policy, in a domain that is not full: when this CPU is idle and its group is the group_leader with room for them, it pulls every task of the least-utilised non-idle group (queued tasks at once, a running one by active balance), and a pass that moved tasks this way does not also run the performance balance (the allow flag); otherwise, or when the domain is full, the performance balance runs. [unverified]";
-    pick: Pick
+    pick: Pick = Pick::Cfs
         => origin(Change, "sched/fair: Implement an EEVDF-like scheduling policy", "147f3efaa241", "v6.6", true),
         "cfs: leftmost vruntime with buddies and wake-up granularity; eevdf: avg_vruntime, lag, eligibility and virtual deadlines from base_slice_ns, pick_eevdf() at pick, tick and wake-up (latency_ns, min_granularity_ns, wakeup_granularity_ns, gentle_fair_sleepers, start_debit, last_buddy, compat_yield, yield_impl, next_buddy_over_last and preempt_sets_next_buddy are then unread, as 5e963f2bd465 'Commit to EEVDF' removed them).";
-    base_slice_ns: u64 = ns(100_000)
+    // The EEVDF fields of the CFS presets are those of the 6.18 kernel
+    // this machine runs (0.70 ms base slice since 2ae891b82695, the
+    // 6.17 slice protection, the 6.18.2-stable yield), so that
+    // `replace(pick="eevdf")` gives today's EEVDF.
+    base_slice_ns: u64 [ns(100_000)] = 700_000
         => origin(Tunable, "sysctl_sched_base_slice", "", "v6.6", true),
         "EEVDF request size r_i before tunable scaling: deadline = vruntime + base_slice/w; 0.75 ms in 6.6-6.14, 0.70 ms from 6.15 (2ae891b82695).";
-    place_lag: bool
+    place_lag: bool = true
         => origin(Feature, "PLACE_LAG", "86bfbb7ce4f6", "v6.6", true),
         "place_entity() keeps an entity's lag (vlag, inflated by (W + w)/W) across sleep and migration; off: it is placed at avg_vruntime with zero lag.";
-    place_deadline_initial: bool
+    place_deadline_initial: bool = true
         => origin(Feature, "PLACE_DEADLINE_INITIAL", "147f3efaa241", "v6.6", false),
         "A new task (ENQUEUE_INITIAL) starts with half a slice to its deadline.";
-    run_to_parity: bool
+    run_to_parity: bool = true
         => origin(Feature, "RUN_TO_PARITY", "63304558ba5d", "v6.6", true),
         "Slice protection: the picked entity keeps the CPU against wake-ups until its deadline (or the 0-lag point), unless it stops being eligible.";
-    preempt_short: bool
+    preempt_short: bool = true
         => origin(Feature, "PREEMPT_SHORT", "85e511df3cec", "v6.12", true),
         "A woken entity with a shorter slice may cancel the running entity's slice protection (do_preempt_short()/did_preempt_short()).";
-    delay_dequeue: bool
+    delay_dequeue: bool = true
         => origin(Feature, "DELAY_DEQUEUE", "152e11f6df29", "v6.12", true),
         "A task going to sleep while not eligible (negative lag) stays queued (sched_delayed) until it is picked, which dequeues it, or woken, which requeues it in place.";
-    delay_zero: bool
+    delay_zero: bool = true
         => origin(Feature, "DELAY_ZERO", "54a58a787791", "v6.12", true),
         "A delayed entity's positive lag is clipped to 0 when its dequeue completes or it is woken (requeue_delayed_entity()).";
-    place_rel_deadline: bool
+    place_rel_deadline: bool = true
         => origin(Feature, "PLACE_REL_DEADLINE", "82e9d0456e06", "v6.12", true),
         "A migration (dequeue that is not a sleep) keeps the virtual deadline relative to vruntime, so the entity keeps its place in its request.";
-    run_to_parity_min_slice: bool
+    run_to_parity_min_slice: bool = true
         => origin(Change, "sched/fair: Limit run to parity to the min slice of enqueued entities", "052c3d87c82e", "~v6.17", true),
         "6.17 slice protection (with 0b9ca2dcabc3, 74eec63661d4, 9de74a9850b9): se->vprot = min(deadline, vruntime + the smallest slice queued) or, without run_to_parity, the unscaled base slice; update_curr() reschedules whenever protection has ended; a shorter-slice wakee is tested with protection lifted.";
-    yield_forfeit: bool
+    yield_forfeit: bool = true
         => origin(Change, "sched/fair: Forfeit vruntime on yield", "79104becf42b", "~v6.19", true),
         "Under eevdf, sched_yield() sets an eligible yielder's vruntime to its deadline and starts a new request (backported to 6.18.2 and 6.12 stable); false: 6.6's deadline += one vslice.";
 }
@@ -567,93 +581,13 @@ pub const KERNEL_PRESETS: &[&str] = &[
 ];
 
 impl Kernel {
-    /// 2.6.36 (kernel/sched_fair.c, kernel/sched.c as read in kernel-facts
-    /// K36-F/K36-C): 6 ms latency, 0.75 ms min granularity (the 2.6.36.3
-    /// tree's values, see kernel-facts §13.1), 1 ms wakeup granularity,
+    /// 2.6.36 (kernel/sched_fair.c, kernel/sched.c, read in a 2.6.36.3-based
+    /// tree: docs/sources.md): 6 ms latency, 0.75 ms min granularity (that
+    /// tree's values, 21406928afe4; whether upstream 2.6.36 or 2.6.37 first
+    /// had them is unverified), 1 ms wakeup granularity,
     /// 0.5 ms migration cost, LOG scaling.
     pub fn v2_6_36() -> Self {
-        Kernel {
-            name: "v2.6.36".into(),
-            migration_cost_ns: 500_000,
-            nr_migrate: 32,
-            latency_ns: 6_000_000,
-            min_granularity_ns: 750_000,
-            wakeup_granularity_ns: 1_000_000,
-            tunable_scaling: TunableScaling::Log,
-            hz: 1000,
-            idle_balance: true,
-            newidle_throttle: NewidleThrottle::AvgIdle,
-            newidle_rearm: false,
-            newidle_force: false,
-            // Upstream 2.6.36 did not clear it; the 2.6.36.3 vendor tree read
-            // for kernel-facts had the back-port (§13.2).
-            newidle_clear_stamp: false,
-            newidle_lb_cost_decay: false,
-            avg_idle_cap: AvgIdleCap::MigrationCost,
-            avg_idle_ewma_first: false,
-            newidle_random: false,
-            avg_idle_on_move: false,
-            rt_push: RtPush::Pull,
-            rt_pull_skip_only_self: false,
-            rt_rto_skip_self: false,
-            idle_cpu_nr_running: false,
-            group_imb_nr_running: false,
-            prefer_sibling_local_capacity: false,
-            force_balance_group_imb: false,
-            idle_cpus_balanced: false,
-            lb_cfs_tasks: false,
-            newidle_no_nr_balance_failed: false,
-            newidle_active_balance: false,
-            newidle_keep_interval: false,
-            preemption: false,
-            smt_ignore_hot: false,
-            nohz_ilb: NohzIlb::Push,
-            nohz_kick_ipi: NohzKickIpi::FunctionCall,
-            nohz_kick_after_rebalance: false,
-            select_idle_sibling: SelectIdleSibling::AnyIdle,
-            mc_busy_factor: 1,
-            mc_prefer_sibling: true,
-            sd_numa: SdNuma::Node,
-            sd_init: SdInit::V2_6,
-            compat_yield: false,
-            yield_impl: YieldImpl::UpdateCurr,
-            next_buddy_over_last: false,
-            preempt_sets_next_buddy: false,
-            gentle_fair_sleepers: true,
-            start_debit: true,
-            wakeup_preemption: true,
-            last_buddy: true,
-            next_buddy: false,
-            pelt: Pelt::Off,
-            wake_wide: false,
-            wake_affine: WakeAffine::Load,
-            recent_used_cpu: false,
-            sis_util: false,
-            balancer: Balancer::CpuLoad,
-            // Mainline never merged Alex Shi's series: performance, and
-            // none of its behaviours.
-            balance_policy: BalancePolicy::Performance,
-            power_fork_exec: false,
-            power_wake: false,
-            power_burst_threshold_ns: 1_000_000,
-            power_pack_transitory: false,
-            power_lb: false,
-            pick: Pick::Cfs,
-            // The EEVDF fields of the CFS presets are those of the 6.18 kernel
-            // this machine runs (0.70 ms base slice since 2ae891b82695, the
-            // 6.17 slice protection, the 6.18.2-stable yield), so that
-            // `replace(pick="eevdf")` gives today's EEVDF.
-            base_slice_ns: 700_000,
-            place_lag: true,
-            place_deadline_initial: true,
-            run_to_parity: true,
-            preempt_short: true,
-            delay_dequeue: true,
-            delay_zero: true,
-            place_rel_deadline: true,
-            run_to_parity_min_slice: true,
-            yield_forfeit: true,
-        }
+        Self::declared("v2.6.36".into())
     }
 
     /// 2.6.37-rc1: fab476228 adds the NEWLY_IDLE forced balance and makes
@@ -678,7 +612,8 @@ impl Kernel {
         }
     }
 
-    /// 3.8 (kernel/sched/fair.c, core.c, features.h; kernel-facts K38-*):
+    /// 3.8 (kernel/sched/fair.c, core.c, features.h of 3.8.13, read in
+    /// opennetworklinux/linux-3.8.13 @ 53bb9ce7ba6a; docs/sources.md):
     /// every change between 2.6.37 and 3.8 that the model has.
     pub fn v3_8() -> Self {
         Kernel {

@@ -61,6 +61,8 @@ def test_cost_table_lists_every_field_with_its_default(tables):
     # the per-machine column is what CostModel.preset(machine) changes
     vm2 = next(r for r in body if r[0] == "`ipi_latency_ns`")
     assert f"`vm-2`: {sl.CostModel.preset('vm-2').ipi_latency_ns}" in vm2[2]
+    # the "charged as" column is each field's declared doc
+    assert [r[3] for r in body] == sl.CostModel.info()["doc"].to_list()
 
 
 def test_machine_table_lists_every_preset_with_its_shape(tables):
@@ -80,11 +82,11 @@ def test_kernel_presets_table_lists_each_preset_and_its_changes(tables):
 
 
 def test_a_prose_column_out_of_step_with_the_code_fails_the_build(tables, monkeypatch):
-    notes = dict(tables.COST_DOCS)
-    del notes["futex_ns"]
-    monkeypatch.setattr(tables, "COST_DOCS", notes)
-    with pytest.raises(SystemExit, match="undocumented \\['futex_ns'\\]"):
-        tables.cost_table()
+    notes = dict(tables.MACHINE_NOTES)
+    del notes["vm-2"]
+    monkeypatch.setattr(tables, "MACHINE_NOTES", notes)
+    with pytest.raises(SystemExit, match="undocumented \\['vm-2'\\]"):
+        tables.machine_presets_table()
     monkeypatch.setattr(tables, "MACHINE_NOTES", {**tables.MACHINE_NOTES, "gone-1": "x"})
     with pytest.raises(SystemExit, match="no longer in the code \\['gone-1'\\]"):
         tables.machine_presets_table()

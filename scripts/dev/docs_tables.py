@@ -3,8 +3,9 @@
 The docs site generates its reference pages from these at build time
 (scripts/dev/gen_docs_pages.py, run by mkdocs-gen-files), so a table cannot
 drift from the code: values, defaults and field lists come from the code,
-and the prose columns below must name exactly the code's presets and fields
-(a missing or stale entry raises, failing ``mkdocs build``).
+and the prose column below must name exactly the code's machine presets
+(a missing or stale entry raises, failing ``mkdocs build``); the fields' own
+docs come from their declarations in the core.
 tests/test_docs_tables.py checks the tables against the code.
 """
 
@@ -27,76 +28,6 @@ MACHINE_NOTES = {
     "SIBLING, MC, NUMA",
     "snb-laptop-4c": "a Core i7-2820QM-class Sandy Bridge laptop (4C/8T): the box of case 3's "
     "v6 watts table; turbo bins and C-states in [the power model](../power-model.md)",
-}
-
-#: "Charged as" column of the cost table, one per CostModel field.
-COST_DOCS = {
-    "context_switch_ns": "system time on the CPU, before the next task runs "
-    "(Li et al. 2007: 3.8 µs direct)",
-    "syscall_ns": "the `sched_yield()` system call (must be ≥ 1; refused where written)",
-    "wakeup_ns": "`try_to_wake_up()`, system time of the waker (or of the timer interrupt)",
-    "tick_ns": "`scheduler_tick()` on a busy CPU (0.1 % at HZ=1000; "
-    "Tsafrir 2007: 0.5–1.5 % incl. indirect)",
-    "ipi_latency_ns": "delay of a reschedule IPI (or a stopper / NOHZ kick) to a remote CPU",
-    "ipi_send_ns": "sending an IPI (Pallipadi 2012: 1600–2000 cycles)",
-    "ipi_handle_ns": "taking a function-call IPI on the receiver",
-    "self_ipi_ns": (
-        "an irq_work self-IPI (the push_ipi_rd walk): send + entry on one CPU; "
-        "no published figure, default = send + handle"
-    ),
-    "rq_lock_ns": "an uncontended remote rq lock or rto_lock in RT push/pull",
-    "lb_base_ns": "fixed part of one `load_balance()` pass, on the balancing CPU",
-    "lb_per_group_ns": "per sched group a pass examines",
-    "lb_per_cpu_ns": "per CPU whose statistics a pass reads",
-    "lb_per_task_ns": "per task `move_tasks()` examines",
-    "migrate_task_ns": "per migrated task, on the balancing CPU and (its lock held) the source CPU",
-    "refill_smt_ns": "cache refill a migrated task pays (as extra work) when it moves "
-    "between SMT siblings, whether a balancer pull or a wake-up placed it "
-    "(metric `migration_refill_s`)",
-    "refill_llc_ns": "… within a last-level cache",
-    "refill_socket_ns": "… across LLCs of one socket (`core2-2s` charges its other-pair moves "
-    "like cross-package ones: no shared L3)",
-    "refill_node_ns": "… across sockets of one node",
-    "refill_remote_ns": "… across nodes",
-    "cache_decay_ns": "the refill fades linearly to 0 for a task that last ran this long ago",
-    "mm_switch_ns": "`switch_mm()` between address spaces (not between threads of one process)",
-    "fork_ns": "creating a process, on the parent (measured, Calibration)",
-    "clone_ns": "creating a thread, on the parent (measured)",
-    "exit_ns": "a process's exit (`do_exit()`, the address-space teardown; measured)",
-    "exit_thread_ns": "a thread's exit (measured)",
-    "reap_ns": "`wait4()` / `pthread_join()` per child (measured)",
-    "child_start_ns": "a new hackbench worker process's start-up before `ready()`, system "
-    "time of the child: `ret_from_fork` and ~160 copy-on-write faults (measured); "
-    "it decides where children fork to (seed case 2)",
-    "child_start_thread_ns": "the same for a thread: its stack (measured)",
-    "child_start_spread_pct": "each child draws its start-up uniformly within ± this % "
-    "(the measured p10–p90); 0 makes it constant; at most 100",
-    "pipe_write_ns": "one small pipe write, under `pipe->mutex`",
-    "pipe_read_ns": "one small pipe read, under `pipe->mutex`",
-    "sock_write_ns": "one AF_UNIX stream write",
-    "sock_read_ns": "one AF_UNIX stream read",
-    "copy_kib_ns": "copying 1 KiB between user and kernel",
-    "tcp_write_ns": "a TCP loopback send (VolanoMark)",
-    "tcp_read_ns": "a TCP loopback receive (VolanoMark)",
-    "futex_ns": "a futex wake (a Java `notify()` with a waiter)",
-    "sys_jitter_pct": "run-to-run noise: every system-call burst × U[1 − p %, 1 + p %] "
-    "(0 makes replicates of a non-random workload identical)",
-    "xfer_by_distance": "switches on the communication cost by distance: a pipe or socket "
-    "read (and VolanoMark's queue hand-off) pays the lines the writer's CPU holds modified "
-    "times the per-line latency of the two CPUs' distance (on only for epyc-genoa-2s and spr-2s; "
-    "[calibration](../calibration.md))",
-    "xfer_smt_ns": "per cache line moved between SMT siblings",
-    "xfer_llc_ns": "… within a last-level cache",
-    "xfer_socket_ns": "… across LLCs of one socket",
-    "xfer_node_ns": "… across sockets of one node",
-    "xfer_remote_ns": "… across nodes",
-    "turbo": "switches on the frequency model: a package runs at the turbo frequency of its "
-    "number of active cores and a task's burst of W ns takes W·base/f ns (off by default; "
-    "needs a preset with a power table; [power model](../power-model.md))",
-    "cstates": "switches on idle states: an idle CPU enters the C-state a menu-like governor "
-    "picks and a wake-up of it waits the state's exit latency (off by default; "
-    "[power model](../power-model.md))",
-    "xfer_meta_lines": "lines per message besides the data (pipe/socket bookkeeping)",
 }
 
 
@@ -173,7 +104,8 @@ def cost_table() -> str:
     """Every CostModel field, its default, and what it charges."""
     defaults = sl.CostModel()
     names = sl.CostModel.fields()
-    _same_keys("COST_DOCS", COST_DOCS, names)
+    # each field's doc, as the core declares it (src/cost.rs)
+    docs = dict(sl.CostModel.info().select("field", "doc").iter_rows())
     # what CostModel.preset(machine) (simulate's costs=None) changes, per field
     per_machine: dict[str, list[str]] = {n: [] for n in names}
     for m in sl.Machine.presets():
@@ -184,5 +116,5 @@ def cost_table() -> str:
     lines = ["| field | default | machine presets | charged as |", "|---|---|---|---|"]
     for n in names:
         pm = ", ".join(per_machine[n])
-        lines.append(f"| `{n}` | {getattr(defaults, n)} | {pm} | {COST_DOCS[n]} |")
+        lines.append(f"| `{n}` | {getattr(defaults, n)} | {pm} | {docs[n]} |")
     return "\n".join(lines) + "\n"
