@@ -23,19 +23,9 @@ from ._check import need_bool, need_int, need_number, need_str, seconds_to_ns
 from .config import CostModel, Kernel, Machine
 from .exceptions import ConfigError, SimulationError
 from .run import _costs, _kernel, _machine, _workload, simulate
+from .stats import t975
 from .sweep import ProgressArg, SweepInterrupted, _execute, _runs
 from .workloads import Workload
-
-#: Two-sided 95 % Student t quantiles by degrees of freedom (1..30; beyond: normal).
-_T95 = [
-    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
-]  # fmt: skip
-
-
-def _t95(df: int) -> float:
-    return _T95[df - 1] if 1 <= df <= len(_T95) else 1.96
 
 
 def _mean_se(values: np.ndarray) -> tuple[float, float, int]:
@@ -183,7 +173,7 @@ def bisect(
             )
         d_mean, se, k = _mean_se(d)
         pct = _share(d_mean, scale)
-        half = _t95(max(1, k - 1)) * se * abs(scale) if k > 1 else math.nan
+        half = float(t975(k - 1)) * se * abs(scale) if k > 1 else math.nan
         failed = int((~np.isfinite(on[i])).sum() + (~np.isfinite(off[i])).sum())
         rows.append(
             {
@@ -206,7 +196,9 @@ def bisect(
 
     # Is the change itself beyond the replicates' noise (paired)?
     significant = (
-        change_n > 1 and math.isfinite(scale) and abs(change) > _t95(change_n - 1) * change_se
+        change_n > 1
+        and math.isfinite(scale)
+        and abs(change) > float(t975(change_n - 1)) * change_se
     )
     culprits: list[str] = []
     set_pct: float | None = None

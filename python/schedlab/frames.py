@@ -12,6 +12,7 @@ import polars as pl
 
 from .exceptions import ConfigError, ConfigTypeError
 from .run import is_config_column
+from .stats import t975, welch_p
 
 #: Columns of a result or sweep frame that are neither configuration nor
 #: metrics.
@@ -54,68 +55,6 @@ def _as_list(by: str | Sequence[str]) -> list[str]:
     return [by] if isinstance(by, str) else list(by)
 
 
-# --- Student's t distribution (no SciPy dependency) -----------------------
-
-
-def _betacf(a: float, b: float, x: float) -> float:
-    """Continued fraction of the regularised incomplete beta function."""
-    tiny = 1e-300
-    qab, qap, qam = a + b, a + 1.0, a - 1.0
-    c, d = 1.0, 1.0 - qab * x / qap
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 300):
-        m2 = 2 * m
-        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + aa / c if abs(c) > tiny else 1.0 + aa / tiny
-        h *= d * c
-        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + aa / c if abs(c) > tiny else 1.0 + aa / tiny
-        delta = d * c
-        h *= delta
-        if abs(delta - 1.0) < 3e-14:
-            break
-    return h
-
-
-def _betainc(a: float, b: float, x: float) -> float:
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    lbt = (
-        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
-    )
-    if x < (a + 1.0) / (a + b + 2.0):
-        return math.exp(lbt) * _betacf(a, b, x) / a
-    return 1.0 - math.exp(lbt) * _betacf(b, a, 1.0 - x) / b
-
-
-def t_sf2(t: float, df: float) -> float:
-    """Two-sided p-value of Student's t statistic ``t`` with ``df`` degrees
-    of freedom."""
-    if not math.isfinite(t):
-        return 0.0
-    return _betainc(df / 2.0, 0.5, df / (df + t * t))
-
-
-def t_ppf975(df: float) -> float:
-    """The 97.5 % quantile of Student's t (for 95 % confidence intervals),
-    by bisection on ``t_sf2``."""
-    lo, hi = 0.0, 1000.0
-    for _ in range(100):
-        mid = (lo + hi) / 2
-        if t_sf2(mid, df) > 0.05:
-            lo = mid
-        else:
-            hi = mid
-    return (lo + hi) / 2
-
-
 # --- summaries -------------------------------------------------------------
 
 
@@ -152,7 +91,7 @@ def summarize(
             .otherwise(None)
         )
     )
-    tq = pl.Series("t", [t_ppf975(n - 1) if n > 1 else float("nan") for n in out["n"]])
+    tq = pl.Series("t", t975(out["n"].cast(pl.Float64).to_numpy() - 1.0))
     out = out.with_columns(
         ci95=(tq * pl.col("stddev") / pl.col("n").cast(pl.Float64).sqrt())
     ).with_columns(
@@ -240,18 +179,12 @@ def compare(
         .then(100 * (pl.col("cand_mean") - pl.col("base_mean")) / pl.col("base_mean").abs())
         .otherwise(None)
     )
-    p = []
-    for r in j.iter_rows(named=True):
-        p.append(
-            _welch(
-                r["base_mean"],
-                r["base_stddev"],
-                r["base_n"],
-                r["cand_mean"],
-                r["cand_stddev"],
-                r["cand_n"],
-            )
+    p = welch_p(
+        *(
+            j[c].cast(pl.Float64).to_numpy()
+            for c in ("base_mean", "base_stddev", "base_n", "cand_mean", "cand_stddev", "cand_n")
         )
+    )
     j = j.with_columns(pl.Series("p_value", p, dtype=pl.Float64)).with_columns(
         significant=pl.col("p_value").fill_nan(1.0).fill_null(1.0) < alpha
     )
@@ -276,19 +209,6 @@ def compare(
         "base_n",
         "cand_n",
     )
-
-
-def _welch(
-    m1: float | None, s1: float | None, n1: int, m2: float | None, s2: float | None, n2: int
-) -> float:
-    if n1 < 2 or n2 < 2 or m1 is None or m2 is None or s1 is None or s2 is None:
-        return float("nan")
-    v1, v2 = s1 * s1 / n1, s2 * s2 / n2
-    if v1 + v2 == 0:
-        return 1.0 if m1 == m2 else 0.0
-    t = (m2 - m1) / math.sqrt(v1 + v2)
-    df = (v1 + v2) ** 2 / ((v1 * v1) / (n1 - 1) + (v2 * v2) / (n2 - 1))
-    return t_sf2(abs(t), df)
 
 
 # --- the 0-day (LKP) report's metric names ---------------------------------
