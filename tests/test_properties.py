@@ -907,7 +907,7 @@ def test_a_lone_surrogate_grid_value_is_an_error_row():
 @pytest.mark.xfail(
     strict=True,
     reason="found by the suite: a workload grid key whose values are all None or lists "
-    "gets no column (python/schedlab/run.py config_row keeps scalar arguments only), "
+    "gets no column (python/schedlab/run/frame.py config_row keeps scalar arguments only), "
     "though docs/guide/sweeps.md promises every grid key among the columns",
 )
 @pytest.mark.parametrize("values", [[None], [[0, 5]]], ids=["none", "list"])

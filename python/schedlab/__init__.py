@@ -26,9 +26,11 @@ from .frames import (
 )
 from .hostbench import measure
 from .result import Result
-from .run import simulate
+from .run.execute import SweepInterrupted
+from .run.plan import derive_seed
+from .run.simulate import simulate
+from .run.sweep import sweep
 from .spec import load_spec, run_spec
-from .sweep import SweepInterrupted, derive_seed, sweep
 from .vmstat import format_vmstat, vmstat_table
 from .workloads import Workload
 

@@ -20,11 +20,14 @@ import numpy as np
 import polars as pl
 
 from ._check import need_bool, need_int, need_number, need_str, seconds_to_ns
+from ._progress import ProgressArg
 from .config import CostModel, Kernel, Machine
 from .exceptions import ConfigError, SimulationError
-from .run import _costs, _kernel, _machine, _workload, simulate
+from .run.args import costs_arg, kernel_arg, machine_arg, workload_arg
+from .run.execute import SweepInterrupted, execute
+from .run.plan import plan_runs
+from .run.simulate import simulate
 from .stats import t975
-from .sweep import ProgressArg, SweepInterrupted, _execute, _runs
 from .workloads import Workload
 
 
@@ -95,11 +98,11 @@ def bisect(
     the finished runs during the main sweep, with the field table (no
     culprits) during the checks of the culprit set.
     """
-    m = _machine(machine)
-    g = _kernel(good, "good")
-    b = _kernel(bad, "bad")
-    w = _workload(workload)
-    costs = _costs(costs)
+    m = machine_arg(machine)
+    g = kernel_arg(good, "good")
+    b = kernel_arg(bad, "bad")
+    w = workload_arg(workload)
+    costs = costs_arg(costs)
     need_str("metric", metric)
     reps = need_int("replicates", replicates, lo=2, hi=10_000)
     seed = need_int("seed", seed, lo=0, hi=2**64 - 1)
@@ -134,10 +137,10 @@ def bisect(
         """The metric per (point, replicate); NaN where a run was not ok.
         Every point uses the seeds of point 0 (common random numbers), so
         differences between points are paired by replicate."""
-        runs = _runs(m, g, costs, w, pts, reps, seed, duration_s, duration_ns, 100_000_000)
+        runs = plan_runs(m, g, costs, w, pts, reps, seed, duration_s, duration_ns, 100_000_000)
         for r in runs:
             r.seed = runs[r.replicate].seed
-        df = _execute(runs, nthreads, progress)
+        df = execute(runs, nthreads, progress)
         out = np.full((len(pts), reps), np.nan)
         if metric in df.columns:
             ok = df.filter(pl.col("status") == "ok")

@@ -21,7 +21,7 @@ from ._table import text_table
 from .cases import VOLANO_SEED, format_comparison, runs_frame, volano_comparison, volano_runs
 from .config import Kernel, Machine
 from .result import Result
-from .run import simulate
+from .run.simulate import simulate
 from .vmstat import format_vmstat
 from .workloads import spinners
 

@@ -11,7 +11,7 @@ import numpy as np
 import polars as pl
 
 from .exceptions import ConfigError, ConfigTypeError
-from .run import is_config_column
+from .run.frame import is_config_column
 from .stats import t975, welch_p
 
 #: Columns of a result or sweep frame that are neither configuration nor
@@ -21,7 +21,7 @@ _NOT_METRICS = {"point", "replicate", "seed", "status", "status_detail", "wall_s
 
 def metric_columns(df: pl.DataFrame) -> list[str]:
     """The metric columns of a result or sweep frame: its numeric columns
-    other than the configuration (chosen by name: ``run.is_config_column``),
+    other than the configuration (chosen by name: ``run.frame.is_config_column``),
     ``point``, ``replicate``, ``seed``, ``status``, ``status_detail`` and
     wall-clock columns — whatever the column order or the first row."""
     return [

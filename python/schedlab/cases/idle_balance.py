@@ -18,7 +18,7 @@ from .._table import text_table
 from ..config import CostModel, Kernel, Machine
 from ..exceptions import ConfigError, ConfigTypeError
 from ..frames import compare, format_perf_stat
-from ..sweep import sweep
+from ..run.sweep import sweep
 from ..workloads import hackbench
 
 #: The seed's ``perf stat -r 10`` of ``perf bench sched messaging -g 300``
