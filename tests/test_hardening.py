@@ -8,8 +8,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 import schedlab as sl
+from schedlab.analysis.frames import metric_columns
 from schedlab.cli import main
-from schedlab.frames import metric_columns
 from schedlab.run import execute as execute_mod
 
 W = sl.workloads.hackbench(groups=1, loops=5)

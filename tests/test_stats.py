@@ -10,7 +10,7 @@ import numpy as np
 import polars as pl
 import pytest
 import schedlab as sl
-from schedlab.stats import t975, welch_p
+from schedlab.analysis.stats import t975, welch_p
 from scipy import stats
 
 

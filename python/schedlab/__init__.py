@@ -11,19 +11,13 @@ from __future__ import annotations
 
 from . import exceptions, plot, workloads
 from ._core import __version__, build_profile
-from .bisect import bisect
+from .analysis.bisect import bisect
+from .analysis.frames import compare, summarize
+from .analysis.lkp import LKP_METRICS, LKP_NOT_MODELLED, format_lkp, lkp_metrics
+from .analysis.perf_stat import format_perf_stat
 from .calibration import Calibration, calibrate
 from .config import CostModel, Kernel, Machine
 from .exceptions import ConfigError, ConfigTypeError, MeasureError, SchedlabError, SimulationError
-from .frames import (
-    LKP_METRICS,
-    LKP_NOT_MODELLED,
-    compare,
-    format_lkp,
-    format_perf_stat,
-    lkp_metrics,
-    summarize,
-)
 from .hostbench import measure
 from .result import Result
 from .run.execute import SweepInterrupted

@@ -19,16 +19,16 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from ._check import need_bool, need_int, need_number, need_str, seconds_to_ns
-from ._progress import ProgressArg
-from .config import CostModel, Kernel, Machine
-from .exceptions import ConfigError, SimulationError
-from .run.args import costs_arg, kernel_arg, machine_arg, workload_arg
-from .run.execute import SweepInterrupted, execute
-from .run.plan import plan_runs
-from .run.simulate import simulate
+from .._check import need_bool, need_int, need_number, need_str, seconds_to_ns
+from .._progress import ProgressArg
+from ..config import CostModel, Kernel, Machine
+from ..exceptions import ConfigError, SimulationError
+from ..run.args import costs_arg, kernel_arg, machine_arg, workload_arg
+from ..run.execute import SweepInterrupted, execute
+from ..run.plan import plan_runs
+from ..run.simulate import simulate
+from ..workloads import Workload
 from .stats import t975
-from .workloads import Workload
 
 
 def _mean_se(values: np.ndarray) -> tuple[float, float, int]:
