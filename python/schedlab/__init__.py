@@ -19,13 +19,13 @@ from .calibration import Calibration, calibrate
 from .config import CostModel, Kernel, Machine
 from .exceptions import ConfigError, ConfigTypeError, MeasureError, SchedlabError, SimulationError
 from .hostbench import measure
+from .io.spec import load_spec, run_spec
+from .io.vmstat import format_vmstat, vmstat_table
 from .result import Result
 from .run.execute import SweepInterrupted
 from .run.plan import derive_seed
 from .run.simulate import simulate
 from .run.sweep import sweep
-from .spec import load_spec, run_spec
-from .vmstat import format_vmstat, vmstat_table
 from .workloads import Workload
 
 __all__ = [

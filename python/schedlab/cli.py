@@ -62,13 +62,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
             "yields": args.yields or None,
             **params,
         }
-    if args.workload not in workloads._FACTORIES:
+    if args.workload not in workloads.FACTORIES:
         raise SchedlabError(
             f"invalid --workload={args.workload!r}: expected one of "
-            f"{', '.join(workloads._FACTORIES)}"
+            f"{', '.join(workloads.FACTORIES)}"
         )
     try:
-        w = workloads._FACTORIES[args.workload](**params)
+        w = workloads.FACTORIES[args.workload](**params)
     except TypeError as e:
         raise SchedlabError(f"invalid --param for {args.workload}: {e}") from None
     duration = args.duration
@@ -77,10 +77,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.perfetto is not None:
         # checked before the run: the path, and that the perfetto package is there
         _check_output(args.perfetto, force=True, flag="--perfetto")
-        from .pftrace import _perfetto_protos
+        from .io.pftrace import perfetto_protos
 
         try:
-            _perfetto_protos()
+            perfetto_protos()
         except ImportError as e:
             raise SchedlabError(f"--perfetto: {e}") from None
     r = simulate(
@@ -113,11 +113,11 @@ def _check_output(path: str, force: bool, flag: str = "--output") -> Path:
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from . import _core
+    from .io.spec import load_spec, sweep_args
     from .run.checkpoint import load_checkpoint, sweep_fingerprint
     from .run.estimate import estimate, run_timing_sample
     from .run.execute import execute
     from .run.plan import plan_sweep
-    from .spec import load_spec, sweep_args
 
     output = _check_output(args.output, args.force)
     spec = load_spec(args.spec)
@@ -240,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     r.set_defaults(fn=_cmd_run)
     sw = sub.add_parser("sweep", help="run a sweep spec (TOML) to a Parquet file")
-    sw.add_argument("spec", help="the sweep spec (see schedlab.spec)")
+    sw.add_argument("spec", help="the sweep spec (see schedlab.io.spec)")
     sw.add_argument(
         "-o",
         "--output",

@@ -26,11 +26,11 @@ from typing import Any
 
 import polars as pl
 
-from . import workloads
-from ._progress import ProgressArg
-from .config import CostModel, Kernel, Machine
-from .exceptions import ConfigError, ConfigTypeError
-from .run.sweep import sweep
+from .. import workloads
+from .._progress import ProgressArg
+from ..config import CostModel, Kernel, Machine
+from ..exceptions import ConfigError, ConfigTypeError
+from ..run.sweep import sweep
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -91,12 +91,12 @@ def sweep_args(spec: dict[str, Any]) -> dict[str, Any]:
     costs = CostModel.preset(machine).replace(**spec["costs"]) if spec.get("costs") else None
     wl = dict(spec["workload"])
     kind = wl.pop("kind")
-    if kind not in workloads._FACTORIES:
+    if kind not in workloads.FACTORIES:
         raise ConfigError(
-            f"invalid workload kind={kind!r}: expected one of {', '.join(workloads._FACTORIES)}"
+            f"invalid workload kind={kind!r}: expected one of {', '.join(workloads.FACTORIES)}"
         )
     try:
-        w = workloads._FACTORIES[kind](**wl)
+        w = workloads.FACTORIES[kind](**wl)
     except TypeError as e:
         raise ConfigError(f"invalid [workload] for {kind}: {e}") from None
     return {
