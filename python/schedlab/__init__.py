@@ -15,10 +15,10 @@ from .analysis.bisect import bisect
 from .analysis.frames import compare, summarize
 from .analysis.lkp import LKP_METRICS, LKP_NOT_MODELLED, format_lkp, lkp_metrics
 from .analysis.perf_stat import format_perf_stat
-from .calibration import Calibration, calibrate
 from .config import CostModel, Kernel, Machine
 from .exceptions import ConfigError, ConfigTypeError, MeasureError, SchedlabError, SimulationError
-from .hostbench import measure
+from .host.calibrate import Calibration, calibrate
+from .host.measure import measure
 from .io.spec import load_spec, run_spec
 from .io.vmstat import format_vmstat, vmstat_table
 from .result import Result

@@ -167,7 +167,7 @@ def _csv(text: str, conv: Any, flag: str) -> list[Any]:
 
 
 def _cmd_measure(args: argparse.Namespace) -> int:
-    from .hostbench import measure, metadata
+    from .host.measure import measure, metadata
 
     output = _check_output(args.output, args.force) if args.output else None
     kw: dict[str, Any] = {

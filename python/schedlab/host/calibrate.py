@@ -17,13 +17,13 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from ._check import is_list, need_frame, need_int, show, type_name
-from .config import CostModel, Kernel, Machine
-from .exceptions import ConfigError, ConfigTypeError
-from .run.args import kernel_arg, machine_arg
-from .run.execute import execute
-from .run.plan import derive_seed, plan_runs
-from .workloads import hackbench
+from .._check import is_list, need_frame, need_int, show, type_name
+from ..config import CostModel, Kernel, Machine
+from ..exceptions import ConfigError, ConfigTypeError
+from ..run.args import kernel_arg, machine_arg
+from ..run.execute import execute
+from ..run.plan import derive_seed, plan_runs
+from ..workloads import hackbench
 
 #: The scale factors ``fit`` may name, and the CostModel fields each scales.
 FACTORS: dict[str, tuple[str, ...]] = {
@@ -316,7 +316,7 @@ def calibrate(
 
     bar: Any = None
     if progress:
-        from ._progress import progress_bar
+        from .._progress import progress_bar
 
         bar = progress_bar(total=nev + 1, desc="schedlab calibrate", unit="eval")
     cache: dict[tuple[float, ...], np.ndarray] = {}
