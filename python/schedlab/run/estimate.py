@@ -1,7 +1,7 @@
 """What a sweep will cost before it starts (the ``schedlab sweep`` header):
 its wall time from a few timed runs of its own (``run_timing_sample``) and
-the timed planning of its first runs, and its peak memory from the core's per-run footprint and the
-rows it keeps (docs, "Errors and limits")."""
+the timed planning of its first runs, and its peak memory from the core's
+per-run footprint and the rows it keeps (docs, "Errors and limits")."""
 
 from __future__ import annotations
 
