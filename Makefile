@@ -3,7 +3,7 @@
 #               (pytest also on CPython 3.10 and 3.13 from pyenv, in .venv-py310/.venv-py313)
 #   make demo   install the package and run the built-in demo
 #   make docs   install the package with the docs extra and serve the site (http://127.0.0.1:8000)
-#   make bench  engine benchmarks, the scaling bench and python -m schedlab.bench (not part of the tests)
+#   make bench  engine benchmarks, the scaling bench and scripts/dev/bench.py (not part of the tests)
 PY ?= python3
 PIP ?= $(PY) -m pip
 WHEEL_DIR := dist
@@ -88,7 +88,7 @@ bench:
 	cargo bench --bench engine
 	cargo bench --bench scenarios
 	cargo bench --bench scale
-	$(PY) -m schedlab.bench
+	$(PY) scripts/dev/bench.py
 
 clean:
 	rm -rf target $(WHEEL_DIR) site

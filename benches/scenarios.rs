@@ -1,7 +1,7 @@
 //! Criterion benchmarks of the fixed scenarios (`cargo bench --bench
 //! scenarios`): wall time per run, with criterion's statistics, for the
 //! `vm-2` hackbench variants, the demo's VolanoMark case and seed case 4's
-//! scale. `benches/engine.rs` and `python -m schedlab.bench` print the
+//! scale. `benches/engine.rs` and `scripts/dev/bench.py` print the
 //! derived figures (sim-s per wall-s, events per s, the real kernel beside).
 
 use criterion::{criterion_group, criterion_main, Criterion};

@@ -1,15 +1,18 @@
-"""`python -m schedlab.bench` runs and prints its table (figures only; no
+"""`python scripts/dev/bench.py` runs and prints its table (figures only; no
 timing is asserted)."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
+
+BENCH = str(Path(__file__).resolve().parents[1] / "scripts" / "dev" / "bench.py")
 
 
 def test_bench_quick_prints_every_scenario_and_the_sweep():
     p = subprocess.run(
-        [sys.executable, "-m", "schedlab.bench", "--quick", "--reps", "1", "--no-real"],
+        [sys.executable, BENCH, "--quick", "--reps", "1", "--no-real"],
         capture_output=True,
         text=True,
         check=True,
@@ -29,7 +32,7 @@ def test_bench_quick_prints_every_scenario_and_the_sweep():
 
 def test_bench_rejects_zero_reps():
     p = subprocess.run(
-        [sys.executable, "-m", "schedlab.bench", "--reps", "0"],
+        [sys.executable, BENCH, "--reps", "0"],
         capture_output=True,
         text=True,
         check=False,
@@ -39,7 +42,7 @@ def test_bench_rejects_zero_reps():
 
 def test_bench_rejects_an_unknown_kernel():
     p = subprocess.run(
-        [sys.executable, "-m", "schedlab.bench", "--kernel", "v9.9", "--no-real"],
+        [sys.executable, BENCH, "--kernel", "v9.9", "--no-real"],
         capture_output=True,
         text=True,
         check=False,

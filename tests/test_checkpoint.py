@@ -1,13 +1,11 @@
 """Sweep checkpoints are verified before they are resumed (issue 16)."""
 
-import importlib
 import json
 
 import polars as pl
 import pytest
 import schedlab as sl
-
-sweep_mod = importlib.import_module("schedlab.sweep")
+from schedlab.run import checkpoint as checkpoint_mod
 
 W = sl.workloads.hackbench(groups=2, loops=15)
 GRID = {"workload.loops": [10, 11]}
@@ -38,8 +36,8 @@ def good(tmp_path):
 def redigest(ck):
     """Make ``ck``'s digest file accept its present bytes, as someone who
     crafts a checkpoint on purpose would: the checks behind it then run."""
-    digest = sweep_mod._digest_path(ck)
-    digest.write_text(json.dumps({"accept": [sweep_mod._file_sha256(ck)]}))
+    digest = checkpoint_mod._digest_path(ck)
+    digest.write_text(json.dumps({"accept": [checkpoint_mod._file_sha256(ck)]}))
 
 
 def rewrite(ck, df, *, rehash, **meta_over):
@@ -48,7 +46,7 @@ def rewrite(ck, df, *, rehash, **meta_over):
     file accepts the new bytes."""
     meta = pl.read_parquet_metadata(ck)
     if rehash:
-        meta["schedlab.content_sha256"] = sweep_mod._content_hash(df)
+        meta["schedlab.content_sha256"] = checkpoint_mod._content_hash(df)
     meta.update(meta_over)
     df.write_parquet(ck, metadata=meta)
     redigest(ck)
@@ -67,7 +65,7 @@ def test_a_good_checkpoint_resumes_to_the_uninterrupted_result(good, fresh):
     assert full.height == 4
     # keep two finished rows, as an interrupted sweep would have
     partial = [r for r in full.to_dicts() if (r["point"], r["replicate"]) in {(0, 1), (1, 0)}]
-    sweep_mod._save_checkpoint(good, partial, pl.read_parquet_metadata(good)["schedlab.sweep"])
+    checkpoint_mod.save_checkpoint(good, partial, pl.read_parquet_metadata(good)["schedlab.sweep"])
     seen = []
     resumed = run(good, progress=lambda done, total: seen.append(done))
     assert seen == [3, 4]  # two runs were resumed, not re-run
@@ -104,13 +102,13 @@ def test_a_rewritten_file_with_its_old_digest_is_refused(good):
     # one row dropped, the content hash recomputed, the digest file untouched
     df = pl.read_parquet(good)[1:]
     meta = pl.read_parquet_metadata(good)
-    meta["schedlab.content_sha256"] = sweep_mod._content_hash(df)
+    meta["schedlab.content_sha256"] = checkpoint_mod._content_hash(df)
     df.write_parquet(good, metadata=meta)
     refused(good, "bytes do not match the digest")
 
 
 def test_a_missing_or_damaged_digest_file_is_refused(good):
-    digest = sweep_mod._digest_path(good)
+    digest = checkpoint_mod._digest_path(good)
     digest.write_text("{not json")
     refused(good, "digest file .* cannot be read")
     digest.unlink()
@@ -119,12 +117,12 @@ def test_a_missing_or_damaged_digest_file_is_refused(good):
 
 
 def test_a_kill_between_the_two_renames_leaves_a_resumable_checkpoint(good, fresh):
-    # _save_checkpoint replaces the digest file first, then the checkpoint:
+    # save_checkpoint replaces the digest file first, then the checkpoint:
     # a kill in between leaves the old checkpoint beside the new digest.
     old = good.read_bytes()
     full = pl.read_parquet(good)
     partial = [r for r in full.to_dicts() if r["point"] == 0]
-    sweep_mod._save_checkpoint(good, partial, pl.read_parquet_metadata(good)["schedlab.sweep"])
+    checkpoint_mod.save_checkpoint(good, partial, pl.read_parquet_metadata(good)["schedlab.sweep"])
     assert pl.read_parquet(good).height == 2
     good.write_bytes(old)  # as if the second rename never happened
     assert no_wall(run(good)).equals(no_wall(fresh))

@@ -2,15 +2,15 @@
 never lose a sweep, and never skew summaries; the CLI checks its output
 before it runs."""
 
-import importlib
 import os
 from pathlib import Path
 
 import polars as pl
 import pytest
 import schedlab as sl
+from schedlab.analysis.frames import metric_columns
 from schedlab.cli import main
-from schedlab.frames import metric_columns
+from schedlab.run import execute as execute_mod
 
 W = sl.workloads.hackbench(groups=1, loops=5)
 VOLANO = sl.workloads.volano(rooms=1, users=2, messages=2)
@@ -157,8 +157,7 @@ def test_cli_refuses_a_bad_output_before_running(spec, tmp_path, capsys, monkeyp
     def no_run(*a, **k):  # the sweep must not start
         raise AssertionError("the sweep ran")
 
-    # (schedlab.sweep the attribute is the function; the module is this)
-    monkeypatch.setattr(importlib.import_module("schedlab.sweep"), "_execute", no_run)
+    monkeypatch.setattr(execute_mod, "execute", no_run)
     for out in (tmp_path / "no-such-dir" / "o.parquet", tmp_path):
         assert _sweep(spec, out) == 2
         err = capsys.readouterr().err.strip()

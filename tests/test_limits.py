@@ -2,7 +2,6 @@
 cap, lazy sweep planning in bounded memory, the CLI's estimates, and
 machine shapes that do not nest."""
 
-import importlib
 import itertools
 import tracemalloc
 from concurrent.futures import ThreadPoolExecutor
@@ -12,8 +11,10 @@ import pytest
 import schedlab as sl
 from schedlab import _core
 from schedlab.cli import main
+from schedlab.run import execute as E
+from schedlab.run import grid as G
+from schedlab.run import plan as P
 
-S = importlib.import_module("schedlab.sweep")
 W = sl.workloads.hackbench(groups=1, fds=2, loops=3)
 PLAN_KW = {
     "replicates": 1,
@@ -130,7 +131,7 @@ def test_a_ten_million_point_grid_plans_in_bounded_memory():
     }
     tracemalloc.start()
     try:
-        plan = S._plan("vm-2", "v3.8", W, grid, **PLAN_KW)
+        plan = P.plan_sweep("vm-2", "v3.8", W, grid, **PLAN_KW)
         assert plan.n_runs == 10_000_000
         first = list(itertools.islice(plan, 200))
         _, peak = tracemalloc.get_traced_memory()
@@ -142,7 +143,7 @@ def test_a_ten_million_point_grid_plans_in_bounded_memory():
     assert [(r.point, r.replicate) for r in first[:2]] == [(0, 0), (1, 0)]
     assert first[1].spec is not None and first[1].spec["workload"]["loops"] == 2
     with pytest.raises(sl.ConfigError, match="at most 10000000"):
-        S._plan("vm-2", "v3.8", W, grid, **{**PLAN_KW, "replicates": 2})
+        P.plan_sweep("vm-2", "v3.8", W, grid, **{**PLAN_KW, "replicates": 2})
 
 
 @pytest.mark.parametrize(
@@ -156,13 +157,13 @@ def test_a_ten_million_point_grid_plans_in_bounded_memory():
     ],
 )
 def test_the_lazy_plan_makes_the_eager_plans_runs(grid):
-    plan = S._plan("vm-2", "v3.8", W, grid, **{**PLAN_KW, "replicates": 2, "seed": 3})
-    eager = S._runs(
+    plan = P.plan_sweep("vm-2", "v3.8", W, grid, **{**PLAN_KW, "replicates": 2, "seed": 3})
+    eager = P.plan_runs(
         plan.machine,
         plan.kernel,
         None,
         plan.workload,
-        S._grid_points(plan.grid),
+        G.grid_points(plan.grid),
         2,
         3,
         None,
@@ -185,7 +186,7 @@ def test_the_lazy_plan_makes_the_eager_plans_runs(grid):
 
 
 def test_an_executor_keeps_a_bounded_window_and_the_same_rows(monkeypatch):
-    monkeypatch.setattr(S, "_WINDOW", 2)
+    monkeypatch.setattr(E, "_WINDOW", 2)
     grid = {"migration_cost_ns": [0, 1000, 2000], "workload.loops": [2, -1]}
     kw = {"replicates": 2, "seed": 1, "progress": False}
     local = sl.sweep("vm-2", "v3.8", W, grid, **kw)

@@ -9,8 +9,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 import schedlab as sl
-from schedlab import hostbench as me
 from schedlab.cli import main
+from schedlab.host import measure as me
 
 DATA = Path(__file__).parent / "data" / "perf"
 

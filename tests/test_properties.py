@@ -37,6 +37,7 @@ import schedlab as sl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schedlab._check import is_list
+from schedlab.run.simulate import DEFAULT_TRACE_LIMIT
 
 # --- profiles -----------------------------------------------------------------
 
@@ -650,7 +651,7 @@ def test_prop_simulate(args):
     if args.get("trace") is True:
         tr = r.trace
         assert isinstance(tr, pl.DataFrame)
-        assert tr.height <= args.get("trace_limit", sl.run.DEFAULT_TRACE_LIMIT)
+        assert tr.height <= args.get("trace_limit", DEFAULT_TRACE_LIMIT)
     if args.get("seed", 0) is not None:
         # deterministic: the same inputs and seed give the same numbers
         again = sl.simulate(**args)
@@ -908,7 +909,7 @@ def test_a_lone_surrogate_grid_value_is_an_error_row():
 @pytest.mark.xfail(
     strict=True,
     reason="found by the suite: a workload grid key whose values are all None or lists "
-    "gets no column (python/schedlab/run.py config_row keeps scalar arguments only), "
+    "gets no column (python/schedlab/run/frame.py config_row keeps scalar arguments only), "
     "though docs/guide/sweeps.md promises every grid key among the columns",
 )
 @pytest.mark.parametrize("values", [[None], [[0, 5]]], ids=["none", "list"])

@@ -44,7 +44,7 @@ def _pairs(items: list[str] | None, flag: str) -> dict[str, Any]:
 def _cmd_run(args: argparse.Namespace) -> int:
     from . import workloads
     from .config import CostModel, Kernel, Machine
-    from .run import simulate
+    from .run.simulate import simulate
 
     kernel = Kernel.preset(args.kernel)
     changes = _pairs(args.set, "--set")
@@ -62,13 +62,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
             "yields": args.yields or None,
             **params,
         }
-    if args.workload not in workloads._FACTORIES:
+    if args.workload not in workloads.FACTORIES:
         raise SchedlabError(
             f"invalid --workload={args.workload!r}: expected one of "
-            f"{', '.join(workloads._FACTORIES)}"
+            f"{', '.join(workloads.FACTORIES)}"
         )
     try:
-        w = workloads._FACTORIES[args.workload](**params)
+        w = workloads.FACTORIES[args.workload](**params)
     except TypeError as e:
         raise SchedlabError(f"invalid --param for {args.workload}: {e}") from None
     duration = args.duration
@@ -77,10 +77,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.perfetto is not None:
         # checked before the run: the path, and that the perfetto package is there
         _check_output(args.perfetto, force=True, flag="--perfetto")
-        from .pftrace import _perfetto_protos
+        from .io.pftrace import perfetto_protos
 
         try:
-            _perfetto_protos()
+            perfetto_protos()
         except ImportError as e:
             raise SchedlabError(f"--perfetto: {e}") from None
     r = simulate(
@@ -113,9 +113,11 @@ def _check_output(path: str, force: bool, flag: str = "--output") -> Path:
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from . import _core
-    from .estimate import calibrate, estimate
-    from .spec import _sweep_args, load_spec
-    from .sweep import _execute, _fingerprint, _load_checkpoint, _plan
+    from .io.spec import load_spec, sweep_args
+    from .run.checkpoint import load_checkpoint, sweep_fingerprint
+    from .run.estimate import estimate, run_timing_sample
+    from .run.execute import execute
+    from .run.plan import plan_sweep
 
     output = _check_output(args.output, args.force)
     spec = load_spec(args.spec)
@@ -123,7 +125,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         spec["threads"] = args.threads
     progress = not args.no_progress
     # planned lazily: counting needs no run, and memory stays bounded
-    plan = _plan(**_sweep_args(spec), progress=progress, executor=None)
+    plan = plan_sweep(**sweep_args(spec), progress=progress, executor=None)
     valid = plan.count_valid()
     invalid = 0 if valid is None else plan.n_points - valid
     print(
@@ -132,16 +134,16 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     checkpoint = Path(args.checkpoint) if args.checkpoint else None
-    fp = _fingerprint(plan) if checkpoint else None
-    rows = _load_checkpoint(checkpoint, fp, plan) if checkpoint and fp else []
+    fp = sweep_fingerprint(plan) if checkpoint else None
+    rows = load_checkpoint(checkpoint, fp, plan) if checkpoint and fp else []
     # the time per run: from the checkpoint's finished runs, else from a
-    # few calibration runs (the sweep's own runs, not run again)
+    # few timed runs (the sweep's own runs, not run again)
     timed = [r for r in rows if r["status"] != "error"]
     if not timed:
-        timed = calibrate(plan, {(r["point"], r["replicate"]) for r in rows})
+        timed = run_timing_sample(plan, {(r["point"], r["replicate"]) for r in rows})
         rows += timed
     print(f"schedlab: {estimate(plan, timed, plan.n_runs - len(rows))}", file=sys.stderr)
-    df = _execute(
+    df = execute(
         plan, plan.nthreads, progress, checkpoint=args.checkpoint, rows=rows, fingerprint=fp
     )
     df.write_parquet(
@@ -165,7 +167,7 @@ def _csv(text: str, conv: Any, flag: str) -> list[Any]:
 
 
 def _cmd_measure(args: argparse.Namespace) -> int:
-    from .hostbench import measure, metadata
+    from .host.measure import measure, metadata
 
     output = _check_output(args.output, args.force) if args.output else None
     kw: dict[str, Any] = {
@@ -238,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     r.set_defaults(fn=_cmd_run)
     sw = sub.add_parser("sweep", help="run a sweep spec (TOML) to a Parquet file")
-    sw.add_argument("spec", help="the sweep spec (see schedlab.spec)")
+    sw.add_argument("spec", help="the sweep spec (see schedlab.io.spec)")
     sw.add_argument(
         "-o",
         "--output",

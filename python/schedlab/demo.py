@@ -20,9 +20,9 @@ from ._progress import progress_bar
 from ._table import text_table
 from .cases import VOLANO_SEED, format_comparison, runs_frame, volano_comparison, volano_runs
 from .config import Kernel, Machine
+from .io.vmstat import format_vmstat
 from .result import Result
-from .run import simulate
-from .vmstat import format_vmstat
+from .run.simulate import simulate
 from .workloads import spinners
 
 

@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from .analysis.frames import summarize
 from .exceptions import ConfigError
-from .frames import summarize
 
 
 def _axes(ax: Any) -> Any:

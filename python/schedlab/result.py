@@ -297,8 +297,8 @@ class Result:
         wake-ups (with a flow to where the task next runs), migrations and
         exits as instant events, and a run-queue counter track per CPU from
         the vmstat samples. Needs ``trace=True`` and Perfetto's Python package
-        (``pip install 'schedlab[perfetto]'``). See ``schedlab.pftrace``."""
-        from .pftrace import write_perfetto
+        (``pip install 'schedlab[perfetto]'``). See ``schedlab.io.pftrace``."""
+        from .io.pftrace import write_perfetto
 
         write_perfetto(self, path)
 

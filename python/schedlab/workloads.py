@@ -578,6 +578,10 @@ _FACTORIES: dict[str, Callable[..., Workload]] = {
     "aim7": aim7,
 }
 
+#: The workload kinds, each with the function that makes it (``Workload.kind``
+#: -> factory): what the CLI's ``--workload`` and a sweep spec's ``kind`` take.
+FACTORIES = _FACTORIES
+
 _PARAMS = {k: tuple(inspect.signature(f).parameters) for k, f in _FACTORIES.items()}
 
 __all__ = ["Workload", "aim7", "hackbench", "hackbench_lkp", "pipe_pingpong", "spinners", "volano"]

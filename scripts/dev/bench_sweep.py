@@ -11,7 +11,7 @@ import os
 import time
 
 import schedlab as sl
-from schedlab.bench import SWEEP_GRID
+from bench import SWEEP_GRID  # scripts/dev/bench.py, beside this script
 
 
 def timed(fn, reps: int = 3):

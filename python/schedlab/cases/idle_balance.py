@@ -15,10 +15,11 @@ import polars as pl
 
 from .._check import need_frame, need_int
 from .._table import text_table
+from ..analysis.frames import compare
+from ..analysis.perf_stat import format_perf_stat
 from ..config import CostModel, Kernel, Machine
 from ..exceptions import ConfigError, ConfigTypeError
-from ..frames import compare, format_perf_stat
-from ..sweep import sweep
+from ..run.sweep import sweep
 from ..workloads import hackbench
 
 #: The seed's ``perf stat -r 10`` of ``perf bench sched messaging -g 300``

@@ -7,9 +7,9 @@ from collections.abc import Mapping
 
 import polars as pl
 
-from ._check import need_bool, need_instance, need_int
-from .exceptions import ConfigTypeError
-from .result import Result
+from .._check import need_bool, need_instance, need_int
+from ..exceptions import ConfigTypeError
+from ..result import Result
 
 #: The columns vmstat prints for this model, in vmstat's order.
 VMSTAT_COLUMNS = ("r", "in", "cs", "us", "sy", "id")

@@ -26,10 +26,11 @@ from typing import Any
 
 import polars as pl
 
-from . import workloads
-from .config import CostModel, Kernel, Machine
-from .exceptions import ConfigError, ConfigTypeError
-from .sweep import ProgressArg, sweep
+from .. import workloads
+from .._progress import ProgressArg
+from ..config import CostModel, Kernel, Machine
+from ..exceptions import ConfigError, ConfigTypeError
+from ..run.sweep import sweep
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -75,10 +76,10 @@ def run_spec(
     spec: dict[str, Any], *, progress: ProgressArg = True, checkpoint: str | Path | None = None
 ) -> pl.DataFrame:
     """Run a loaded spec as a sweep."""
-    return sweep(**_sweep_args(spec), progress=progress, checkpoint=checkpoint)
+    return sweep(**sweep_args(spec), progress=progress, checkpoint=checkpoint)
 
 
-def _sweep_args(spec: dict[str, Any]) -> dict[str, Any]:
+def sweep_args(spec: dict[str, Any]) -> dict[str, Any]:
     """``sweep``'s arguments (but progress and checkpoint) from a loaded spec."""
     for key in ("kernel_overrides", "costs", "workload", "grid"):
         if key in spec and not isinstance(spec[key], dict):
@@ -90,12 +91,12 @@ def _sweep_args(spec: dict[str, Any]) -> dict[str, Any]:
     costs = CostModel.preset(machine).replace(**spec["costs"]) if spec.get("costs") else None
     wl = dict(spec["workload"])
     kind = wl.pop("kind")
-    if kind not in workloads._FACTORIES:
+    if kind not in workloads.FACTORIES:
         raise ConfigError(
-            f"invalid workload kind={kind!r}: expected one of {', '.join(workloads._FACTORIES)}"
+            f"invalid workload kind={kind!r}: expected one of {', '.join(workloads.FACTORIES)}"
         )
     try:
-        w = workloads._FACTORIES[kind](**wl)
+        w = workloads.FACTORIES[kind](**wl)
     except TypeError as e:
         raise ConfigError(f"invalid [workload] for {kind}: {e}") from None
     return {

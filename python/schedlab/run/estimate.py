@@ -1,7 +1,7 @@
 """What a sweep will cost before it starts (the ``schedlab sweep`` header):
-its wall time from a few calibration runs and the timed planning of its
-first runs, and its peak memory from the core's per-run footprint and the
-rows it keeps (docs, "Errors and limits")."""
+its wall time from a few timed runs of its own (``run_timing_sample``) and
+the timed planning of its first runs, and its peak memory from the core's
+per-run footprint and the rows it keeps (docs, "Errors and limits")."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from . import _core
-from .sweep import _finish, _Plan, _Run
+from .. import _core
+from .plan import Plan, Run
 
 #: Bytes a finished row takes while the sweep holds it (a dict of every
 #: configuration column and metric, ~140 entries) and as the frame is built
@@ -29,9 +29,9 @@ BASE_BYTES = 80_000_000
 RUN_OVERHEAD_S = 0.25e-3
 #: Runs planned (not run) to time the planning.
 PLAN_SAMPLE = 100
-#: Runs calibrated at most (spread over the grid; replicate 0 of each).
+#: Runs timed at most (spread over the grid; replicate 0 of each).
 SAMPLES = 3
-#: Points tried from each calibration start, past invalid or finished ones.
+#: Points tried from each sample start, past invalid or finished ones.
 SEARCH = 64
 
 
@@ -56,14 +56,14 @@ def _duration(s: float) -> str:
     return f"{s / 3600:.1f} h"
 
 
-def calibration_runs(plan: _Plan, finished: set[tuple[int, int]]) -> list[_Run]:
+def timing_sample(plan: Plan, finished: set[tuple[int, int]]) -> list[Run]:
     """Up to ``SAMPLES`` runnable runs spread evenly over the grid's points
     (replicate 0 of each), not among ``finished``: from each of ``SAMPLES``
     evenly spaced points, the first valid unfinished one within ``SEARCH``
     points (before the next start)."""
     n = plan.n_points
     want = sorted({(i * n) // SAMPLES for i in range(min(SAMPLES, n))})
-    runs: list[_Run] = []
+    runs: list[Run] = []
     for j, start in enumerate(want):
         stop = min(want[j + 1] if j + 1 < len(want) else n, start + SEARCH)
         indices = list(range(start, stop))
@@ -75,7 +75,7 @@ def calibration_runs(plan: _Plan, finished: set[tuple[int, int]]) -> list[_Run]:
     return runs
 
 
-def _points_at(plan: _Plan, indices: list[int]) -> list[dict[str, Any]]:
+def _points_at(plan: Plan, indices: list[int]) -> list[dict[str, Any]]:
     """The grid points at ``indices`` (itertools.product order)."""
     keys = list(plan.grid)
     out = []
@@ -89,21 +89,21 @@ def _points_at(plan: _Plan, indices: list[int]) -> list[dict[str, Any]]:
     return out
 
 
-def calibrate(plan: _Plan, finished: set[tuple[int, int]]) -> list[dict[str, Any]]:
-    """Run the calibration runs (in one batch on the sweep's threads) and
-    return their rows — the sweep's own rows for those runs, which it then
-    does not run again."""
-    runs = calibration_runs(plan, finished)
+def run_timing_sample(plan: Plan, finished: set[tuple[int, int]]) -> list[dict[str, Any]]:
+    """Run the ``timing_sample`` runs (in one batch on the sweep's threads)
+    and return their rows — the sweep's own rows for those runs, which it
+    then does not run again; their ``wall_s`` times the rest."""
+    runs = timing_sample(plan, finished)
     if not runs:
         return []
     outcomes = _core.run_batch([r.runnable for r in runs], plan.nthreads)
-    return [_finish(r, o) for r, o in zip(runs, outcomes, strict=True)]
+    return [r.result_row(o) for r, o in zip(runs, outcomes, strict=True)]
 
 
-def estimate(plan: _Plan, timed: list[dict[str, Any]], left: int) -> Estimate:
+def estimate(plan: Plan, timed: list[dict[str, Any]], left: int) -> Estimate:
     """The sweep's wall time and peak memory: ``left`` runs still to do at
-    the mean wall time of the ``timed`` rows (calibration or checkpoint
-    rows), spread over the threads; memory as the module says."""
+    the mean wall time of the ``timed`` rows (``run_timing_sample``'s or
+    a checkpoint's), spread over the threads; memory as the module says."""
     threads = plan.nthreads or os.cpu_count() or 1
     t = time.perf_counter()
     sample = sum(1 for _ in itertools.islice(plan, PLAN_SAMPLE))
@@ -117,7 +117,7 @@ def estimate(plan: _Plan, timed: list[dict[str, Any]], left: int) -> Estimate:
     else:
         seconds = per_run * left
         basis = "no run could be timed"
-    run = max((_footprint(r.runnable) for r in calibration_runs(plan, set())), default=0)
+    run = max((_footprint(r.runnable) for r in timing_sample(plan, set())), default=0)
     peak = BASE_BYTES + min(threads, max(1, left)) * run + plan.n_runs * ROW_BYTES
     return Estimate(seconds, peak, basis)
 

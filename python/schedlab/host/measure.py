@@ -20,8 +20,8 @@ from typing import Any
 
 import polars as pl
 
-from ._check import is_list, need_bool, need_str, show, type_name
-from .exceptions import ConfigError, ConfigTypeError, MeasureError
+from .._check import is_list, need_bool, need_str, show, type_name
+from ..exceptions import ConfigError, ConfigTypeError, MeasureError
 
 #: The events ``measure`` counts (``perf stat -e``).
 EVENTS = ("task-clock", "context-switches", "cpu-migrations")
@@ -300,7 +300,7 @@ def measure(
     total = nrep * len(configs)
     bar = None
     if progress:
-        from ._progress import progress_bar
+        from .._progress import progress_bar
 
         bar = progress_bar(total=total, desc=f"perf bench ({bench})", unit="run")
     rows: list[dict[str, Any]] = []

@@ -1,5 +1,5 @@
-"""``python -m schedlab.bench``: the engine's speed on fixed scenarios, side by
-side with the real kernel when ``perf`` is installed.
+"""``python scripts/dev/bench.py``: the engine's speed on fixed scenarios, side
+by side with the real kernel when ``perf`` is installed (``make bench``).
 
 Each scenario runs in a fresh child process (so its peak memory is its own):
 the best of ``--reps`` wall times, and simulated seconds, context switches
@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from ._table import text_table
+from schedlab._table import text_table
 
 
 @dataclass(frozen=True)
@@ -96,9 +96,8 @@ def _child(spec: dict[str, Any]) -> dict[str, Any]:
     """Run one scenario ``reps`` times in this process; report figures."""
     import schedlab as sl
 
-    from .workloads import _FACTORIES
-
-    w = _FACTORIES[spec["workload"]](**spec["params"])
+    # each workload kind is made by the sl.workloads function of its name
+    w = getattr(sl.workloads, spec["workload"])(**spec["params"])
     k = sl.Kernel(spec["kernel"], **dict(spec["kernel_changes"]))
     base = _vm_kib("VmRSS")
     best = float("inf")
@@ -148,10 +147,10 @@ def _memory_child(duration_s: float) -> dict[str, Any]:
 
 
 def _in_child(what: str, *args: str) -> dict[str, Any]:
-    """Run ``python -m schedlab.bench <args>`` in a fresh process (so its
-    peak memory is its own) and return the JSON line it prints last."""
+    """Run this script with ``args`` in a fresh process (so its peak memory
+    is its own) and return the JSON line it prints last."""
     p = subprocess.run(
-        [sys.executable, "-m", "schedlab.bench", *args],
+        [sys.executable, os.path.abspath(__file__), *args],
         capture_output=True,
         text=True,
         check=False,
@@ -234,7 +233,7 @@ def _fmt(x: float, digits: int = 0) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m schedlab.bench", description=__doc__)
+    ap = argparse.ArgumentParser(prog="scripts/dev/bench.py", description=__doc__)
     ap.add_argument("--quick", action="store_true", help="smaller scenarios (seconds)")
     ap.add_argument("--reps", type=int, default=3, help="runs per scenario (best is kept)")
     ap.add_argument("--no-real", action="store_true", help="skip the real perf runs")

@@ -19,23 +19,16 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from ._check import need_bool, need_int, need_number, need_str, seconds_to_ns
-from .config import CostModel, Kernel, Machine
-from .exceptions import ConfigError, SimulationError
-from .run import _costs, _kernel, _machine, _workload, simulate
-from .sweep import ProgressArg, SweepInterrupted, _execute, _runs
-from .workloads import Workload
-
-#: Two-sided 95 % Student t quantiles by degrees of freedom (1..30; beyond: normal).
-_T95 = [
-    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
-]  # fmt: skip
-
-
-def _t95(df: int) -> float:
-    return _T95[df - 1] if 1 <= df <= len(_T95) else 1.96
+from .._check import need_bool, need_int, need_number, need_str, seconds_to_ns
+from .._progress import ProgressArg
+from ..config import CostModel, Kernel, Machine
+from ..exceptions import ConfigError, SimulationError
+from ..run.args import costs_arg, kernel_arg, machine_arg, workload_arg
+from ..run.execute import SweepInterrupted, execute
+from ..run.plan import plan_runs
+from ..run.simulate import simulate
+from ..workloads import Workload
+from .stats import t975
 
 
 def _mean_se(values: np.ndarray) -> tuple[float, float, int]:
@@ -105,11 +98,11 @@ def bisect(
     the finished runs during the main sweep, with the field table (no
     culprits) during the checks of the culprit set.
     """
-    m = _machine(machine)
-    g = _kernel(good, "good")
-    b = _kernel(bad, "bad")
-    w = _workload(workload)
-    costs = _costs(costs)
+    m = machine_arg(machine)
+    g = kernel_arg(good, "good")
+    b = kernel_arg(bad, "bad")
+    w = workload_arg(workload)
+    costs = costs_arg(costs)
     need_str("metric", metric)
     reps = need_int("replicates", replicates, lo=2, hi=10_000)
     seed = need_int("seed", seed, lo=0, hi=2**64 - 1)
@@ -144,10 +137,10 @@ def bisect(
         """The metric per (point, replicate); NaN where a run was not ok.
         Every point uses the seeds of point 0 (common random numbers), so
         differences between points are paired by replicate."""
-        runs = _runs(m, g, costs, w, pts, reps, seed, duration_s, duration_ns, 100_000_000)
+        runs = plan_runs(m, g, costs, w, pts, reps, seed, duration_s, duration_ns, 100_000_000)
         for r in runs:
             r.seed = runs[r.replicate].seed
-        df = _execute(runs, nthreads, progress)
+        df = execute(runs, nthreads, progress)
         out = np.full((len(pts), reps), np.nan)
         if metric in df.columns:
             ok = df.filter(pl.col("status") == "ok")
@@ -183,7 +176,7 @@ def bisect(
             )
         d_mean, se, k = _mean_se(d)
         pct = _share(d_mean, scale)
-        half = _t95(max(1, k - 1)) * se * abs(scale) if k > 1 else math.nan
+        half = float(t975(k - 1)) * se * abs(scale) if k > 1 else math.nan
         failed = int((~np.isfinite(on[i])).sum() + (~np.isfinite(off[i])).sum())
         rows.append(
             {
@@ -206,7 +199,9 @@ def bisect(
 
     # Is the change itself beyond the replicates' noise (paired)?
     significant = (
-        change_n > 1 and math.isfinite(scale) and abs(change) > _t95(change_n - 1) * change_se
+        change_n > 1
+        and math.isfinite(scale)
+        and abs(change) > float(t975(change_n - 1)) * change_se
     )
     culprits: list[str] = []
     set_pct: float | None = None

@@ -17,12 +17,13 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from ._check import is_list, need_frame, need_int, show, type_name
-from .config import CostModel, Kernel, Machine
-from .exceptions import ConfigError, ConfigTypeError
-from .run import _kernel, _machine
-from .sweep import _execute, _runs, derive_seed
-from .workloads import hackbench
+from .._check import is_list, need_frame, need_int, show, type_name
+from ..config import CostModel, Kernel, Machine
+from ..exceptions import ConfigError, ConfigTypeError
+from ..run.args import kernel_arg, machine_arg
+from ..run.execute import execute
+from ..run.plan import derive_seed, plan_runs
+from ..workloads import hackbench
 
 #: The scale factors ``fit`` may name, and the CostModel fields each scales.
 FACTORS: dict[str, tuple[str, ...]] = {
@@ -201,14 +202,14 @@ def model_runs(
     (i, r)'s seed is ``derive_seed(seed, ids[i], r)``: the same config gets
     the same streams whatever else is in the batch. Columns: the config,
     ``rep`` and ``METRICS``; a run that did not finish raises."""
-    m, k = _machine(machine), _kernel(kernel)
+    m, k = machine_arg(machine), kernel_arg(kernel)
     ids = list(range(len(configs))) if ids is None else list(ids)
     w = hackbench()
     points = [{f"workload.{c}": cfg[c] for c in CONFIG} for cfg in configs]
-    runs = _runs(m, k, costs, w, points, seeds, seed, None, None, 100_000_000)
+    runs = plan_runs(m, k, costs, w, points, seeds, seed, None, None, 100_000_000)
     for r in runs:
         r.seed = derive_seed(seed, ids[r.point], r.replicate)
-    df = _execute(runs, 0 if threads is None else threads, False)
+    df = execute(runs, 0 if threads is None else threads, False)
     bad = df.filter(pl.col("status") != "ok")
     if bad.height:
         r0 = bad.row(0, named=True)
@@ -261,7 +262,7 @@ def calibrate(
     from scipy.optimize import least_squares
 
     real = need_frame("real", real, [*CONFIG, *METRICS], "measure('hackbench', ...)'s frame")
-    m, k = _machine(machine), _kernel(kernel)
+    m, k = machine_arg(machine), kernel_arg(kernel)
     names = _need_fit(fit)
     nseeds = need_int("seeds", seeds, lo=1, hi=1000)
     nthreads = None if threads is None else need_int("threads", threads, lo=1, hi=4096)
@@ -315,7 +316,7 @@ def calibrate(
 
     bar: Any = None
     if progress:
-        from ._progress import progress_bar
+        from .._progress import progress_bar
 
         bar = progress_bar(total=nev + 1, desc="schedlab calibrate", unit="eval")
     cache: dict[tuple[float, ...], np.ndarray] = {}

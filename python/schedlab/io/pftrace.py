@@ -41,7 +41,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .result import Result
+    from ..result import Result
 
 #: The one packet sequence every packet of the file belongs to.
 SEQUENCE_ID = 1
@@ -57,7 +57,10 @@ PROCESS_TRACK_BASE = 10_000_000
 THREAD_TRACK_BASE = 20_000_000
 
 
-def _perfetto_protos() -> Any:
+def perfetto_protos() -> Any:
+    """Perfetto's ``perfetto_trace_pb2`` protos module; an ImportError that
+    names the extra to install when the perfetto package is missing (the
+    CLI checks it before a ``--perfetto`` run)."""
     try:
         from perfetto.protos.perfetto.trace import (  # type: ignore[import-untyped]
             perfetto_trace_pb2,
@@ -94,11 +97,11 @@ def write_perfetto(r: Result, path: str | os.PathLike[str]) -> None:
     existing file is overwritten)."""
     import heapq
 
-    from ._check import need_output_path
-    from .exceptions import ConfigError
+    from .._check import need_output_path
+    from ..exceptions import ConfigError
 
     path = need_output_path("path", path, force=True)
-    pb = _perfetto_protos()
+    pb = perfetto_protos()
     trace = r.trace
     if trace is None:
         raise ConfigError(

@@ -1,0 +1,203 @@
+"""Sweep checkpoints: the finished rows written to Parquet as a sweep goes
+(``save_checkpoint``) and read back to resume it (``load_checkpoint``) only
+if they are the rows schedlab wrote for this very sweep — the file's bytes
+(its ``<checkpoint>.sha256`` digest file), the schedlab version, the sweep
+(``sweep_fingerprint``), the rows' content hash, and each row a planned run's,
+once, with its seed. Anything else is refused with a ``ConfigError``."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from .. import _core
+from ..exceptions import ConfigError
+from .frame import build_frame
+from .plan import Planned, Run
+
+
+def sweep_fingerprint(runs: Iterable[Run]) -> str:
+    """A sha256 of the planned runs (each one's point, replicate, spec and
+    error): a checkpoint resumes only the sweep it was written for."""
+    h = hashlib.sha256()
+    for r in runs:
+        h.update(
+            json.dumps(
+                [r.point, r.replicate, r.spec, r.error], sort_keys=True, default=str
+            ).encode()
+        )
+    return h.hexdigest()
+
+
+def _content_hash(df: pl.DataFrame) -> str:
+    """A sha256 of a frame's columns (names, dtypes, nulls and values), the
+    same for the frame written and the frame read back from Parquet."""
+    h = hashlib.sha256()
+    h.update(f"{df.height}\0".encode())
+    for name, s in zip(df.columns, df.get_columns(), strict=True):
+        dtype = s.dtype
+        h.update(f"{len(name)}:{name}\0{dtype}\0".encode())
+        if dtype == pl.Null:
+            continue
+        h.update(s.is_null().to_numpy().tobytes())
+        if dtype.is_numeric():
+            a = s.fill_null(0).to_numpy()
+            h.update(a.astype(a.dtype.newbyteorder("<"), copy=False).tobytes())
+        elif dtype == pl.Boolean:
+            h.update(s.fill_null(False).to_numpy().tobytes())
+        elif dtype == pl.String:
+            t = s.fill_null("")
+            h.update(t.str.len_bytes().cast(pl.UInt64).to_numpy().astype("<u8").tobytes())
+            h.update("".join(t.to_list()).encode())
+        else:
+            h.update(json.dumps(s.to_list(), sort_keys=True, default=str).encode())
+    return h.hexdigest()
+
+
+# What reading a corrupt Parquet file can raise: polars errors, OSError, and
+# polars' panics (a BaseException, not an Exception).
+_READ_ERRORS = (Exception, pl.exceptions.PanicException)
+
+
+def _bad_checkpoint(path: Path, what: str) -> ConfigError:
+    return ConfigError(
+        f"invalid checkpoint={str(path)!r}: {what}; remove it or choose another path"
+    )
+
+
+def _digest_path(path: Path) -> Path:
+    """The checkpoint's byte-digest file, beside it: ``<checkpoint>.sha256``."""
+    return path.with_name(path.name + ".sha256")
+
+
+def _file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _check_bytes(path: Path) -> None:
+    """Refuse a checkpoint whose bytes are not those schedlab wrote, before
+    any Parquet reader sees them: a damaged length field can make polars
+    abort the interpreter (seen with polars 2.1.0 on bit-flipped files),
+    which no ``except`` can catch. ``<checkpoint>.sha256`` lists the digests
+    of the file schedlab last wrote and of the one before (see
+    ``save_checkpoint``: a kill between its two renames leaves either)."""
+    digest = _digest_path(path)
+    try:
+        accepted = json.loads(digest.read_text())["accept"]
+    except FileNotFoundError:
+        raise _bad_checkpoint(
+            path,
+            f"its digest file {str(digest)!r} is missing (copy it along with the checkpoint)",
+        ) from None
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise _bad_checkpoint(
+            path, f"its digest file {str(digest)!r} cannot be read ({type(e).__name__})"
+        ) from None
+    try:
+        actual = _file_sha256(path)
+    except OSError as e:
+        raise _bad_checkpoint(path, f"it cannot be read ({type(e).__name__}: {e})") from None
+    if not isinstance(accepted, list) or actual not in accepted:
+        raise _bad_checkpoint(
+            path, "its bytes do not match the digest schedlab wrote (altered or corrupt)"
+        )
+
+
+def load_checkpoint(path: Path, fingerprint: str, runs: Planned) -> list[dict[str, Any]]:
+    """The resumable rows of the checkpoint at ``path``, after checking that
+    its bytes are those schedlab wrote (``<checkpoint>.sha256``), it reads,
+    was written by this schedlab version for this sweep (``fingerprint``),
+    is unaltered (its content hash) and holds only planned runs
+    (``runs``), each once; else a ConfigError."""
+    if not path.exists():
+        return []
+    _check_bytes(path)
+    try:
+        meta = pl.read_parquet_metadata(path)
+    except _READ_ERRORS as e:  # a truncated or corrupt file
+        raise _bad_checkpoint(path, f"it cannot be read ({type(e).__name__}: {e})") from None
+    version = meta.get("schedlab.version")
+    if version != _core.__version__:
+        raise _bad_checkpoint(
+            path,
+            f"it was written by schedlab version {version!r}, not this one ({_core.__version__!r})",
+        )
+    if meta.get("schedlab.sweep") != fingerprint:
+        raise _bad_checkpoint(path, "it holds a different sweep")
+    expected = meta.get("schedlab.content_sha256")
+    if not expected:
+        raise _bad_checkpoint(path, "it has no content hash")
+    try:
+        df = pl.read_parquet(path)
+    except _READ_ERRORS as e:
+        raise _bad_checkpoint(path, f"it cannot be read ({type(e).__name__}: {e})") from None
+    if _content_hash(df) != expected:
+        raise _bad_checkpoint(path, "its rows do not match its content hash (altered or corrupt)")
+    if df.height == 0:
+        return []
+    missing = [c for c in ("point", "replicate", "seed", "status") if c not in df.columns]
+    if missing:
+        raise _bad_checkpoint(path, f"it has no column {', '.join(missing)}")
+    seen: set[tuple[Any, Any]] = set()
+    rows = df.to_dicts()
+    for row in rows:
+        key = (row["point"], row["replicate"])
+        seed = runs.seed_of(*key)
+        if seed is None:
+            raise _bad_checkpoint(
+                path, f"it holds a row (point={key[0]!r}, replicate={key[1]!r}) not in the sweep"
+            )
+        if key in seen:
+            raise _bad_checkpoint(
+                path, f"it holds the row (point={key[0]}, replicate={key[1]}) more than once"
+            )
+        seen.add(key)
+        if row["seed"] != seed:
+            raise _bad_checkpoint(
+                path,
+                f"its row (point={key[0]}, replicate={key[1]}) has seed={row['seed']!r}, "
+                f"not the sweep's {seed}",
+            )
+    return [r for r in rows if r["status"] != "cancelled"]
+
+
+def save_checkpoint(path: Path, rows: list[dict[str, Any]], fingerprint: str) -> None:
+    """Write ``rows`` (as the sweep frame) to the checkpoint at ``path``,
+    with the sweep's ``fingerprint``, the version and the content hash in
+    its metadata, and its digest file beside it; each file is replaced
+    atomically (written aside, then renamed)."""
+    tmp = path.with_name(path.name + ".tmp")
+    df = build_frame(rows)
+    df.write_parquet(
+        tmp,
+        metadata={
+            "schedlab.sweep": fingerprint,
+            "schedlab.version": _core.__version__,
+            "schedlab.build_profile": _core.build_profile,
+            "schedlab.content_sha256": _content_hash(df),
+        },
+    )
+    # The digest file accepts the new bytes before they replace the old
+    # ones, and still the old: a kill between the two renames leaves a
+    # checkpoint the digest accepts, whichever of the two files it is.
+    digest = _digest_path(path)
+    accept = [_file_sha256(tmp)]
+    if path.exists():
+        try:
+            accept.append(_file_sha256(path))
+        except OSError:
+            pass
+    dtmp = digest.with_name(digest.name + ".tmp")
+    dtmp.write_text(json.dumps({"accept": accept}))
+    os.replace(dtmp, digest)
+    os.replace(tmp, path)

@@ -1,0 +1,77 @@
+"""``sweep``: a grid of configurations × replicates, run in parallel, as one
+polars DataFrame — locally on a rayon pool, or chunked over any
+``concurrent.futures`` executor (Dask, Ray, a process pool). It plans the
+runs (``plan.plan_sweep``) and executes them (``execute.execute``)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Executor
+from typing import Any
+
+import polars as pl
+
+from .._progress import ProgressArg
+from ..config import CostModel, Kernel, Machine
+from ..workloads import Workload
+from .execute import execute
+from .plan import plan_sweep
+
+
+def sweep(
+    machine: Machine | str,
+    kernel: Kernel | str,
+    workload: Workload,
+    grid: Mapping[str, Sequence[Any]] | None = None,
+    *,
+    replicates: int = 1,
+    seed: int = 0,
+    threads: int | None = None,
+    progress: ProgressArg = True,
+    executor: Executor | None = None,
+    checkpoint: str | os.PathLike[str] | None = None,
+    costs: CostModel | None = None,
+    duration_s: float | None = None,
+    interval_s: float = 0.1,
+    chunk_size: int | None = None,
+) -> pl.DataFrame:
+    """Run ``workload`` over the cartesian product of ``grid`` × ``replicates``.
+
+    Grid keys: any ``Kernel`` field, ``"kernel"`` and ``"machine"`` (preset
+    names), any ``CostModel`` field, and ``"workload.<param>"``. Returns a
+    polars DataFrame, a row per run in (point, replicate) order: ``point``,
+    ``replicate``, the configuration columns (every grid key among them),
+    ``seed``, ``status`` (``"ok"``, ``"time_limit"``, ``"deadlock"``,
+    ``"stalled"``, ``"error"``), ``status_detail``, every metric, and
+    ``wall_s`` (the only wall-clock column). A point whose configuration is
+    invalid is an ``"error"`` row, one whose overhead leaves its tasks no CPU
+    time a ``"stalled"`` row; the others are unaffected.
+
+    Per-run seeds derive from (``seed``, point, replicate), so the frame does
+    not depend on ``threads``, chunking or ``executor``. ``threads=None``
+    uses every core. ``checkpoint="x.parquet"`` writes finished rows as it
+    goes; running the same sweep again resumes it. ``executor`` is any
+    ``concurrent.futures.Executor`` (``dask.distributed.Client.get_executor()``,
+    a Ray or process pool): the runs are cut into chunks, each a native sweep
+    on a worker (``threads`` per chunk, default 1). Ctrl-C stops promptly and
+    raises ``SweepInterrupted`` carrying every finished run's row (also those
+    of the chunk under way) and cancels an executor's chunks not started. Runs take no
+    periodic vmstat samples (rows carry metrics only), so ``interval_s`` has
+    no effect; every number but ``events`` equals ``simulate``'s.
+    """
+    plan = plan_sweep(
+        machine,
+        kernel,
+        workload,
+        grid,
+        replicates=replicates,
+        seed=seed,
+        threads=threads,
+        progress=progress,
+        executor=executor,
+        costs=costs,
+        duration_s=duration_s,
+        interval_s=interval_s,
+    )
+    return execute(plan, plan.nthreads, progress, executor, checkpoint, chunk_size)

@@ -1,0 +1,116 @@
+"""The package's modules use only each other's public names (issue 29).
+
+A name with a leading underscore is private to the module that defines it:
+no other module of ``schedlab`` may import it (``from .sweep import _plan``)
+or reach it through an imported module (``workloads._FACTORIES``). What a
+sibling needs is a public, documented name of its module. Private *modules*
+(``_core``, ``_check``, ``_progress``, ``_table``) may be imported; the names
+taken from them must still be public. Read from the source with ``ast``
+(nothing is imported), so the check is fast and sees every module.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "python" / "schedlab"
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _dotted(path: Path, package: Path) -> tuple[list[str], bool]:
+    """The module's dotted name as parts, and whether it is a package."""
+    parts = list(path.relative_to(package.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        return parts[:-1], True
+    return parts, False
+
+
+def _is_module(parts: list[str], package: Path) -> bool:
+    """Whether ``parts`` (``["schedlab", "run", "plan"]``) names a module or
+    package of the source tree (``_core`` is the compiled one, with its stub)."""
+    base = package.parent.joinpath(*parts)
+    return (
+        base.is_dir()
+        or base.with_suffix(".py").is_file()
+        or base.with_suffix(".pyi").is_file()
+        or any(base.parent.glob(base.name + ".*.so"))
+    )
+
+
+def _target(node: ast.ImportFrom, here: list[str], is_package: bool) -> list[str] | None:
+    """The dotted parts of the module ``node`` imports from, if it is the package's."""
+    if node.level == 0:
+        parts = (node.module or "").split(".")
+        return parts if parts[0] == here[0] else None
+    base = here if is_package else here[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return base + (node.module.split(".") if node.module else [])
+
+
+def private_uses(path: Path, package: Path = PACKAGE) -> list[str]:
+    """Every private name of another module of ``package`` that ``path``
+    imports or reads through an imported module, as ``file:line: what``."""
+    here, is_package = _dotted(path, package)
+    tree = ast.parse(path.read_text(), filename=str(path))
+    rel = path.relative_to(package.parent)
+    found: list[tuple[int, str]] = []
+    modules: dict[str, str] = {}  # local name -> the schedlab module it is bound to
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            src = _target(node, here, is_package)
+            if src is None:
+                continue
+            for alias in node.names:
+                if _is_module([*src, alias.name], package):
+                    modules[alias.asname or alias.name] = ".".join([*src, alias.name])
+                elif _private(alias.name):
+                    found.append((node.lineno, f"imports {alias.name} from {'.'.join(src)}"))
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == package.name and alias.asname:
+                    modules[alias.asname] = alias.name
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in modules
+            and _private(node.attr)
+        ):
+            found.append((node.lineno, f"uses {modules[node.value.id]}.{node.attr}"))
+    return [f"{rel}:{line}: {what}" for line, what in sorted(found)]
+
+
+def test_no_module_uses_another_modules_private_names():
+    files = sorted(PACKAGE.rglob("*.py"))
+    assert len(files) > 20
+    found = [use for f in files for use in private_uses(f)]
+    assert not found, "private names used across modules:\n" + "\n".join(found)
+
+
+def test_the_check_sees_each_kind_of_private_use(tmp_path):
+    pkg = tmp_path / "schedlab"
+    (pkg / "run").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "_check.py").write_text("def need_int(): ...\n_LIMIT = 1\n")
+    (pkg / "workloads.py").write_text("_FACTORIES = {}\n")
+    (pkg / "run" / "__init__.py").write_text("")
+    (pkg / "run" / "plan.py").write_text("def _plan(): ...\n")
+    user = pkg / "run" / "execute.py"
+    user.write_text(
+        "import datetime as _dt\n"  # a private alias of another package: fine
+        "from .. import _check, workloads\n"  # a private module: fine
+        "from .._check import need_int, _LIMIT\n"
+        "from .plan import _plan\n"
+        "from schedlab.run.plan import _plan as p\n"
+        "x = workloads._FACTORIES, _check.need_int, workloads.__name__\n"
+    )
+    assert private_uses(user, pkg) == [
+        "schedlab/run/execute.py:3: imports _LIMIT from schedlab._check",
+        "schedlab/run/execute.py:4: imports _plan from schedlab.run.plan",
+        "schedlab/run/execute.py:5: imports _plan from schedlab.run.plan",
+        "schedlab/run/execute.py:6: uses schedlab.workloads._FACTORIES",
+    ]
