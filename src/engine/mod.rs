@@ -1,8 +1,7 @@
 //! The discrete-event engine: the simulation driver (`Sim`), the event loop,
 //! the clock and CPU-time accounting, the event queue (`queue`), the vmstat
 //! sampler (`sampler`), the system-call layer that carries out a workload's
-//! actions (`syscall`), the burst ends that re-arming replaced (`ghosts`)
-//! and the building of the result (`report`). The
+//! actions (`syscall`) and the building of the result (`report`). The
 //! scheduler state `Sim` holds is `sched`'s (`sched::rq::Rq`,
 //! `sched::task::Task`, `sched::rq::Nohz`, the domains); the scheduler entry
 //! points it calls (`schedule`, `try_to_wake_up`, `scheduler_tick`, …) live
@@ -13,11 +12,9 @@
 //! queued per CPU as system time consumed *before* the task's own work, so
 //! busy + idle time is conserved exactly on every CPU. A task's burst end is
 //! one `SegmentEnd` event per CPU, re-armed whenever the end moves: the
-//! queue replaces the CPU's pending one (`EventQueue::arm`), and the
-//! replaced one is kept only as a key (`ghosts`) so that the `events`
-//! metric still counts it as the stale event it used to be.
+//! queue replaces the CPU's pending one (`EventQueue::arm`). The `events`
+//! metric counts the events popped from the queue.
 
-mod ghosts;
 mod power;
 pub mod queue;
 mod report;
@@ -242,13 +239,10 @@ pub struct Sim<'a> {
     pub(crate) max_charge: u64,
     sampler: Sampler,
     sampler_truncated: bool,
-    /// Events popped from the queue (replaced burst ends not included:
-    /// see `ghosts`).
+    /// Events popped from the queue (the `events` metric).
     events: u64,
     /// Sum over popped events of the queue's length before the pop.
     pending_sum: u64,
-    /// Replaced burst ends, counted into the `events` metric.
-    ghosts: ghosts::Ghosts,
     opts: RunOptions,
 }
 
@@ -407,7 +401,6 @@ impl<'a> Sim<'a> {
             sampler_truncated: false,
             events: 0,
             pending_sum: 0,
-            ghosts: ghosts::Ghosts::default(),
             opts,
         })
     }
@@ -439,25 +432,9 @@ impl<'a> Sim<'a> {
                 break Status::Cancelled;
             }
             let Some(e) = self.queue.pop() else {
-                // The replaced burst ends still due would pop first.
-                if let Some(s) = self.replay_ghosts(None, &mut same_instant) {
-                    break s;
-                }
                 break self.nothing_left();
             };
-            let key = (e.time, e.seq);
-            if self.nr_running_total > 0
-                && key.0 - self.progress_at >= WATCHDOG_NS
-                && !self.ghosts.is_empty()
-            {
-                // The watchdog may act at a replaced burst end's instant,
-                // before this event.
-                if let Some(s) = self.replay_ghosts(Some(key), &mut same_instant) {
-                    break s;
-                }
-            }
             self.pending_sum += self.queue.len() as u64 + 1;
-            self.ghosts.passed(key);
             if e.time == self.now {
                 same_instant += 1;
                 if same_instant > MAX_EVENTS_AT_ONE_INSTANT {
@@ -492,10 +469,7 @@ impl<'a> Sim<'a> {
                     // stranded on CPUs with nothing scheduled to run them —
                     // an engine bug, reported rather than sampled for ever.
                     let end_queued = self.opts.duration_ns.is_some_and(|d| d > self.now);
-                    if self.live_tasks > 0
-                        && self.queue.len() == usize::from(end_queued)
-                        && self.ghosts.pending() == 0
-                    {
+                    if self.live_tasks > 0 && self.queue.len() == usize::from(end_queued) {
                         break self.nothing_left();
                     }
                     self.sync_all();
@@ -542,43 +516,6 @@ impl<'a> Sim<'a> {
             self.workload.name(),
             self.now
         ))
-    }
-
-    /// Visit, in order, the replaced burst ends due before `limit` (all for
-    /// `None`) as the loop used to pop them as stale events: each counts as
-    /// an event and moves the clock, and the watchdog looks at its instant
-    /// (which is why this runs where the watchdog could act, and before
-    /// the queue runs dry). Elsewhere they are only counted
-    /// (`ghosts::Ghosts`): a stale pop changed nothing else. The
-    /// one-instant limit counts popped events only.
-    fn replay_ghosts(
-        &mut self,
-        limit: Option<(u64, u64)>,
-        same_instant: &mut u64,
-    ) -> Option<Status> {
-        for g in self.ghosts.take_before(limit) {
-            self.ghosts.replayed(g);
-            if g.0 == self.now {
-                *same_instant += 1;
-                if *same_instant > MAX_EVENTS_AT_ONE_INSTANT {
-                    return Some(self.no_progress());
-                }
-            } else {
-                *same_instant = 0;
-            }
-            self.now = g.0;
-            if self.nr_running_total == 0 {
-                self.progress_at = self.now;
-            } else if self.now - self.progress_at >= WATCHDOG_NS {
-                if let Some(s) = self.watchdog() {
-                    return Some(s);
-                }
-            }
-            if self.progress_at == self.now {
-                self.overhead_at_progress = self.overhead;
-            }
-        }
-        None
     }
 
     /// Nothing left that could run: a deadlock of the workload, or — with
@@ -773,19 +710,20 @@ impl<'a> Sim<'a> {
             rq.gen = rq.gen.wrapping_add(1);
             rq.armed_end = end;
             let gen = rq.gen;
-            let replaced = match end {
-                Some(e) => self.queue.arm(
-                    cpu,
-                    e,
-                    Event::SegmentEnd {
-                        cpu: cpu as u32,
-                        gen,
-                    },
-                ),
-                None => self.queue.cancel(cpu),
-            };
-            if let Some(k) = replaced {
-                self.ghosts.add(k);
+            match end {
+                Some(e) => {
+                    self.queue.arm(
+                        cpu,
+                        e,
+                        Event::SegmentEnd {
+                            cpu: cpu as u32,
+                            gen,
+                        },
+                    );
+                }
+                None => {
+                    self.queue.cancel(cpu);
+                }
             }
         }
     }
@@ -823,12 +761,11 @@ impl<'a> Sim<'a> {
         }
         let pelt = self.pelt_columns();
         let mean_pending = self.pending_sum as f64 / self.events.max(1) as f64;
-        let events = self.events + self.ghosts.popped();
         let task_cpu: Vec<(u64, u64)> = self.tasks.iter().map(|t| (t.user_ns, t.sys_ns)).collect();
         let mut r = report::build(
             status,
             self.now,
-            events,
+            self.events,
             self.machine,
             &self.tasks,
             &self.rqs,
@@ -851,7 +788,6 @@ impl<'a> Sim<'a> {
             r.metrics.extend(rt.metrics());
         }
         r.mean_pending_events = mean_pending;
-        r.queue_pops = self.events;
         r
     }
 }

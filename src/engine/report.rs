@@ -216,7 +216,6 @@ pub(crate) fn build(
         schedstat,
         trace,
         mean_pending_events: 0.0,
-        queue_pops: 0,
     }
 }
 
