@@ -33,8 +33,8 @@
 
 use super::balance::{IdleType, LbEnv};
 use super::fair::TaskId;
+use super::Sched;
 use crate::domains::{sd, SCALE};
-use crate::engine::{Event, Sim};
 use crate::kernel::BalancePolicy;
 
 /// `FULL_UTIL` (= `SCHED_POWER_SCALE`): one CPU fully used.
@@ -114,7 +114,7 @@ pub fn vacancy(cpu_util: u64, putil: u64) -> i64 {
     FULL_UTIL as i64 - cpu_util as i64 - 4 * putil as i64
 }
 
-impl Sim<'_> {
+impl Sched<'_> {
     pub(crate) fn power_policy_on(&self) -> bool {
         self.kernel.balance_policy != BalancePolicy::Performance
     }
@@ -355,14 +355,7 @@ impl Sim<'_> {
                 d.nr_balance_failed = d.cache_nice_tries + 1;
                 self.counters.active_balances += 1;
                 self.counters.resched_ipis += 1;
-                self.queue.push(
-                    self.now + self.cost.ipi_latency_ns,
-                    Event::ActiveBalance {
-                        src: c as u32,
-                        dst: this_cpu as u32,
-                        lvl: lvl as u32,
-                    },
-                );
+                self.stop_one_cpu_nowait(c, this_cpu, lvl);
             }
         }
         env.src_cpu = this_cpu;

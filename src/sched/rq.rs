@@ -118,7 +118,7 @@ pub struct BalanceRq {
     pub max_idle_balance_cost: u64,
     pub idle_at_tick: bool,
     /// `rq->cfs_tasks`, most recently enqueued last (the links are the
-    /// `Sim`'s `group_nodes`).
+    /// `Sched`'s `group_nodes`).
     pub cfs_tasks: TaskList,
     pub stats: Vec<DomainStats>,
 }
