@@ -1451,10 +1451,12 @@ mod tests {
     // ---- find_busiest_group / calculate_imbalance / fix_small_imbalance ----
     //
     // Hand-built `sd_lb_stats` of a domain with a local and a busiest group,
-    // checked against the arithmetic of kernel/sched/fair.c (3.8) and
-    // kernel/sched_fair.c (2.6.36); the project's reference is
-    // kernel-facts.md §2.2. SCALE = SCHED_POWER_SCALE = 1024; a nice-0 task
-    // weighs 1024. Integer division throughout, as in the kernel.
+    // checked against the arithmetic of find_busiest_group(),
+    // calculate_imbalance() and fix_small_imbalance() in
+    // kernel/sched/fair.c, v3.8, and kernel/sched_fair.c, v2.6.36 (the
+    // model's version: docs/balancer.md). SCALE = SCHED_POWER_SCALE = 1024;
+    // a nice-0 task weighs 1024. Integer division throughout, as in the
+    // kernel.
 
     /// A group as `update_sg_lb_stats()` would sum it.
     #[derive(Clone, Copy)]

@@ -2,9 +2,17 @@
 //! `kernel/sched/core.c` (3.8): `schedule()`, `scheduler_tick()`,
 //! `try_to_wake_up()`, `wake_up_new_task()`, `resched_task()`,
 //! `check_preempt_curr()`, `activate_task()`/`deactivate_task()`,
-//! `set_task_cpu()`. Only the fair class exists so far, so `rq->curr` is
-//! `cfs_rq->curr` and the idle task is "no task". Placement is in
-//! `sched::wakeup`, balancing in `sched::balance`.
+//! `set_task_cpu()`, and the scheduler side of the system calls the engine
+//! carries out (`do_nanosleep()`, `do_sched_yield()`, `do_exit()`). Three
+//! classes are modelled: fair (here and in `sched::fair` / `sched::eevdf`),
+//! RT (`sched::rt`, `sched::rt_class`) and stop (the stopper `migration/N`
+//! of active balancing, `sched::balance`). An RT task's run is charged to
+//! its CPU as system time queued ahead of the fair task, which stays
+//! `cfs_rq->curr` meanwhile (the RT runqueue keeps its own `curr`); the
+//! stopper preempts the fair task, moves a task and reschedules at once,
+//! its run charged the same way. So `rq->curr` here is `cfs_rq->curr` and
+//! the idle task is "no task". Placement is in `sched::wakeup`, balancing
+//! in `sched::balance`.
 
 use super::balance::avg_idle_sample;
 use super::cputime::Overhead;

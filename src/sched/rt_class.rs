@@ -1,4 +1,4 @@
-//! The RT class's entry points in the engine (`sched::rt` holds its state):
+//! The RT class's entry points on `Sched` (`sched::rt` holds its state):
 //! wake-up (`select_task_rq_rt()`, `check_preempt_curr_rt()`,
 //! `task_woken_rt()`), the RT part of `__schedule()` (`pick_next_task_rt()`
 //! with `need_pull_rt_task()` / `pull_rt_task()`, and the post-schedule
