@@ -670,7 +670,7 @@ impl Sched<'_> {
         self.finish_cpu(cpu);
     }
 
-    /// `do_nanosleep()` (kernel/time/hrtimer.c): the task running on `cpu`
+    /// `do_nanosleep()` (kernel/hrtimer.c 3.8): the task running on `cpu`
     /// sleeps for `ns` — its hrtimer is started (`hrtimer_start()`; a new
     /// `timer_gen` makes any older timer of the task stale) and
     /// `schedule()` runs.
@@ -685,9 +685,9 @@ impl Sched<'_> {
         self.schedule(cpu);
     }
 
-    /// `do_sched_yield()` (`sys_sched_yield()`, kernel/sched/core.c 3.8):
-    /// the system call's cost, schedstat's `yld_count`, the class's
-    /// `yield_task()` (`yield_task_fair()`), `schedule()`.
+    /// `sys_sched_yield()` (kernel/sched/core.c 3.8; `do_sched_yield()`
+    /// from 4.19): the system call's cost, schedstat's `yld_count`, the
+    /// class's `yield_task()` (`yield_task_fair()`), `schedule()`.
     pub(crate) fn do_sched_yield(&mut self, cpu: usize) {
         self.counters.yields += 1;
         self.charge(cpu, self.cost.syscall_ns);

@@ -81,7 +81,8 @@ impl Sched<'_> {
         );
     }
 
-    /// `kick_ilb()` (the IPI of `nohz_balancer_kick()`: 2.6.36's
+    /// `kick_ilb()` (kernel/sched/fair.c, the name since 4.17; before it
+    /// the IPI at the end of `nohz_balancer_kick()`: 2.6.36's
     /// `__smp_call_function_single()`, 3.8's `smp_send_reschedule()`): the
     /// kick reaches the idle load balancer `ilb` `ipi_latency_ns` later,
     /// after the exit latency of its idle state under the C-states model.
@@ -93,7 +94,8 @@ impl Sched<'_> {
         );
     }
 
-    /// `hrtimer_start()` of a sleeping task's timer (`do_nanosleep()`):
+    /// `hrtimer_start_expires()` of a sleeping task's timer
+    /// (`do_nanosleep()`, kernel/hrtimer.c 3.8):
     /// it fires at `expires` on the CPU the task slept on unless the task
     /// was woken first (`gen`, the task's `timer_gen`, no longer matches).
     pub(crate) fn hrtimer_start(&mut self, t: TaskId, gen: u32, expires: u64) {
@@ -153,9 +155,10 @@ impl Sched<'_> {
             .push(end, Event::RtUnthrottle { cpu: cpu as u32 });
     }
 
-    /// The interrupt or timer that wakes RT kernel thread `t` at `at`
-    /// (`irq_wake_thread()` from the hard IRQ for an irq thread, the
-    /// watchdog's `hrtimer_start()` for `watchdog/N`).
+    /// The interrupt or timer that wakes RT kernel thread `t` at `at`:
+    /// `__irq_wake_thread()` from the hard IRQ for an irq thread
+    /// (kernel/irq/handle.c), the `watchdog_timer_fn()` hrtimer for
+    /// `watchdog/N` (kernel/watchdog.c, 3.x–4.x).
     pub(crate) fn rt_kthread_wake_at(&mut self, t: usize, at: u64) {
         self.events.queue.push(at, Event::RtWake { task: t as u32 });
     }
