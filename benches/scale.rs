@@ -27,12 +27,7 @@
 //!    includes its start-up, when newidle balancing still walks the whole
 //!    machine (most of the 16-group rows' cost at 1024 CPUs, by callgrind).
 //!
-//! Two event counts: the `events` metric, which also counts each burst end
-//! that re-arming replaced (the stale event the queue once held and
-//! discarded, now only counted: `engine::ghosts`), and the events actually
-//! popped (`SimResult::queue_pops`). Rates are given by both; the
-//! engine-vs-heap ratio by popped events is the fair one (a counted-only
-//! event costs nothing).
+//! Events are the `events` metric: the events popped from the queue.
 //!
 //! `--quick`: 5 loops instead of 20. `--kernel NAME`: the hackbench rows
 //! under that kernel preset (e.g. `v6.18`) instead of v3.8.
@@ -111,7 +106,7 @@ fn thread_cpu_s() -> f64 {
 
 /// `reps` hackbench runs of `groups` groups (`None`: CPUs / 2) under the
 /// kernel preset `kernel`: prints `events messages setup_s run_wall_s
-/// run_cpu_s peak_mib pending pops`, the wall times the best of the runs, the
+/// run_cpu_s peak_mib pending`, the wall times the best of the runs, the
 /// event loop's CPU time the mean over all runs (short rows are repeated:
 /// one run of a few milliseconds is a few scheduler ticks).
 fn child_hackbench(shape_s: &str, loops: u32, reps: u32, groups: Option<u32>, kernel: &str) {
@@ -145,7 +140,7 @@ fn child_hackbench(shape_s: &str, loops: u32, reps: u32, groups: Option<u32>, ke
     let cpu = cpu_sum / reps as f64;
     let r = last.unwrap();
     println!(
-        "{} {} {} {} {} {} {} {}",
+        "{} {} {} {} {} {} {}",
         r.metric("events").unwrap(),
         r.metric("messages").unwrap(),
         setup,
@@ -153,7 +148,6 @@ fn child_hackbench(shape_s: &str, loops: u32, reps: u32, groups: Option<u32>, ke
         cpu,
         peak_mib(),
         mean_pending(&r),
-        r.queue_pops,
     );
 }
 
@@ -273,13 +267,11 @@ fn main() {
          best of / mean over 50 runs on 2 CPUs, of 1 run elsewhere)"
     );
     println!(
-        "{:>6} {:>9} {:>9} {:>9} {:>22} {:>22} {:>22} {:>9} {:>9} {:>9}",
+        "{:>6} {:>9} {:>9} {:>22} {:>22} {:>9} {:>9} {:>9}",
         "CPUs",
         "shape",
         "events",
-        "popped",
         "events/s [wall]",
-        "popped/s [wall]",
         "msgs/s [wall]",
         "setup s",
         "peak MiB",
@@ -296,13 +288,10 @@ fn main() {
         let groups = (cpus / 2).max(1);
         let r = Row::run(sh, loops, reps, groups, kernel);
         println!(
-            "{cpus:>6} {sh:>9} {:>8.2}M {:>8.2}M {:>10.2}M [{:>7.2}M] {:>10.2}M [{:>7.2}M] {:>10.2}M [{:>7.2}M] {:>9.4} {:>9.1} {:>9.1}",
+            "{cpus:>6} {sh:>9} {:>8.2}M {:>10.2}M [{:>7.2}M] {:>10.2}M [{:>7.2}M] {:>9.4} {:>9.1} {:>9.1}",
             r.events / 1e6,
-            r.pops / 1e6,
             r.events / r.cpu / 1e6,
             r.events / r.wall / 1e6,
-            r.pops / r.cpu / 1e6,
-            r.pops / r.wall / 1e6,
             r.msgs / r.cpu / 1e6,
             r.msgs / r.wall / 1e6,
             r.setup,
@@ -313,12 +302,9 @@ fn main() {
     }
     let (r2, r1024) = (grid.get(2, 1), grid.get(1024, 512));
     println!(
-        "events/s at 1024 CPUs / at 2 CPUs: {:.2} (CPU time), {:.2} (wall); \
-         popped events: {:.2} (CPU time), {:.2} (wall)",
+        "events/s at 1024 CPUs / at 2 CPUs: {:.2} (CPU time), {:.2} (wall)",
         (r1024.events / r1024.cpu) / (r2.events / r2.cpu),
         (r1024.events / r1024.wall) / (r2.events / r2.wall),
-        (r1024.pops / r1024.cpu) / (r2.pops / r2.cpu),
-        (r1024.pops / r1024.wall) / (r2.pops / r2.wall),
     );
     println!(
         "\n== setup of a 4096-CPU machine (Sim::new + a run cancelled before its first event) =="
@@ -333,16 +319,12 @@ fn main() {
     println!(
         "\n== bare binary-heap DES at the 2-CPU run's mean pending count ({pending}) ==\n\
          {:.2} M pop+push per wall-s (best chunk) [{:.2} M per CPU-s]; engine on 2 CPUs \
-         {:.2} M events per wall-s (best run) = {:.2}x the heap [CPU-s: {:.2}x]; \
-         by popped events {:.2} M = {:.2}x [CPU-s: {:.2}x]",
+         {:.2} M events per wall-s (best run) = {:.2}x the heap [CPU-s: {:.2}x]",
         heap[0] / 1e6,
         heap[1] / 1e6,
         r2.events / r2.wall / 1e6,
         r2.events / r2.wall / heap[0],
         r2.events / r2.cpu / heap[1],
-        r2.pops / r2.wall / 1e6,
-        r2.pops / r2.wall / heap[0],
-        r2.pops / r2.cpu / heap[1]
     );
     let r1024 = grid.get(1024, 512);
     let pending = (r1024.pending.round() as usize).max(1);
@@ -350,15 +332,15 @@ fn main() {
     println!(
         "\n== bare binary-heap DES at the 1024-CPU run's mean pending count ({pending}) ==\n\
          {:.2} M pop+push per wall-s (best chunk) [{:.2} M per CPU-s] = {:.2}x the heap at {} \
-         pending [CPU-s: {:.2}x]; engine on 1024 CPUs {:.2} M popped events per CPU-s = {:.2}x \
+         pending [CPU-s: {:.2}x]; engine on 1024 CPUs {:.2} M events per CPU-s = {:.2}x \
          this heap",
         heap1024[0] / 1e6,
         heap1024[1] / 1e6,
         heap1024[0] / heap[0],
         (r2.pending.round() as usize).max(1),
         heap1024[1] / heap[1],
-        r1024.pops / r1024.cpu / 1e6,
-        r1024.pops / r1024.cpu / heap1024[1],
+        r1024.events / r1024.cpu / 1e6,
+        r1024.events / r1024.cpu / heap1024[1],
     );
     machine_vs_workload(&mut grid, loops, kernel);
 }
@@ -373,7 +355,6 @@ struct Row {
     cpu: f64,
     peak: f64,
     pending: f64,
-    pops: f64,
 }
 
 impl Row {
@@ -394,7 +375,6 @@ impl Row {
             cpu: v[4],
             peak: v[5],
             pending: v[6],
-            pops: v[7],
         }
     }
 
@@ -446,17 +426,15 @@ fn machine_vs_workload(grid: &mut Grid, loops: u32, kernel: &str) {
          wall rates the best run; ns/event = CPU time [wall] per event)"
     );
     println!(
-        "{:>6} {:>9} {:>6} {:>6} {:>4} {:>9} {:>9} {:>7} {:>22} {:>22} {:>18} {:>9} {:>9}",
+        "{:>6} {:>9} {:>6} {:>6} {:>4} {:>9} {:>7} {:>22} {:>18} {:>9} {:>9}",
         "CPUs",
         "shape",
         "groups",
         "tasks",
         "runs",
         "events",
-        "popped",
         "ev/msg",
         "events/s [wall]",
-        "popped/s [wall]",
         "ns/event [wall]",
         "peak MiB",
         "pending"
@@ -485,15 +463,12 @@ fn machine_vs_workload(grid: &mut Grid, loops: u32, kernel: &str) {
         };
         let (ns, wns) = r.ns();
         println!(
-            "{cpus:>6} {sh:>9} {groups:>6} {:>6} {reps:>4} {:>8.3}M {:>8.3}M {:>7.3} {:>10.2}M [{:>7.2}M] {:>10.2}M [{:>7.2}M] {:>8.0} [{:>7.0}] {:>9.1} {:>9.1}",
+            "{cpus:>6} {sh:>9} {groups:>6} {:>6} {reps:>4} {:>8.3}M {:>7.3} {:>10.2}M [{:>7.2}M] {:>8.0} [{:>7.0}] {:>9.1} {:>9.1}",
             groups * 40,
             r.events / 1e6,
-            r.pops / 1e6,
             r.events / r.msgs,
             r.events / r.cpu / 1e6,
             r.events / r.wall / 1e6,
-            r.pops / r.cpu / 1e6,
-            r.pops / r.wall / 1e6,
             ns,
             wns,
             r.peak,

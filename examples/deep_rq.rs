@@ -1,7 +1,7 @@
 //! Deep-runqueue hackbench (issue 22, `rq->cfs_tasks`): hackbench pipe
 //! thread with an explicit group count, so a small machine holds long
 //! runqueues (e.g. 2 CPUs, 512 groups = 20,480 tasks). Prints
-//! `events pops wall_s cpu_s status digest`, the digest an FNV-1a hash of
+//! `events wall_s cpu_s status digest`, the digest an FNV-1a hash of
 //! every metric's name and value bits (to compare two builds' results).
 //!
 //! `cargo run --release --example deep_rq -- SHAPE GROUPS LOOPS [KERNEL
@@ -52,9 +52,8 @@ fn main() {
         }
     }
     println!(
-        "{} {} {:.3} {:.3} {} {h:016x}",
+        "{} {:.3} {:.3} {} {h:016x}",
         r.metric("events").unwrap(),
-        r.queue_pops,
         wall,
         cpu,
         r.status.name()

@@ -1,11 +1,14 @@
 //! schedlab: a fast, deterministic discrete-event model of the Linux CFS
 //! scheduler and its load balancing, for sweeping scheduler tunables.
 //!
-//! Module map (DESIGN.md "Layout"): `topology` (Machine), `kernel` (Kernel
-//! profile), `cost` (CostModel), `engine` (event loop), `sched` (CFS and the
-//! scheduler core), `workload` (task state machines), `result` (columns),
-//! `trace`, `config` (named fields), `rng`, `limits` (memory limits of a run). `bindings` (feature `python`) is
-//! the only place that knows Python.
+//! Module map: `topology` (Machine), `kernel` (Kernel profile), `cost`
+//! (CostModel), `engine` (the event loop, `engine::Sim`, which owns the
+//! scheduler), `sched` (the scheduler: `sched::Sched`, CFS/EEVDF, balancing,
+//! the RT class, and the hooks through which it posts events), `workload`
+//! (task state machines), `result` (columns), `trace`, `config` (named
+//! fields), `rng`, `limits` (memory limits of a run). `bindings` (feature
+//! `python`) is the only place that knows Python. docs/model.md describes
+//! how the model follows the kernel and how engine and scheduler split.
 
 pub mod config;
 pub mod cost;

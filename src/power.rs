@@ -2,8 +2,8 @@
 //! `CostModel::cstates`): per machine preset, the processor it stands for,
 //! its turbo frequency by number of active cores of a package, and its
 //! idle states (name, exit latency, target residency) as the kernel's
-//! cpuidle driver declares them. The engine's runtime side (which state
-//! each CPU is in, the package frequency, energy) is `engine::power`.
+//! cpuidle driver declares them. The runtime side (which state each CPU is
+//! in, the package frequency, energy) is `sched::power_state`.
 //!
 //! Sources, per preset, in docs/power-model.md. The C-state tables are the
 //! `intel_idle` driver's (`drivers/idle/intel_idle.c`: `nehalem_cstates`,

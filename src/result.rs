@@ -141,15 +141,10 @@ pub struct SimResult {
     pub schedstat: SchedstatTable,
     pub trace: Option<Trace>,
     /// Engine statistic, not a model result (not in the Python frames):
-    /// the mean number of events held in the queue at each pop (burst ends
-    /// replaced by re-arming are not held: `engine::queue`);
+    /// the mean number of events held in the queue at each pop (a re-armed
+    /// burst end replaces its CPU's pending one: `engine::queue`);
     /// benches/scale.rs sizes its bare-heap reference by it.
     pub mean_pending_events: f64,
-    /// Engine statistic (not in the Python frames): events popped from the
-    /// queue. The `events` metric also counts each burst end that
-    /// re-arming replaced, as the stale event the queue used to hold and
-    /// discard; the difference costs the engine nothing.
-    pub queue_pops: u64,
 }
 
 impl SimResult {

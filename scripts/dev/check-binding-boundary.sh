@@ -1,16 +1,53 @@
 #!/usr/bin/env bash
-# The core/binding discipline (docs/development.md): only src/bindings/ may use pyo3 or numpy.
-# The scheduler/workload boundary: nothing under src/sched/ may use the
-# workload interface (crate::workload); the system-call layer that interprets
-# workload actions is src/engine/syscall.rs.
+# The layering checks (`make lint`):
+# - The core/binding discipline: only src/bindings/ may use pyo3 or numpy
+#   (the pure-Rust core builds and tests without Python; docs/development.md).
+# - The scheduler/workload boundary: no model code under src/sched/ may use
+#   the workload interface (crate::workload); the system-call layer that
+#   interprets workload actions is src/engine/syscall.rs. Exempt: the
+#   scheduler's whole-run test modules (src/sched/*_tests.rs, each declared
+#   under #[cfg(test)] in src/sched/mod.rs), which drive runs with workloads.
+# - The scheduler/engine boundary: the scheduler reaches the event queue only
+#   through its hooks (src/sched/hooks.rs). No other file under src/sched/,
+#   test modules included, may name the event queue (EventQueue,
+#   engine::queue), the engine's Event type or the `events` field that holds
+#   the queue; and no model file under src/sched/ but hooks.rs may use the
+#   engine (crate::engine). A whole-run test module may use crate::engine to
+#   build and run a Sim.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+fail=0
 if grep -rnE '\b(pyo3|numpy)::' src --include='*.rs' | grep -v '^src/bindings/'; then
     echo "error: pyo3/numpy used outside src/bindings/" >&2
-    exit 1
+    fail=1
 fi
-if grep -rnE '\bcrate::workload\b|\bsuper::super::workload\b' src/sched --include='*.rs'; then
+# Test modules under src/sched/ must be compiled for tests only.
+for f in src/sched/*_tests.rs; do
+    [ -e "$f" ] || continue
+    m=$(basename "$f" .rs)
+    if ! grep -B1 -E "^mod ${m};" src/sched/mod.rs | grep -q '^#\[cfg(test)\]'; then
+        echo "error: $f is not declared as '#[cfg(test)] mod ${m};' in src/sched/mod.rs" >&2
+        fail=1
+    fi
+done
+model_files=$(find src/sched -name '*.rs' ! -name '*_tests.rs' | sort)
+# shellcheck disable=SC2086
+if grep -nE '\bcrate::workload\b|\bsuper::super::workload\b' $model_files; then
     echo "error: src/sched/ uses crate::workload (the workload interface belongs to src/engine/syscall.rs)" >&2
+    fail=1
+fi
+non_hook_files=$(find src/sched -name '*.rs' ! -path src/sched/hooks.rs | sort)
+# shellcheck disable=SC2086
+if grep -nE '\bEventQueue\b|\bengine::queue\b|\bEvent\b|\.events\b' $non_hook_files; then
+    echo "error: src/sched/ touches the event queue outside src/sched/hooks.rs (post events through its hooks)" >&2
+    fail=1
+fi
+# shellcheck disable=SC2086
+if grep -nE '\bcrate::engine\b|\bsuper::super::engine\b' $(find src/sched -name '*.rs' ! -path src/sched/hooks.rs ! -name '*_tests.rs' | sort); then
+    echo "error: src/sched/ uses crate::engine outside src/sched/hooks.rs (the scheduler reaches the engine through its hooks)" >&2
+    fail=1
+fi
+if [ "$fail" -ne 0 ]; then
     exit 1
 fi
 echo "binding boundary ok"

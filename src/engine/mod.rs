@@ -1,53 +1,47 @@
-//! The discrete-event engine: the simulation driver (`Sim`), the event loop,
-//! the clock and CPU-time accounting, the event queue (`queue`), the vmstat
-//! sampler (`sampler`), the system-call layer that carries out a workload's
-//! actions (`syscall`), the burst ends that re-arming replaced (`ghosts`)
-//! and the building of the result (`report`). The
-//! scheduler state `Sim` holds is `sched`'s (`sched::rq::Rq`,
-//! `sched::task::Task`, `sched::rq::Nohz`, the domains); the scheduler entry
-//! points it calls (`schedule`, `try_to_wake_up`, `scheduler_tick`, …) live
-//! in `sched::core`.
+//! The discrete-event engine: the simulation driver (`Sim`), the event loop
+//! and its clock, the event queue (`queue`), the vmstat sampler
+//! (`sampler`), the progress watchdog, the system-call layer that carries
+//! out a workload's actions (`syscall`) and the building of the result
+//! (`report`).
+//!
+//! `Sim` is the engine: it owns the scheduler (`sched::Sched`, every piece
+//! of scheduler state, with the CPU-time accounting and the event queue
+//! behind the scheduler's hooks, `sched::hooks`) beside the loop's own
+//! state — the workload and its RNG streams, the wake-up and fork buffers
+//! of a workload step, the sampler, the watchdog's snapshot, the options
+//! and the event counters. For each event the loop pops, it sets the
+//! scheduler's clock and calls a scheduler entry point (`scheduler_tick`,
+//! `try_to_wake_up`, `active_balance`, …, in `sched::core` and its
+//! neighbours) or, at a burst's end, the workload (`syscall`). The
+//! scheduler posts events only through its hooks; the engine posts its own
+//! (the vmstat sample, the time bound) through `hooks::Events::post`.
 //!
 //! Time is `u64` nanoseconds. A running task consumes its current CPU burst
 //! at rate one; scheduler overhead (context switch, tick, wake-up costs) is
 //! queued per CPU as system time consumed *before* the task's own work, so
-//! busy + idle time is conserved exactly on every CPU. A task's burst end is
-//! one `SegmentEnd` event per CPU, re-armed whenever the end moves: the
-//! queue replaces the CPU's pending one (`EventQueue::arm`), and the
-//! replaced one is kept only as a key (`ghosts`) so that the `events`
-//! metric still counts it as the stale event it used to be.
+//! busy + idle time is conserved exactly on every CPU (`sched::cputime`). A
+//! task's burst end is one `SegmentEnd` event per CPU, re-armed whenever the
+//! end moves: the queue replaces the CPU's pending one (`EventQueue::arm`,
+//! through `Sched::rearm`). The `events` metric counts the events popped
+//! from the queue.
 
-mod ghosts;
-mod power;
 pub mod queue;
 mod report;
-#[cfg(test)]
-mod rt_tests;
 pub(crate) mod sampler;
-#[cfg(test)]
-mod sg_sums_tests;
-#[cfg(test)]
-mod sg_sums_variants_tests;
 mod syscall;
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod trace_tests;
 
 use crate::cost::CostModel;
-use crate::domains::Domain;
 use crate::error::{CoreError, CoreResult};
 use crate::kernel::Kernel;
 use crate::result::{SimResult, Status};
 use crate::rng::Rng;
-use crate::sched::fair::{FairParams, SchedEntity, TaskId};
-use crate::sched::rq::{Nohz, Rq};
-use crate::sched::task::{Task, Work};
-use crate::sched::tasklist::TaskLinks;
+use crate::sched::cputime::{Overhead, OVERHEAD_KINDS};
+use crate::sched::fair::TaskId;
+use crate::sched::Sched;
 use crate::topology::Machine;
-use crate::trace::Trace;
 use crate::workload::{Ctx, TaskSpec, Workload};
-use queue::EventQueue;
 use sampler::Sampler;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,35 +71,6 @@ pub(crate) enum Event {
     RtIrqWork { cpu: u32, src: u32 },
     /// The RT period timer refills a throttled CPU's runtime.
     RtUnthrottle { cpu: u32 },
-}
-
-/// Engine-wide counters that are not per CPU or per task.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Counters {
-    pub cpu_migrations: u64,
-    pub resched_ipis: u64,
-    /// Reschedule IPIs whose target CPU was idle (waking it).
-    pub resched_ipis_idle: u64,
-    pub timer_irqs: u64,
-    pub wakeups: u64,
-    pub forks: u64,
-    /// `sched_yield()` calls (schedstat's `yld_count`).
-    pub yields: u64,
-    pub function_call_ipis: u64,
-    pub nohz_kicks: u64,
-    pub newidle_calls: u64,
-    pub newidle_skipped: u64,
-    pub newidle_pulled: u64,
-    pub newidle_time_ns: u64,
-    pub avg_idle_sum: u64,
-    /// `load_balance()` calls by idle type (idle, busy, newidle).
-    pub lb_calls: [u64; 3],
-    pub tasks_pulled: u64,
-    pub active_balances: u64,
-    /// Cache refill charged to migrated tasks (ns of extra work).
-    pub refill_ns: u64,
-    /// The Lozi invariant: CPU-time idle while another CPU had ≥ 2 runnable.
-    pub lozi_ns: u64,
 }
 
 /// Options of one run (everything but machine, kernel, costs and workload).
@@ -152,103 +117,30 @@ pub(crate) const MAX_ZERO_STEPS: u32 = 100_000;
 /// charge of the run — ends with `Status::Stalled`. See `Sim::watchdog`.
 pub const WATCHDOG_NS: u64 = 1_000_000_000;
 
-/// What a piece of scheduler overhead was charged for (the watchdog's
-/// explanation of a stall).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Overhead {
-    /// `scheduler_tick()` and its timer interrupt (`tick_ns`).
-    Tick = 0,
-    /// `load_balance()` passes, idle balancing, NOHZ balancing, migration.
-    Balance = 1,
-    /// `context_switch()` and `switch_mm()`.
-    Switch = 2,
-    /// Wake-ups, IPIs, system-call entry.
-    Other = 3,
-}
-const OVERHEAD_KINDS: usize = 4;
-
+/// The engine: the scheduler and the event loop's state.
 pub struct Sim<'a> {
-    pub(crate) now: u64,
-    pub(crate) machine: &'a Machine,
-    pub(crate) kernel: &'a Kernel,
-    pub(crate) cost: &'a CostModel,
-    pub(crate) fair: FairParams,
-    pub(crate) tick_ns: u64,
-    pub(crate) queue: EventQueue<Event>,
-    pub(crate) tasks: Vec<Task>,
-    pub(crate) ses: Vec<SchedEntity>,
-    /// Each task's `se.group_node`: the links of the runqueues'
-    /// `rq->cfs_tasks` lists (`Rq::bal.cfs_tasks`).
-    pub(crate) group_nodes: TaskLinks,
-    pub(crate) rqs: Vec<Rq>,
+    /// The scheduler, with the event queue behind its hooks.
+    pub(crate) sched: Sched<'a>,
     pub(crate) workload: Box<dyn Workload>,
+    /// The workload's stream.
     pub(crate) rng: Rng,
     /// The engine's own stream (cost noise), apart from the workload's.
     pub(crate) noise: Rng,
-    pub(crate) trace: Option<Trace>,
-    pub(crate) counters: Counters,
+    /// The wake-ups and forks a workload step asked for (`syscall`).
     pub(crate) wakes: Vec<(TaskId, bool)>,
     pub(crate) spawns: Vec<TaskSpec>,
+    /// Tasks forked and not yet exited.
     pub(crate) live_tasks: usize,
-    pub(crate) nr_running_total: usize,
-    pub(crate) pending_timers: usize,
-    pub(crate) in_init: bool,
-    /// The CPU whose task is taking a workload step: its burst end is
-    /// re-armed once when the step is done (`segment_end`), not at every
-    /// wake-up or charge inside the step (which would queue events that are
-    /// stale before they fire).
-    pub(crate) stepping: Option<usize>,
-    /// Each CPU's sched domains, lowest level first.
-    pub(crate) sd: Vec<Vec<Domain>>,
-    pub(crate) cpu_power: Vec<u64>,
-    /// Running sums per sched group and the idle mask (`None`: walk the
-    /// groups' CPUs; see `sched::sg_sums`).
-    pub(crate) sg_sums: Option<crate::sched::sg_sums::SgSums>,
-    pub(crate) nohz: Nohz,
-    /// PELT signals (`None` unless `Kernel::pelt` is on).
-    pub(crate) pelt: Option<crate::sched::pelt::PeltState>,
-    /// The power model's state (`None` unless `CostModel::turbo` or
-    /// `CostModel::cstates` is on).
-    pub(crate) power: Option<power::PowerState>,
-    /// 3.8 PELT (`Kernel::pelt = "v3.8"`, or a power `balance_policy`).
-    pub(crate) pelt38: Option<crate::sched::pelt::PeltV38State>,
-    /// 4.x–6.x wake-up placement state (wakee flips, recent_used_cpu, LLC hints).
-    pub(crate) wake: crate::sched::wakeup::WakeState,
-    /// The 5.5+ balancer's group imbalance flags (`sgc->imbalance`).
-    pub(crate) lb: crate::sched::lb_group::LbGroupState,
-    /// CPUs with an empty runqueue / with ≥ 2 runnable tasks (Lozi).
-    pub(crate) n_empty: usize,
-    pub(crate) n_overloaded: usize,
-    /// `rd->overload` (the root domain's): set when a runqueue reaches two
-    /// runnable tasks, rewritten by a root-level balance pass
-    /// (`sched::newidle`); read by `newidle_throttle = "lb_cost"`.
-    pub(crate) rd_overload: bool,
-    /// `sched_rnd_state`, the per-CPU stream of `sched_rng()` (NI_RANDOM):
-    /// seeded from the run seed apart from the workload's and the noise
-    /// streams; empty unless `Kernel::newidle_random`, so no draw is taken
-    /// otherwise.
-    pub(crate) sched_rng: Vec<Rng>,
-    /// The RT class (`None` unless the workload has RT kernel threads, so a
-    /// CFS-only run takes no RT step and no RT draw).
-    pub(crate) rt: Option<crate::sched::rt::RtSched>,
-    pub(crate) lozi_last: u64,
     pub(crate) error: Option<String>,
-    /// The watchdog's state: the last instant a task consumed burst time or
-    /// took a workload step (or nothing was runnable), the overhead charged so far by kind, the
-    /// same as it was at `progress_at`, and the largest single charge.
-    pub(crate) progress_at: u64,
-    pub(crate) overhead: [u64; OVERHEAD_KINDS],
+    /// The watchdog's snapshot: the overhead charged by kind as it was at
+    /// the scheduler's `progress_at`.
     overhead_at_progress: [u64; OVERHEAD_KINDS],
-    pub(crate) max_charge: u64,
     sampler: Sampler,
     sampler_truncated: bool,
-    /// Events popped from the queue (replaced burst ends not included:
-    /// see `ghosts`).
+    /// Events popped from the queue (the `events` metric).
     events: u64,
     /// Sum over popped events of the queue's length before the pop.
     pending_sum: u64,
-    /// Replaced burst ends, counted into the `events` metric.
-    ghosts: ghosts::Ghosts,
     opts: RunOptions,
 }
 
@@ -332,82 +224,29 @@ impl<'a> Sim<'a> {
                 "a positive number of seconds",
             ));
         }
-        let n = machine.nr_cpus();
-        let power = power_state(machine, cost)?;
-        let sd = crate::domains::build_cancellable(machine, kernel, cancel)
-            .ok_or(CoreError::Cancelled)?;
-        let fair = FairParams::new(kernel, n);
-        let rt = workload
-            .rt_kthreads()
-            .map(|k| crate::sched::rt::RtSched::new(k, n, opts.seed));
-        let rqs = (0..n)
-            .map(|cpu| {
-                let mut rq = Rq::new(kernel.migration_cost_ns, sd[cpu].len());
-                rq.cfs.eevdf = fair.eevdf;
-                rq
-            })
-            .collect();
-        Ok(Sim {
-            now: 0,
+        let sched = Sched::new(
             machine,
             kernel,
             cost,
-            fair,
-            tick_ns: tick_period_ns,
-            queue: EventQueue::new(),
-            tasks: Vec::new(),
-            ses: Vec::new(),
-            group_nodes: TaskLinks::default(),
-            rqs,
+            workload.rt_kthreads(),
+            opts.seed,
+            opts.trace_limit,
+            cancel,
+        )?;
+        Ok(Sim {
+            sampler: Sampler::new(sched.rqs.len()),
+            sched,
             workload,
             rng: Rng::new(opts.seed),
             noise: Rng::new(opts.seed ^ 0x6E6F_6973_655F_7331),
-            trace: opts.trace_limit.map(Trace::new),
-            counters: Counters::default(),
             wakes: Vec::new(),
             spawns: Vec::new(),
             live_tasks: 0,
-            nr_running_total: 0,
-            pending_timers: 0,
-            in_init: false,
-            stepping: None,
-            cpu_power: crate::domains::cpu_power(machine),
-            sg_sums: crate::sched::sg_sums::wanted(n).then(|| {
-                crate::sched::sg_sums::SgSums::new(
-                    &sd,
-                    crate::sched::sg_sums::groups_wanted(kernel),
-                )
-            }),
-            sd,
-            nohz: Nohz::new(n),
-            pelt: (kernel.pelt == crate::kernel::Pelt::V5_7)
-                .then(|| crate::sched::pelt::PeltState::new(n)),
-            pelt38: (kernel.pelt == crate::kernel::Pelt::V3_8
-                || kernel.balance_policy != crate::kernel::BalancePolicy::Performance)
-                .then(|| crate::sched::pelt::PeltV38State::new(n)),
-            wake: crate::sched::wakeup::WakeState::new(machine),
-            power,
-            lb: Default::default(),
-            n_empty: n,
-            n_overloaded: 0,
-            rd_overload: false,
-            sched_rng: if kernel.newidle_random {
-                crate::sched::newidle::sched_rng_streams(opts.seed, n)
-            } else {
-                Vec::new()
-            },
-            rt,
-            lozi_last: 0,
             error: None,
-            progress_at: 0,
-            overhead: [0; OVERHEAD_KINDS],
             overhead_at_progress: [0; OVERHEAD_KINDS],
-            max_charge: 0,
-            sampler: Sampler::new(n),
             sampler_truncated: false,
             events: 0,
             pending_sum: 0,
-            ghosts: ghosts::Ghosts::default(),
             opts,
         })
     }
@@ -418,12 +257,14 @@ impl<'a> Sim<'a> {
     pub fn run(mut self, cancel: &dyn Fn() -> bool) -> SimResult {
         self.init();
         if self.opts.max_sample_bytes > 0 {
-            self.queue.push(self.opts.sample_interval_ns, Event::Sample);
+            self.sched
+                .events
+                .post(self.opts.sample_interval_ns, Event::Sample);
         }
         if let Some(d) = self.opts.duration_ns {
-            self.queue.push(d, Event::End);
+            self.sched.events.post(d, Event::End);
         }
-        self.rt_init();
+        self.sched.rt_init();
         let mut same_instant = 0u64;
         let status = loop {
             if let Some(e) = self.error.take() {
@@ -432,33 +273,20 @@ impl<'a> Sim<'a> {
             if self.live_tasks == 0 && self.workload.finite() {
                 break Status::Ok;
             }
-            if self.nr_running_total == 0 && self.pending_timers == 0 && self.live_tasks > 0 {
+            if self.sched.nr_running_total == 0
+                && self.sched.pending_timers == 0
+                && self.live_tasks > 0
+            {
                 break Status::Deadlock;
             }
             if self.events % CANCEL_POLL_EVENTS == 0 && cancel() {
                 break Status::Cancelled;
             }
-            let Some(e) = self.queue.pop() else {
-                // The replaced burst ends still due would pop first.
-                if let Some(s) = self.replay_ghosts(None, &mut same_instant) {
-                    break s;
-                }
+            let Some(e) = self.sched.events.pop() else {
                 break self.nothing_left();
             };
-            let key = (e.time, e.seq);
-            if self.nr_running_total > 0
-                && key.0 - self.progress_at >= WATCHDOG_NS
-                && !self.ghosts.is_empty()
-            {
-                // The watchdog may act at a replaced burst end's instant,
-                // before this event.
-                if let Some(s) = self.replay_ghosts(Some(key), &mut same_instant) {
-                    break s;
-                }
-            }
-            self.pending_sum += self.queue.len() as u64 + 1;
-            self.ghosts.passed(key);
-            if e.time == self.now {
+            self.pending_sum += self.sched.events.len() as u64 + 1;
+            if e.time == self.sched.now {
                 same_instant += 1;
                 if same_instant > MAX_EVENTS_AT_ONE_INSTANT {
                     break self.no_progress();
@@ -466,14 +294,14 @@ impl<'a> Sim<'a> {
             } else {
                 same_instant = 0;
             }
-            debug_assert!(e.time >= self.now, "time went backwards");
-            self.now = e.time;
+            debug_assert!(e.time >= self.sched.now, "time went backwards");
+            self.sched.now = e.time;
             self.events += 1;
             // The watchdog: state changes only at events, so over
             // (previous event, now] the runnable count was what it is now.
-            if self.nr_running_total == 0 {
-                self.progress_at = self.now;
-            } else if self.now - self.progress_at >= WATCHDOG_NS {
+            if self.sched.nr_running_total == 0 {
+                self.sched.progress_at = self.sched.now;
+            } else if self.sched.now - self.sched.progress_at >= WATCHDOG_NS {
                 if let Some(s) = self.watchdog() {
                     break s;
                 }
@@ -491,45 +319,47 @@ impl<'a> Sim<'a> {
                     // nothing can ever run again. Runnable tasks would be
                     // stranded on CPUs with nothing scheduled to run them —
                     // an engine bug, reported rather than sampled for ever.
-                    let end_queued = self.opts.duration_ns.is_some_and(|d| d > self.now);
-                    if self.live_tasks > 0
-                        && self.queue.len() == usize::from(end_queued)
-                        && self.ghosts.pending() == 0
-                    {
+                    let end_queued = self.opts.duration_ns.is_some_and(|d| d > self.sched.now);
+                    if self.live_tasks > 0 && self.sched.events.len() == usize::from(end_queued) {
                         break self.nothing_left();
                     }
-                    self.sync_all();
+                    self.sched.sync_all();
                     let rows = self.sampler.rows();
-                    self.sampler
-                        .sample(self.now, &self.rqs, self.nr_running_total);
+                    self.sampler.sample(
+                        self.sched.now,
+                        &self.sched.rqs,
+                        self.sched.nr_running_total,
+                    );
                     if self.sampler.rows() > rows {
-                        self.pelt_trace_sample();
+                        self.sched.pelt_trace_sample();
                     }
                     // Bounded memory: past max_sample_bytes the last row
                     // covers the rest of the run (reported as truncated).
-                    let row = crate::limits::vmstat_row_bytes(self.rqs.len());
+                    let row = crate::limits::vmstat_row_bytes(self.sched.rqs.len());
                     if (self.sampler.rows() as u64 + 1) * row <= self.opts.max_sample_bytes {
-                        self.queue
-                            .push(self.now + self.opts.sample_interval_ns, Event::Sample);
+                        self.sched
+                            .events
+                            .post(self.sched.now + self.opts.sample_interval_ns, Event::Sample);
                     } else {
                         self.sampler_truncated = true;
                     }
                 }
-                Event::Tick { cpu } => self.scheduler_tick(cpu as usize),
+                Event::Tick { cpu } => self.sched.scheduler_tick(cpu as usize),
                 Event::SegmentEnd { cpu, gen } => self.segment_end(cpu as usize, gen),
-                Event::Timer { task, gen } => self.timer_fired(task, gen),
-                Event::Resched { cpu } => self.resched_ipi(cpu as usize),
+                Event::Timer { task, gen } => self.sched.timer_fired(task, gen),
+                Event::Resched { cpu } => self.sched.resched_ipi(cpu as usize),
                 Event::ActiveBalance { src, dst, lvl } => {
-                    self.active_balance(src as usize, dst as usize, lvl as usize)
+                    self.sched
+                        .active_balance(src as usize, dst as usize, lvl as usize)
                 }
-                Event::NohzKick { cpu } => self.nohz_idle_balance(cpu as usize),
-                Event::RtWake { task } => self.rt_wake(task as usize),
-                Event::RtDone { cpu, gen } => self.rt_done(cpu as usize, gen),
-                Event::RtIrqWork { cpu, src } => self.rt_irq_work(cpu as usize, src),
-                Event::RtUnthrottle { cpu } => self.rt_unthrottle(cpu as usize),
+                Event::NohzKick { cpu } => self.sched.nohz_idle_balance(cpu as usize),
+                Event::RtWake { task } => self.sched.rt_wake(task as usize),
+                Event::RtDone { cpu, gen } => self.sched.rt_done(cpu as usize, gen),
+                Event::RtIrqWork { cpu, src } => self.sched.rt_irq_work(cpu as usize, src),
+                Event::RtUnthrottle { cpu } => self.sched.rt_unthrottle(cpu as usize),
             }
-            if self.progress_at == self.now {
-                self.overhead_at_progress = self.overhead;
+            if self.sched.progress_at == self.sched.now {
+                self.overhead_at_progress = self.sched.overhead;
             }
         };
         self.finish(status)
@@ -540,55 +370,18 @@ impl<'a> Sim<'a> {
         Status::Error(format!(
             "workload {:?} made no progress: over {MAX_EVENTS_AT_ONE_INSTANT} events at t={} ns",
             self.workload.name(),
-            self.now
+            self.sched.now
         ))
-    }
-
-    /// Visit, in order, the replaced burst ends due before `limit` (all for
-    /// `None`) as the loop used to pop them as stale events: each counts as
-    /// an event and moves the clock, and the watchdog looks at its instant
-    /// (which is why this runs where the watchdog could act, and before
-    /// the queue runs dry). Elsewhere they are only counted
-    /// (`ghosts::Ghosts`): a stale pop changed nothing else. The
-    /// one-instant limit counts popped events only.
-    fn replay_ghosts(
-        &mut self,
-        limit: Option<(u64, u64)>,
-        same_instant: &mut u64,
-    ) -> Option<Status> {
-        for g in self.ghosts.take_before(limit) {
-            self.ghosts.replayed(g);
-            if g.0 == self.now {
-                *same_instant += 1;
-                if *same_instant > MAX_EVENTS_AT_ONE_INSTANT {
-                    return Some(self.no_progress());
-                }
-            } else {
-                *same_instant = 0;
-            }
-            self.now = g.0;
-            if self.nr_running_total == 0 {
-                self.progress_at = self.now;
-            } else if self.now - self.progress_at >= WATCHDOG_NS {
-                if let Some(s) = self.watchdog() {
-                    return Some(s);
-                }
-            }
-            if self.progress_at == self.now {
-                self.overhead_at_progress = self.overhead;
-            }
-        }
-        None
     }
 
     /// Nothing left that could run: a deadlock of the workload, or — with
     /// runnable tasks left — tasks stranded on CPUs with no event to run
     /// them, an engine bug reported as an error.
     fn nothing_left(&self) -> Status {
-        if self.nr_running_total > 0 {
+        if self.sched.nr_running_total > 0 {
             Status::Error(format!(
                 "engine: {} runnable task(s) left with no event to run them at t={} ns",
-                self.nr_running_total, self.now
+                self.sched.nr_running_total, self.sched.now
             ))
         } else {
             Status::Deadlock
@@ -612,23 +405,23 @@ impl<'a> Sim<'a> {
     /// long means overhead kept arriving at least as fast as the clock — a
     /// livelock that would otherwise never end.
     fn watchdog(&mut self) -> Option<Status> {
-        let window = self.now - self.progress_at;
-        if window < 2 * self.max_charge {
+        let window = self.sched.now - self.sched.progress_at;
+        if window < 2 * self.sched.max_charge {
             return None;
         }
         let mut backlog = 0u64;
-        for rq in &self.rqs {
-            let elapsed = self.now - rq.seg_start;
+        for rq in &self.sched.rqs {
+            let elapsed = self.sched.now - rq.seg_start;
             if rq.cfs.curr.is_some() && elapsed > rq.overhead_left {
-                self.progress_at = self.now;
+                self.sched.progress_at = self.sched.now;
                 return None;
             }
             backlog += rq.overhead_left - elapsed.min(rq.overhead_left);
         }
-        let cap = window as f64 * self.rqs.len() as f64;
+        let cap = window as f64 * self.sched.rqs.len() as f64;
         let pct = |k: Overhead| {
             let i = k as usize;
-            100.0 * (self.overhead[i] - self.overhead_at_progress[i]) as f64 / cap
+            100.0 * (self.sched.overhead[i] - self.overhead_at_progress[i]) as f64 / cap
         };
         let all: f64 = [
             Overhead::Tick,
@@ -646,14 +439,14 @@ impl<'a> Sim<'a> {
              balancing {:.1}%; context switches {:.1}%; other {:.1}%), {} ns of it still \
              queued, so overhead leaves no CPU time for tasks (livelock on overhead)",
             window as f64 / 1e9,
-            self.progress_at as f64 / 1e9,
-            self.now as f64 / 1e9,
-            self.nr_running_total,
+            self.sched.progress_at as f64 / 1e9,
+            self.sched.now as f64 / 1e9,
+            self.sched.nr_running_total,
             all,
-            self.rqs.len(),
+            self.sched.rqs.len(),
             pct(Overhead::Tick),
-            self.cost.tick_ns,
-            self.tick_ns,
+            self.sched.cost.tick_ns,
+            self.sched.tick_ns,
             pct(Overhead::Balance),
             pct(Overhead::Switch),
             pct(Overhead::Other),
@@ -661,142 +454,13 @@ impl<'a> Sim<'a> {
         )))
     }
 
-    /// Bring every CPU's accounting up to `now`.
-    pub(crate) fn sync_all(&mut self) {
-        for cpu in 0..self.rqs.len() {
-            self.rq_sync(cpu);
-        }
-    }
-
-    /// Account this CPU's time since its last sync: queued overhead first (system
-    /// time), then the running task's burst, or idle. Inlined for the
-    /// common case of a CPU already synced at this instant (about half the
-    /// calls on a busy machine).
-    #[inline]
-    pub(crate) fn rq_sync(&mut self, cpu: usize) {
-        if self.rqs[cpu].seg_start != self.now {
-            self.rq_sync_elapsed(cpu);
-        }
-    }
-
-    /// `rq_sync` of a CPU last synced before now.
-    fn rq_sync_elapsed(&mut self, cpu: usize) {
-        let now = self.now;
-        let rq = &mut self.rqs[cpu];
-        let mut elapsed = now - rq.seg_start;
-        rq.seg_start = now;
-        let ov = elapsed.min(rq.overhead_left);
-        rq.overhead_left -= ov;
-        rq.sys_ns += ov;
-        elapsed -= ov;
-        match rq.cfs.curr {
-            None => rq.idle_ns += elapsed,
-            Some(t) => {
-                let task = &mut self.tasks[t as usize];
-                task.sys_ns += ov;
-                let w = match &self.power {
-                    // Turbo: `elapsed` ns at f do elapsed·f/base of the
-                    // burst (kept in ns at base frequency); the CPU time
-                    // charged is the wall time.
-                    Some(p) if p.turbo => {
-                        let (f, b) = p.ratio(cpu);
-                        let done = (elapsed as u128 * f as u128 / b as u128) as u64;
-                        task.work_left -= done.min(task.work_left);
-                        elapsed
-                    }
-                    _ => {
-                        debug_assert!(elapsed <= task.work_left, "burst overrun");
-                        let w = elapsed.min(task.work_left);
-                        task.work_left -= w;
-                        w
-                    }
-                };
-                if w > 0 {
-                    // Task work comes after the overhead: it ends at now.
-                    self.progress_at = now;
-                }
-                match task.work_kind {
-                    Work::User => {
-                        rq.user_ns += w;
-                        task.user_ns += w;
-                    }
-                    Work::Sys => {
-                        rq.sys_ns += w;
-                        task.sys_ns += w;
-                    }
-                }
-            }
-        }
-    }
-
-    /// Queue `ns` of scheduler overhead (system time) on `cpu`, counted as
-    /// `Overhead::Other`.
-    pub(crate) fn charge(&mut self, cpu: usize, ns: u64) {
-        self.charge_as(cpu, ns, Overhead::Other);
-    }
-
-    /// Queue `ns` of scheduler overhead of kind `kind` on `cpu`.
-    pub(crate) fn charge_as(&mut self, cpu: usize, ns: u64, kind: Overhead) {
-        self.rq_sync(cpu);
-        self.rqs[cpu].overhead_left += ns;
-        self.count_overhead(ns, kind);
-    }
-
-    /// Count `ns` of overhead queued on some CPU (for the watchdog).
-    pub(crate) fn count_overhead(&mut self, ns: u64, kind: Overhead) {
-        self.overhead[kind as usize] += ns;
-        self.max_charge = self.max_charge.max(ns);
-    }
-
-    /// (Re-)arm the end of the running burst on `cpu` if it moved. Call after
-    /// `rq_sync(cpu)` and after any change to the CPU's curr/overhead/work.
-    pub(crate) fn rearm(&mut self, cpu: usize) {
-        if self.stepping == Some(cpu) {
-            return;
-        }
-        let rq = &self.rqs[cpu];
-        debug_assert_eq!(rq.seg_start, self.now);
-        let end = rq.cfs.curr.map(|t| {
-            let work = self.tasks[t as usize].work_left;
-            let work = match &self.power {
-                // the rest of the burst at the package's frequency, rounded up
-                Some(p) if p.turbo => {
-                    let (f, b) = p.ratio(cpu);
-                    (work as u128 * b as u128).div_ceil(f as u128) as u64
-                }
-                _ => work,
-            };
-            self.now + rq.overhead_left + work
-        });
-        if end != rq.armed_end {
-            let rq = &mut self.rqs[cpu];
-            rq.gen = rq.gen.wrapping_add(1);
-            rq.armed_end = end;
-            let gen = rq.gen;
-            let replaced = match end {
-                Some(e) => self.queue.arm(
-                    cpu,
-                    e,
-                    Event::SegmentEnd {
-                        cpu: cpu as u32,
-                        gen,
-                    },
-                ),
-                None => self.queue.cancel(cpu),
-            };
-            if let Some(k) = replaced {
-                self.ghosts.add(k);
-            }
-        }
-    }
-
     fn init(&mut self) {
-        self.in_init = true;
+        self.sched.in_init = true;
         let running = |_t: TaskId| false;
         let mut ctx = Ctx::new(
             0,
             &mut self.rng,
-            self.cost,
+            self.sched.cost,
             &running,
             &mut self.wakes,
             &mut self.spawns,
@@ -804,133 +468,58 @@ impl<'a> Sim<'a> {
         );
         self.workload.init(&mut ctx);
         self.process_side_effects(None);
-        for cpu in 0..self.rqs.len() {
-            if self.rqs[cpu].need_resched {
-                self.schedule(cpu);
+        for cpu in 0..self.sched.rqs.len() {
+            if self.sched.rqs[cpu].need_resched {
+                self.sched.schedule(cpu);
             }
         }
-        self.in_init = false;
+        self.sched.in_init = false;
     }
 
     fn finish(mut self, status: Status) -> SimResult {
-        self.sync_all();
-        self.lozi_account();
+        self.sched.sync_all();
+        self.sched.lozi_account();
         let rows = self.sampler.rows();
         self.sampler
-            .finish(self.now, &self.rqs, self.nr_running_total);
+            .finish(self.sched.now, &self.sched.rqs, self.sched.nr_running_total);
         if self.sampler.rows() > rows {
-            self.pelt_trace_sample();
+            self.sched.pelt_trace_sample();
         }
-        let pelt = self.pelt_columns();
+        let pelt = self.sched.pelt_columns();
         let mean_pending = self.pending_sum as f64 / self.events.max(1) as f64;
-        let events = self.events + self.ghosts.popped();
-        let task_cpu: Vec<(u64, u64)> = self.tasks.iter().map(|t| (t.user_ns, t.sys_ns)).collect();
+        let task_cpu: Vec<(u64, u64)> = self
+            .sched
+            .tasks
+            .iter()
+            .map(|t| (t.user_ns, t.sys_ns))
+            .collect();
         let mut r = report::build(
             status,
-            self.now,
-            events,
-            self.machine,
-            &self.tasks,
-            &self.rqs,
-            &self.counters,
-            &self.sd,
+            self.sched.now,
+            self.events,
+            self.sched.machine,
+            &self.sched.tasks,
+            &self.sched.rqs,
+            &self.sched.counters,
+            &self.sched.sd,
             self.sampler,
-            self.trace,
+            self.sched.trace,
             self.sampler_truncated,
-            self.workload.metrics_with_tasks(self.now, &task_cpu),
+            self.workload.metrics_with_tasks(self.sched.now, &task_cpu),
             &|leader| self.workload.process_name(leader),
         );
-        if let Some(p) = self.power.as_mut() {
-            r.metrics.extend(p.metrics(self.now, self.rqs.len()));
+        if let Some(p) = self.sched.power.as_mut() {
+            r.metrics
+                .extend(p.metrics(self.sched.now, self.sched.rqs.len()));
         }
         if let Some((tasks, cpus)) = pelt {
             r.tasks.pelt = Some(tasks);
             r.cpus.pelt = Some(cpus);
         }
-        if let Some(rt) = &self.rt {
+        if let Some(rt) = &self.sched.rt {
             r.metrics.extend(rt.metrics());
         }
         r.mean_pending_events = mean_pending;
-        r.queue_pops = self.events;
         r
-    }
-}
-
-/// The power model's state for a run, or `None` when it is off; refused
-/// on a machine without a power table.
-fn power_state(machine: &Machine, cost: &CostModel) -> CoreResult<Option<power::PowerState>> {
-    if !cost.turbo && !cost.cstates {
-        return Ok(None);
-    }
-    let Some(spec) = crate::power::PowerSpec::for_machine(machine) else {
-        let param = if cost.turbo { "turbo" } else { "cstates" };
-        return Err(CoreError::invalid(
-            param,
-            "True",
-            format!(
-                "False on machine {:?}: the power model needs a machine preset whose \
-                 processor it knows ({})",
-                machine.name,
-                crate::power::presets_with_power().join(", ")
-            ),
-        ));
-    };
-    Ok(Some(power::PowerState::new(
-        machine,
-        spec,
-        cost.turbo,
-        cost.cstates,
-    )))
-}
-
-impl Sim<'_> {
-    /// `cpu` leaves idle (`schedule()` picked a task): back to C0.
-    pub(crate) fn power_idle_exit(&mut self, cpu: usize) {
-        if let Some(p) = self.power.as_mut() {
-            let changed = p.exit_idle(cpu, self.now);
-            self.retime(cpu, changed);
-        }
-    }
-
-    /// `cpu` goes idle: the governor picks its C-state.
-    pub(crate) fn power_idle_enter(&mut self, cpu: usize) {
-        if let Some(p) = self.power.as_mut() {
-            let changed = p.enter_idle(cpu, self.now);
-            self.retime(cpu, changed);
-        }
-    }
-
-    /// The exit latency a wake-up of idle `cpu` waits (0 unless the C-state
-    /// model is on).
-    pub(crate) fn idle_exit_delay(&mut self, cpu: usize) -> u64 {
-        match self.power.as_mut() {
-            Some(p) if self.rqs[cpu].cfs.curr.is_none() => p.exit_delay(cpu, self.now),
-            _ => 0,
-        }
-    }
-
-    /// A package's frequency changes to `mhz`: the running bursts of its
-    /// CPUs are accounted at the old frequency, then re-timed at the new.
-    fn retime(&mut self, cpu: usize, mhz: Option<u32>) {
-        let Some(mhz) = mhz else { return };
-        let (pkg, turbo) = match &self.power {
-            Some(p) => (p.pkg_of(cpu), p.turbo),
-            None => return,
-        };
-        let w = self.machine.cores_per_socket as usize * self.machine.threads_per_core as usize;
-        let cpus = pkg * w..(pkg + 1) * w;
-        if turbo {
-            for c in cpus.clone() {
-                self.rq_sync(c);
-            }
-        }
-        if let Some(p) = self.power.as_mut() {
-            p.apply_mhz(cpu, mhz);
-        }
-        if turbo {
-            for c in cpus {
-                self.rearm(c);
-            }
-        }
     }
 }

@@ -1,10 +1,15 @@
 //! The event queue: a binary min-heap on `(time, seq)`.
 //!
-//! Chosen by measurement (reference/ecosystem.md §3.2, 2-vCPU machine): with
-//! the pending set this model has — O(CPUs + sleeping tasks), a few hundred
-//! to a few thousand — `BinaryHeap` runs 18–26 M events/s, ahead of a radix
-//! heap until ~10⁴ pending; `benches/engine.rs` re-measures it against a
-//! `BTreeMap` on the engine's own event mix.
+//! Chosen by measurement (a standalone hold-model benchmark on the
+//! project's 2-vCPU machine, Rust 1.95, `u64` keys, an exponential draw per
+//! event): `BinaryHeap` ran 18.4 M pop + push per second at 64 pending
+//! (26.2 M with one sift through `peek_mut`) against the `radix-heap`
+//! crate's 17.5 M, and stayed ahead with `peek_mut` at 1,024 pending (18.0
+//! against 17.6 M); the radix heap wins from ~10⁴ (65,536: 5.9 against
+//! 19.7 M). The pending set this model has is O(CPUs + sleeping tasks), a
+//! few hundred to a few thousand. `benches/engine.rs` re-measures the heap
+//! against a `BTreeMap` on the engine's own event mix
+//! (docs/performance.md).
 //!
 //! Tie-break: events at the same nanosecond run in the order they were
 //! scheduled (`seq` is a global insertion counter). This is what makes a

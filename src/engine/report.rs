@@ -3,12 +3,12 @@
 //! the CPU timeline, `/proc/schedstat`'s domain lines and the scalar metrics.
 
 use super::sampler::Sampler;
-use super::Counters;
 use crate::domains::Domain;
 use crate::result::{CpuTable, SchedstatTable, SimResult, Status, TaskTable, VmstatTable};
 use crate::sched::balance::IDLE_TYPE_NAMES;
 use crate::sched::rq::{DomainStats, Rq};
 use crate::sched::task::{Task, TaskState};
+use crate::sched::Counters;
 use crate::topology::Machine;
 use crate::trace::Trace;
 use ndarray::Array2;
@@ -216,7 +216,6 @@ pub(crate) fn build(
         schedstat,
         trace,
         mean_pending_events: 0.0,
-        queue_pops: 0,
     }
 }
 

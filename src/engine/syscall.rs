@@ -1,16 +1,15 @@
 //! The system-call layer: what a workload's actions do to the scheduler.
 //! When the running task finishes a burst the engine asks the workload for
 //! its next action and carries it out — a burst of user or system time, a
-//! timed sleep (an hrtimer), blocking, `sched_yield()`, `exit()` — after the
+//! timed sleep (`Sched::do_nanosleep`), blocking, `sched_yield()`
+//! (`Sched::do_sched_yield`), `exit()` (`Sched::do_exit`) — after the
 //! forks (`do_fork()`) and wake-ups (`try_to_wake_up()`) it asked for during
 //! the step. This is the only place, with `Sim::init`, that knows the
 //! workload interface; `sched` sees tasks and runqueues only.
 
-use super::{Event, Sim, MAX_ZERO_STEPS};
-use crate::sched::core::pid;
+use super::{Sim, MAX_ZERO_STEPS};
 use crate::sched::fair::TaskId;
 use crate::sched::task::{Task, TaskState, Work};
-use crate::trace::TraceKind;
 use crate::workload::{Action, Ctx, TaskSpec};
 
 /// Longest single CPU burst a workload may ask for (≈ 12 days): larger ones
@@ -24,7 +23,7 @@ impl Sim<'_> {
     /// the parent's CPU, `wake_up_new_task()` puts it on a CPU. `parent`:
     /// the forking task and its CPU; `None` for harness-created tasks.
     fn do_fork(&mut self, spec: TaskSpec, parent: Option<(TaskId, usize)>) {
-        let id = self.tasks.len() as TaskId;
+        let id = self.sched.tasks.len() as TaskId;
         let mut allowed = spec.cpus;
         if let Some(a) = allowed.as_mut() {
             a.sort_unstable();
@@ -35,11 +34,18 @@ impl Sim<'_> {
             |(_, cpu)| cpu,
         );
         let mm = spec.mm.unwrap_or(u32::MAX - id);
-        let task = Task::new(spec.name, mm, spec.nice, home as u32, allowed, self.now);
-        self.sched_fork(task, home);
+        let task = Task::new(
+            spec.name,
+            mm,
+            spec.nice,
+            home as u32,
+            allowed,
+            self.sched.now,
+        );
+        self.sched.sched_fork(task, home);
         self.live_tasks += 1;
-        self.counters.forks += 1;
-        self.wake_up_new_task(id, home, parent.map(|p| p.1));
+        self.sched.counters.forks += 1;
+        self.sched.wake_up_new_task(id, home, parent.map(|p| p.1));
     }
 
     /// Apply the forks and wake-ups a workload asked for during `init` or a
@@ -69,9 +75,10 @@ impl Sim<'_> {
             let waker_cpu = cpu.map_or(0, |c| c.1);
             let waker = cpu.map(|c| c.0);
             for &(t, sync) in &wakes {
-                if (t as usize) < self.tasks.len() && self.try_to_wake_up(t, waker_cpu, waker, sync)
+                if (t as usize) < self.sched.tasks.len()
+                    && self.sched.try_to_wake_up(t, waker_cpu, waker, sync)
                 {
-                    self.charge(waker_cpu, self.cost.wakeup_ns);
+                    self.sched.charge(waker_cpu, self.sched.cost.wakeup_ns);
                 }
             }
             wakes.clear();
@@ -82,51 +89,51 @@ impl Sim<'_> {
     /// The running task on `cpu` finished its burst: ask the workload what it
     /// does next and carry it out.
     pub(crate) fn segment_end(&mut self, cpu: usize, gen: u32) {
-        if self.rqs[cpu].gen != gen || self.rqs[cpu].armed_end != Some(self.now) {
+        if self.sched.rqs[cpu].gen != gen || self.sched.rqs[cpu].armed_end != Some(self.sched.now) {
             return;
         }
-        self.rqs[cpu].armed_end = None;
-        self.rq_sync(cpu);
-        let Some(t) = self.rqs[cpu].cfs.curr else {
+        self.sched.rqs[cpu].armed_end = None;
+        self.sched.rq_sync(cpu);
+        let Some(t) = self.sched.rqs[cpu].cfs.curr else {
             return;
         };
-        debug_assert_eq!(self.tasks[t as usize].work_left, 0);
+        debug_assert_eq!(self.sched.tasks[t as usize].work_left, 0);
         // A workload step is progress for the watchdog (a yield loop makes
         // steps without consuming burst time).
-        self.progress_at = self.now;
-        self.stepping = Some(cpu);
+        self.sched.progress_at = self.sched.now;
+        self.sched.events.stepping = Some(cpu);
         self.advance(cpu, t);
-        self.stepping = None;
+        self.sched.events.stepping = None;
         // The task is between two actions — the return to user space — so
         // a pending reschedule happens now even if its next burst is a
         // system call.
-        if self.rqs[cpu].need_resched {
-            self.schedule(cpu);
+        if self.sched.rqs[cpu].need_resched {
+            self.sched.schedule(cpu);
         }
-        self.rearm(cpu);
+        self.sched.rearm(cpu);
     }
 
     fn advance(&mut self, cpu: usize, t: TaskId) {
         for _ in 0..MAX_ZERO_STEPS {
-            let next_id = self.tasks.len() as TaskId;
-            let tasks = &self.tasks;
+            let next_id = self.sched.tasks.len() as TaskId;
+            let tasks = &self.sched.tasks;
             let running = |x: TaskId| {
                 tasks
                     .get(x as usize)
                     .is_some_and(|t| t.state == TaskState::Running)
             };
             let mut ctx = Ctx::new(
-                self.now,
+                self.sched.now,
                 &mut self.rng,
-                self.cost,
+                self.sched.cost,
                 &running,
                 &mut self.wakes,
                 &mut self.spawns,
                 next_id,
             );
-            ctx.llc = self.machine.cpu(cpu).llc;
+            ctx.llc = self.sched.machine.cpu(cpu).llc;
             ctx.cpu = cpu as u32;
-            ctx.machine = Some(self.machine);
+            ctx.machine = Some(self.sched.machine);
             let action = self.workload.step(t, &mut ctx);
             self.process_side_effects(Some((t, cpu)));
             let ti = t as usize;
@@ -140,43 +147,24 @@ impl Sim<'_> {
                 }
                 Action::Compute { ns, kind } => {
                     let ns = if kind == Work::Sys {
-                        self.noise.spread_ns(ns, self.cost.sys_jitter_pct).max(1)
+                        self.noise
+                            .spread_ns(ns, self.sched.cost.sys_jitter_pct)
+                            .max(1)
                     } else {
                         ns
                     };
-                    self.tasks[ti].work_left = ns;
-                    self.tasks[ti].work_kind = kind;
+                    self.sched.tasks[ti].work_left = ns;
+                    self.sched.tasks[ti].work_kind = kind;
                 }
-                Action::Sleep { ns } => {
-                    let task = &mut self.tasks[ti];
-                    task.state = TaskState::Sleeping;
-                    task.timer_gen = task.timer_gen.wrapping_add(1);
-                    task.timer_pending = true;
-                    let gen = task.timer_gen;
-                    self.pending_timers += 1;
-                    self.queue
-                        .push(self.now + ns, Event::Timer { task: t, gen });
-                    self.schedule(cpu);
-                }
+                Action::Sleep { ns } => self.sched.do_nanosleep(cpu, t, ns),
                 Action::Block => {
-                    self.tasks[ti].state = TaskState::Sleeping;
-                    self.schedule(cpu);
+                    self.sched.tasks[ti].state = TaskState::Sleeping;
+                    self.sched.schedule(cpu);
                 }
-                Action::Yield => {
-                    // sys_sched_yield(): the syscall, the class hook, schedule().
-                    self.counters.yields += 1;
-                    self.charge(cpu, self.cost.syscall_ns);
-                    let now = self.now;
-                    self.rqs[cpu]
-                        .cfs
-                        .yield_task_fair(&self.fair, &mut self.ses, now);
-                    self.schedule(cpu);
-                }
+                Action::Yield => self.sched.do_sched_yield(cpu),
                 Action::Exit => {
-                    self.tasks[ti].state = TaskState::Exited;
                     self.live_tasks -= 1;
-                    self.trace(cpu, TraceKind::ProcessExit, pid(Some(t)), 0, 0);
-                    self.schedule(cpu);
+                    self.sched.do_exit(cpu, t);
                 }
             }
             return;

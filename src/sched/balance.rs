@@ -20,10 +20,11 @@
 //! never overlaps another); CONFIG_PREEMPT is off (a NEWLY_IDLE pass may pull
 //! more than one task); the 3.8 LBF_SOME_PINNED retry is not modelled.
 
+use super::cputime::Overhead;
 use super::fair::{EnqueueFlags, TaskId};
 use super::lb_group::MigrationType;
+use super::Sched;
 use crate::domains::{sd, SCALE};
-use crate::engine::{Event, Overhead, Sim};
 use crate::kernel::{Balancer, Kernel, NewidleThrottle, NohzIlb, NohzKickIpi};
 use crate::sched::rq::CPU_LOAD_IDX_MAX;
 use crate::sched::task::TaskState;
@@ -342,7 +343,7 @@ fn sg_capacity(s: &mut SgStats, power: u64, ncpus: u64, share_cpupower: bool) {
     s.group_has_capacity = s.group_capacity > s.sum_nr_running;
 }
 
-impl Sim<'_> {
+impl Sched<'_> {
     pub(crate) fn jiffies(&self) -> u64 {
         self.now / self.tick_ns
     }
@@ -997,15 +998,8 @@ impl Sim<'_> {
                         self.rqs[busiest].bal.active_balance = true;
                         active = true;
                         self.counters.active_balances += 1;
-                        // stop_one_cpu_nowait(): wake the stopper on busiest.
-                        self.queue.push(
-                            self.now + self.cost.ipi_latency_ns,
-                            Event::ActiveBalance {
-                                src: busiest as u32,
-                                dst: this_cpu as u32,
-                                lvl: lvl as u32,
-                            },
-                        );
+                        // Wake the stopper on busiest.
+                        self.stop_one_cpu_nowait(busiest, this_cpu, lvl);
                         self.counters.resched_ipis += 1;
                     }
                     let d = &mut self.sd[this_cpu][lvl];
@@ -1354,12 +1348,7 @@ impl Sim<'_> {
             NohzKickIpi::Resched => self.counters.resched_ipis += 1,
         }
         self.charge(cpu, self.cost.ipi_send_ns);
-        // C-states model: the idle ilb first leaves its idle state.
-        let exit = self.idle_exit_delay(ilb);
-        self.queue.push(
-            self.now + self.cost.ipi_latency_ns + exit,
-            Event::NohzKick { cpu: ilb as u32 },
-        );
+        self.kick_ilb(ilb);
     }
 
     /// The kicked idle CPU runs `rebalance_domains(.., CPU_IDLE)` for itself
@@ -1462,10 +1451,12 @@ mod tests {
     // ---- find_busiest_group / calculate_imbalance / fix_small_imbalance ----
     //
     // Hand-built `sd_lb_stats` of a domain with a local and a busiest group,
-    // checked against the arithmetic of kernel/sched/fair.c (3.8) and
-    // kernel/sched_fair.c (2.6.36); the project's reference is
-    // kernel-facts.md §2.2. SCALE = SCHED_POWER_SCALE = 1024; a nice-0 task
-    // weighs 1024. Integer division throughout, as in the kernel.
+    // checked against the arithmetic of find_busiest_group(),
+    // calculate_imbalance() and fix_small_imbalance() in
+    // kernel/sched/fair.c, v3.8, and kernel/sched_fair.c, v2.6.36 (the
+    // model's version: docs/balancer.md). SCALE = SCHED_POWER_SCALE = 1024;
+    // a nice-0 task weighs 1024. Integer division throughout, as in the
+    // kernel.
 
     /// A group as `update_sg_lb_stats()` would sum it.
     #[derive(Clone, Copy)]

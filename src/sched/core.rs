@@ -2,15 +2,24 @@
 //! `kernel/sched/core.c` (3.8): `schedule()`, `scheduler_tick()`,
 //! `try_to_wake_up()`, `wake_up_new_task()`, `resched_task()`,
 //! `check_preempt_curr()`, `activate_task()`/`deactivate_task()`,
-//! `set_task_cpu()`. Only the fair class exists so far, so `rq->curr` is
-//! `cfs_rq->curr` and the idle task is "no task". Placement is in
-//! `sched::wakeup`, balancing in `sched::balance`.
+//! `set_task_cpu()`, and the scheduler side of the system calls the engine
+//! carries out (`do_nanosleep()`, `do_sched_yield()`, `do_exit()`). Three
+//! classes are modelled: fair (here and in `sched::fair` / `sched::eevdf`),
+//! RT (`sched::rt`, `sched::rt_class`) and stop (the stopper `migration/N`
+//! of active balancing, `sched::balance`). An RT task's run is charged to
+//! its CPU as system time queued ahead of the fair task, which stays
+//! `cfs_rq->curr` meanwhile (the RT runqueue keeps its own `curr`); the
+//! stopper preempts the fair task, moves a task and reschedules at once,
+//! its run charged the same way. So `rq->curr` here is `cfs_rq->curr` and
+//! the idle task is "no task". Placement is in `sched::wakeup`, balancing
+//! in `sched::balance`.
 
 use super::balance::avg_idle_sample;
+use super::cputime::Overhead;
 use super::fair::{DequeueFlags, EnqueueFlags, SchedEntity, TaskId};
 use super::task::{Task, TaskState, Work};
 use super::weights::nice_weight;
-use crate::engine::{Event, Overhead, Sim};
+use super::Sched;
 use crate::kernel::AvgIdleCap;
 use crate::trace::{TraceKind, PREV_STATE_DEAD, PREV_STATE_RUNNING, PREV_STATE_SLEEPING};
 
@@ -19,7 +28,7 @@ pub(crate) fn pid(t: Option<TaskId>) -> i32 {
     t.map_or(0, |t| t as i32 + 1)
 }
 
-impl Sim<'_> {
+impl Sched<'_> {
     pub(crate) fn trace(&mut self, cpu: usize, kind: TraceKind, pid: i32, a: i32, b: i32) {
         if let Some(tr) = self.trace.as_mut() {
             tr.push(self.now, cpu, kind, pid, a, b);
@@ -157,12 +166,7 @@ impl Sim<'_> {
         if rq.cfs.curr.is_none() {
             self.counters.resched_ipis_idle += 1;
         }
-        // C-states model: an idle target first leaves its idle state.
-        let exit = self.idle_exit_delay(cpu);
-        self.queue.push(
-            self.now + self.cost.ipi_latency_ns + exit,
-            Event::Resched { cpu: cpu as u32 },
-        );
+        self.smp_send_reschedule(cpu);
     }
 
     /// `check_preempt_curr()`: an idle CPU always reschedules; otherwise
@@ -492,7 +496,7 @@ impl Sim<'_> {
         }
         let rq = &mut self.rqs[cpu];
         rq.need_resched = false;
-        // The power model (engine::power): leaving or entering idle.
+        // The power model (sched::power_state): leaving or entering idle.
         let idle_transition = (next.is_some(), self.nohz.idle.test(cpu));
         match (next.is_some(), self.nohz.idle.test(cpu)) {
             (true, true) => {
@@ -516,9 +520,7 @@ impl Sim<'_> {
             _ => {}
         }
         if next.is_some() && !rq.tick_armed {
-            rq.tick_armed = true;
-            let t = (now / self.tick_ns + 1) * self.tick_ns;
-            self.queue.push(t, Event::Tick { cpu: cpu as u32 });
+            self.tick_nohz_restart(cpu);
         }
         match idle_transition {
             (true, true) => self.power_idle_exit(cpu),
@@ -629,9 +631,7 @@ impl Sim<'_> {
         {
             rq.need_resched = true;
         }
-        rq.tick_armed = true;
-        self.queue
-            .push(now + self.tick_ns, Event::Tick { cpu: cpu as u32 });
+        self.tick_sched_timer_forward(cpu);
         self.rqs[cpu].bal.idle_at_tick = self.idle_cpu(cpu);
         self.trigger_load_balance(cpu);
         self.finish_cpu(cpu);
@@ -658,8 +658,7 @@ impl Sim<'_> {
         // handles it once out of its idle state.
         let exit = self.idle_exit_delay(cpu);
         if exit > 0 {
-            self.queue
-                .push(self.now + exit, Event::Timer { task: t, gen });
+            self.hrtimer_interrupt_after_exit(t, gen, exit);
             return;
         }
         self.tasks[t as usize].timer_pending = false;
@@ -669,5 +668,42 @@ impl Sim<'_> {
         self.charge(cpu, self.cost.wakeup_ns);
         self.try_to_wake_up(t, cpu, None, false);
         self.finish_cpu(cpu);
+    }
+
+    /// `do_nanosleep()` (kernel/hrtimer.c 3.8): the task running on `cpu`
+    /// sleeps for `ns` — its hrtimer is started (`hrtimer_start()`; a new
+    /// `timer_gen` makes any older timer of the task stale) and
+    /// `schedule()` runs.
+    pub(crate) fn do_nanosleep(&mut self, cpu: usize, t: TaskId, ns: u64) {
+        let task = &mut self.tasks[t as usize];
+        task.state = TaskState::Sleeping;
+        task.timer_gen = task.timer_gen.wrapping_add(1);
+        task.timer_pending = true;
+        let gen = task.timer_gen;
+        self.pending_timers += 1;
+        self.hrtimer_start(t, gen, self.now + ns);
+        self.schedule(cpu);
+    }
+
+    /// `sys_sched_yield()` (kernel/sched/core.c 3.8; `do_sched_yield()`
+    /// from 4.19): the system call's cost, schedstat's `yld_count`, the
+    /// class's `yield_task()` (`yield_task_fair()`), `schedule()`.
+    pub(crate) fn do_sched_yield(&mut self, cpu: usize) {
+        self.counters.yields += 1;
+        self.charge(cpu, self.cost.syscall_ns);
+        let now = self.now;
+        self.rqs[cpu]
+            .cfs
+            .yield_task_fair(&self.fair, &mut self.ses, now);
+        self.schedule(cpu);
+    }
+
+    /// `do_exit()` (kernel/exit.c 3.8; `do_task_dead()` from 4.11): the
+    /// task running on `cpu` exits (traced as `sched_process_exit`) and its
+    /// final `schedule()` dequeues it for good.
+    pub(crate) fn do_exit(&mut self, cpu: usize, t: TaskId) {
+        self.tasks[t as usize].state = TaskState::Exited;
+        self.trace(cpu, TraceKind::ProcessExit, pid(Some(t)), 0, 0);
+        self.schedule(cpu);
     }
 }

@@ -9,7 +9,7 @@
 //! The domain-level arithmetic is pure and unit-tested below on hand-built
 //! groups: [`group_classify`], [`update_sd_pick_busiest`],
 //! [`calculate_imbalance`], [`fbg_decision`] (the decision matrix of
-//! `find_busiest_group()`). The `Sim` methods gather the statistics and
+//! `find_busiest_group()`). The `Sched` methods gather the statistics and
 //! move tasks; `sched::balance` dispatches to them at the top of its
 //! `find_busiest_group`, `find_busiest_queue`, `move_tasks` and
 //! `need_active_balance`, and `load_balance()`'s outer loop (redo on
@@ -29,8 +29,8 @@
 use super::balance::{IdleType, LbEnv, LBF_ALL_PINNED};
 use super::fair::TaskId;
 use super::pelt::SCHED_CAPACITY_SCALE;
+use super::Sched;
 use crate::domains::sd;
-use crate::engine::Sim;
 
 /// `LBF_SOME_PINNED` (`lb_env::flags`): a task examined could not run on
 /// the destination CPU.
@@ -468,7 +468,7 @@ pub struct LbGroupState {
     imbalance: std::collections::HashMap<(usize, u32), bool>,
 }
 
-impl Sim<'_> {
+impl Sched<'_> {
     /// `capacity_of(cpu)` under the 5.5+ balancer: SCHED_CAPACITY_SCALE
     /// (6.x x86 gives SMT threads full capacity; no RT/IRQ pressure).
     fn lb_capacity_of(&self, _cpu: usize) -> u64 {
@@ -542,7 +542,7 @@ impl Sim<'_> {
     }
 
     /// `cfs_rq->avg` of `cpu` as last updated (brought to now by
-    /// [`Sim::lb_find_busiest_group`] for the domain's CPUs).
+    /// [`Sched::lb_find_busiest_group`] for the domain's CPUs).
     fn lb_cfs_avg(&self, cpu: usize) -> (u64, u64, u64) {
         self.pelt.as_ref().map_or((0, 0, 0), |p| {
             let a = &p.cfs[cpu];

@@ -7,20 +7,46 @@
 //! placement (`wakeup`), load balancing (`balance`, and the 5.5+ balancer
 //! `lb_group`), the 5.16–6.18 newidle balance (`newidle`), the cfs_rq's
 //! ordered timeline (`timeline`), the balancer and PELT trace hooks
-//! (`trace_hooks`) and the
-//! core entry points (`core`) the engine calls. Nothing here knows the
-//! workload interface: the system-call layer that interprets a workload's
-//! actions is `engine::syscall`.
+//! (`trace_hooks`), the RT class (`rt`, `rt_class`), the CPU-time
+//! accounting (`cputime`), the runtime side of the power model
+//! (`power_state`: C-states and turbo) and the core entry points (`core`)
+//! the engine calls.
+//!
+//! # The scheduler and the engine
+//!
+//! All of the scheduler's state is one struct, `Sched`: runqueues, tasks
+//! and their sched entities, the domains, PELT, NOHZ, the RT class, the
+//! wake-up state, the counters, the tracepoints' trace and the clock it
+//! reads (`now`, set by the engine before each event). The scheduler's code
+//! is `impl Sched` blocks in the modules here. The engine (`engine::Sim`)
+//! owns a `Sched` beside the event loop's own state (the workload, its RNG
+//! streams, the sampler, the watchdog, the options, the event counters) and
+//! calls its entry points for each event.
+//!
+//! The scheduler asks for future events — a reschedule IPI, a sleeping
+//! task's hrtimer, the tick, the stopper, an RT push irq_work, the RT period
+//! timer, the NOHZ kick, a burst's end — only through the named hooks of
+//! [`hooks`], each named after the kernel function it stands for. The
+//! engine's event queue lives behind them (`hooks::Events`, the field
+//! `Sched::events`): the engine pops it, and no file under `src/sched/`
+//! other than `hooks.rs` touches it (`scripts/dev/check-binding-boundary.sh`
+//! checks this). Nothing here knows the workload interface: the
+//! system-call layer that interprets a workload's actions is
+//! `engine::syscall`. A test builds a scheduler without a workload or an
+//! engine with `Sched::for_test`.
 
 pub mod balance;
 pub mod core;
 pub mod cpumask;
+pub mod cputime;
 pub mod eevdf;
 pub mod fair;
+pub mod hooks;
 pub mod lb_group;
 pub mod newidle;
 pub mod pelt;
 pub mod power;
+pub(crate) mod power_state;
 pub mod rq;
 pub mod rt;
 pub mod rt_class;
@@ -31,3 +57,242 @@ pub mod timeline;
 pub mod trace_hooks;
 pub mod wakeup;
 pub mod weights;
+
+#[cfg(test)]
+mod balance_tests;
+#[cfg(test)]
+mod core_tests;
+#[cfg(test)]
+mod rt_class_tests;
+#[cfg(test)]
+mod sg_sums_tests;
+#[cfg(test)]
+mod sg_sums_variants_tests;
+#[cfg(test)]
+mod trace_hooks_tests;
+
+use crate::cost::CostModel;
+use crate::domains::Domain;
+use crate::error::{CoreError, CoreResult};
+use crate::kernel::Kernel;
+use crate::rng::Rng;
+use crate::topology::Machine;
+use crate::trace::Trace;
+use cputime::OVERHEAD_KINDS;
+use fair::{FairParams, SchedEntity};
+use rq::{Nohz, Rq};
+use rt::RtKthreads;
+use task::Task;
+use tasklist::TaskLinks;
+
+/// Scheduler-wide counters that are not per CPU or per task.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Counters {
+    pub cpu_migrations: u64,
+    pub resched_ipis: u64,
+    /// Reschedule IPIs whose target CPU was idle (waking it).
+    pub resched_ipis_idle: u64,
+    pub timer_irqs: u64,
+    pub wakeups: u64,
+    pub forks: u64,
+    /// `sched_yield()` calls (schedstat's `yld_count`).
+    pub yields: u64,
+    pub function_call_ipis: u64,
+    pub nohz_kicks: u64,
+    pub newidle_calls: u64,
+    pub newidle_skipped: u64,
+    pub newidle_pulled: u64,
+    pub newidle_time_ns: u64,
+    pub avg_idle_sum: u64,
+    /// `load_balance()` calls by idle type (idle, busy, newidle).
+    pub lb_calls: [u64; 3],
+    pub tasks_pulled: u64,
+    pub active_balances: u64,
+    /// Cache refill charged to migrated tasks (ns of extra work).
+    pub refill_ns: u64,
+    /// The Lozi invariant: CPU-time idle while another CPU had ≥ 2 runnable.
+    pub lozi_ns: u64,
+}
+
+/// The scheduler's state (see the module comment).
+pub(crate) struct Sched<'a> {
+    /// The clock: the instant of the event being handled (the engine sets
+    /// it before each event).
+    pub(crate) now: u64,
+    pub(crate) machine: &'a Machine,
+    pub(crate) kernel: &'a Kernel,
+    pub(crate) cost: &'a CostModel,
+    pub(crate) fair: FairParams,
+    /// The tick period, 10^9 / HZ ns.
+    pub(crate) tick_ns: u64,
+    /// The event queue, behind the hooks (`hooks`).
+    pub(crate) events: hooks::Events,
+    pub(crate) tasks: Vec<Task>,
+    pub(crate) ses: Vec<SchedEntity>,
+    /// Each task's `se.group_node`: the links of the runqueues'
+    /// `rq->cfs_tasks` lists (`Rq::bal.cfs_tasks`).
+    pub(crate) group_nodes: TaskLinks,
+    pub(crate) rqs: Vec<Rq>,
+    pub(crate) trace: Option<Trace>,
+    pub(crate) counters: Counters,
+    pub(crate) nr_running_total: usize,
+    pub(crate) pending_timers: usize,
+    /// The workload's `init` is running: wake-ups send no IPI (every CPU
+    /// reschedules once `init` is done).
+    pub(crate) in_init: bool,
+    /// Each CPU's sched domains, lowest level first.
+    pub(crate) sd: Vec<Vec<Domain>>,
+    pub(crate) cpu_power: Vec<u64>,
+    /// Running sums per sched group and the idle mask (`None`: walk the
+    /// groups' CPUs; see `sg_sums`).
+    pub(crate) sg_sums: Option<sg_sums::SgSums>,
+    pub(crate) nohz: Nohz,
+    /// PELT signals (`None` unless `Kernel::pelt` is on).
+    pub(crate) pelt: Option<pelt::PeltState>,
+    /// The power model's state (`None` unless `CostModel::turbo` or
+    /// `CostModel::cstates` is on).
+    pub(crate) power: Option<power_state::PowerState>,
+    /// 3.8 PELT (`Kernel::pelt = "v3.8"`, or a power `balance_policy`).
+    pub(crate) pelt38: Option<pelt::PeltV38State>,
+    /// 4.x–6.x wake-up placement state (wakee flips, recent_used_cpu, LLC hints).
+    pub(crate) wake: wakeup::WakeState,
+    /// The 5.5+ balancer's group imbalance flags (`sgc->imbalance`).
+    pub(crate) lb: lb_group::LbGroupState,
+    /// CPUs with an empty runqueue / with ≥ 2 runnable tasks (Lozi).
+    pub(crate) n_empty: usize,
+    pub(crate) n_overloaded: usize,
+    /// `rd->overload` (the root domain's): set when a runqueue reaches two
+    /// runnable tasks, rewritten by a root-level balance pass
+    /// (`newidle`); read by `newidle_throttle = "lb_cost"`.
+    pub(crate) rd_overload: bool,
+    /// `sched_rnd_state`, the per-CPU stream of `sched_rng()` (NI_RANDOM):
+    /// seeded from the run seed apart from the workload's and the noise
+    /// streams; empty unless `Kernel::newidle_random`, so no draw is taken
+    /// otherwise.
+    pub(crate) sched_rng: Vec<Rng>,
+    /// The RT class (`None` unless the workload has RT kernel threads, so a
+    /// CFS-only run takes no RT step and no RT draw).
+    pub(crate) rt: Option<rt::RtSched>,
+    pub(crate) lozi_last: u64,
+    /// What the CPU-time accounting records for the engine's progress
+    /// watchdog: the last instant a task consumed burst time (or took a
+    /// workload step, or nothing was runnable: the engine sets it then),
+    /// the overhead charged so far by kind (`cputime::Overhead`), and the
+    /// largest single charge.
+    pub(crate) progress_at: u64,
+    pub(crate) overhead: [u64; OVERHEAD_KINDS],
+    pub(crate) max_charge: u64,
+}
+
+impl<'a> Sched<'a> {
+    /// The scheduler of a run on `machine` under `kernel` and `cost`,
+    /// every CPU idle and no task yet: the machine's domains (polling
+    /// `cancel` while they are built: `Err(CoreError::Cancelled)` when it
+    /// returns true), the RT class when `rt` asks for RT kernel threads,
+    /// the per-CPU streams and the RT class's stream from `seed`, a trace
+    /// of at most `trace_limit` rows. Refuses the power model on a machine
+    /// without a power table. The caller has validated `kernel` and `cost`.
+    pub(crate) fn new(
+        machine: &'a Machine,
+        kernel: &'a Kernel,
+        cost: &'a CostModel,
+        rt: Option<&RtKthreads>,
+        seed: u64,
+        trace_limit: Option<usize>,
+        cancel: &dyn Fn() -> bool,
+    ) -> CoreResult<Self> {
+        let n = machine.nr_cpus();
+        let power = power_state(machine, cost)?;
+        let sd = crate::domains::build_cancellable(machine, kernel, cancel)
+            .ok_or(CoreError::Cancelled)?;
+        let fair = FairParams::new(kernel, n);
+        let rt = rt.map(|k| rt::RtSched::new(k, n, seed));
+        let rqs = (0..n)
+            .map(|cpu| {
+                let mut rq = Rq::new(kernel.migration_cost_ns, sd[cpu].len());
+                rq.cfs.eevdf = fair.eevdf;
+                rq
+            })
+            .collect();
+        Ok(Sched {
+            now: 0,
+            machine,
+            kernel,
+            cost,
+            fair,
+            tick_ns: 1_000_000_000 / kernel.hz as u64,
+            events: hooks::Events::new(),
+            tasks: Vec::new(),
+            ses: Vec::new(),
+            group_nodes: TaskLinks::default(),
+            rqs,
+            trace: trace_limit.map(Trace::new),
+            counters: Counters::default(),
+            nr_running_total: 0,
+            pending_timers: 0,
+            in_init: false,
+            cpu_power: crate::domains::cpu_power(machine),
+            sg_sums: sg_sums::wanted(n)
+                .then(|| sg_sums::SgSums::new(&sd, sg_sums::groups_wanted(kernel))),
+            sd,
+            nohz: Nohz::new(n),
+            pelt: (kernel.pelt == crate::kernel::Pelt::V5_7).then(|| pelt::PeltState::new(n)),
+            pelt38: (kernel.pelt == crate::kernel::Pelt::V3_8
+                || kernel.balance_policy != crate::kernel::BalancePolicy::Performance)
+                .then(|| pelt::PeltV38State::new(n)),
+            wake: wakeup::WakeState::new(machine),
+            power,
+            lb: Default::default(),
+            n_empty: n,
+            n_overloaded: 0,
+            rd_overload: false,
+            sched_rng: if kernel.newidle_random {
+                newidle::sched_rng_streams(seed, n)
+            } else {
+                Vec::new()
+            },
+            rt,
+            lozi_last: 0,
+            progress_at: 0,
+            overhead: [0; OVERHEAD_KINDS],
+            max_charge: 0,
+        })
+    }
+
+    /// A scheduler for a unit test, without a workload or an engine: every
+    /// CPU idle, no task, no RT class, seed 1, no trace. Tasks are added
+    /// with `sched_fork()` and `wake_up_new_task()`; the events the
+    /// scheduler asks for wait in `events` (`hooks`).
+    #[cfg(test)]
+    pub(crate) fn for_test(machine: &'a Machine, kernel: &'a Kernel, cost: &'a CostModel) -> Self {
+        Self::new(machine, kernel, cost, None, 1, None, &|| false)
+            .expect("a machine, kernel and costs a test can run")
+    }
+}
+
+/// The power model's state for a run, or `None` when it is off; refused
+/// on a machine without a power table.
+fn power_state(machine: &Machine, cost: &CostModel) -> CoreResult<Option<power_state::PowerState>> {
+    if !cost.turbo && !cost.cstates {
+        return Ok(None);
+    }
+    let Some(spec) = crate::power::PowerSpec::for_machine(machine) else {
+        let param = if cost.turbo { "turbo" } else { "cstates" };
+        return Err(CoreError::invalid(
+            param,
+            "True",
+            format!(
+                "False on machine {:?}: the power model needs a machine preset whose \
+                 processor it knows ({})",
+                machine.name,
+                crate::power::presets_with_power().join(", ")
+            ),
+        ));
+    };
+    Ok(Some(power_state::PowerState::new(
+        machine,
+        spec,
+        cost.turbo,
+        cost.cstates,
+    )))
+}

@@ -13,8 +13,9 @@
 //! `rebalance_domains()` calls [`update_newidle_cost`] from there.
 
 use super::balance::IdleType;
+use super::cputime::Overhead;
+use super::Sched;
 use crate::domains::{sd, Domain};
-use crate::engine::{Overhead, Sim};
 use crate::rng::{splitmix64, Rng};
 
 /// `update_newidle_stats()`'s window: at 1024 calls the ratio is taken and
@@ -97,7 +98,7 @@ pub fn ni_random_weight(d1k: u32, newidle_ratio: u32) -> Option<u32> {
     }
 }
 
-impl Sim<'_> {
+impl Sched<'_> {
     /// `jiffies` as a time (ns), and HZ jiffies (1 s) in the same unit.
     fn jiffies_ns(&self) -> (u64, u64) {
         (

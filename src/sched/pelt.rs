@@ -31,7 +31,7 @@
 //! over the `runnable_avg_yN_sum` table): a `Pelt::V3_8` variant.
 
 use super::fair::TaskId;
-use crate::engine::Sim;
+use super::Sched;
 use crate::kernel::Pelt;
 use crate::result::PeltColumns;
 
@@ -277,7 +277,7 @@ impl PeltState {
     }
 }
 
-impl Sim<'_> {
+impl Sched<'_> {
     fn pelt_on(&self) -> bool {
         self.kernel.pelt == Pelt::V5_7
     }
@@ -638,7 +638,7 @@ impl PeltV38State {
     }
 }
 
-impl Sim<'_> {
+impl Sched<'_> {
     /// `update_rq_runnable_avg(rq, rq->nr_running)` (3.8), lazily: the
     /// runqueue was runnable until now iff it had tasks.
     #[inline]

@@ -2,16 +2,27 @@
 //! "simplified fork, release load avg and power awareness scheduling"
 //! series, v4 of 24 Jan 2013, carried on to v5–v7; never merged): seed
 //! case 3 (issue 20). The v4–v7 `kernel/sched/fair.c` was never read for
-//! this model: every rule here is reconstructed from the cover letters and
-//! patch subjects (reference/cases-3-4.md B.0–B.2) and is [unverified]; the
-//! names are the series' (`group_leader`, `is_sd_full()`,
+//! this model: every rule here is reconstructed from the cover letters,
+//! the discussion and the patch subjects, and is unverified against the
+//! code — the 2012 proposal with its `load_balance()` pseudo-code
+//! (https://lkml.indiana.edu/hypermail/linux/kernel/1208.1/02171.html), the
+//! v4 cover letter (24 Jan 2013, http://article.gmane.org/gmane.linux.kernel/1428181:
+//! the runnable average only in power-aware balancing), the v5 thread of
+//! Feb 2013 (https://lkml.indiana.edu/hypermail/linux/kernel/1302.2/00473.html,
+//! …/00530.html: the automatic bypass of a full domain, …/02102.html: the
+//! policies), the v6 and v7 covers (https://lwn.net/Articles/545418/,
+//! http://article.gmane.org/gmane.linux.kernel/1469331: packing at every
+//! sched-domain level) and the v7 commit subjects quoted below; the names
+//! are the series' (`group_leader`, `is_sd_full()`,
 //! `get_cpu_for_power_policy()`, `find_leader_cpu()`, `max_rq_util()`).
 //!
 //! - Utilisation: a CPU's `rq->util` is the 3.8 PELT runnable ratio of
 //!   `rq->avg` (of 1024, "log the cpu utilization at rq"); its potential
 //!   maximum ("get rq potential maximum utilization") is
-//!   `min(rq->util, FULL_UTIL) · max(nr_running, 1)` (no RT class in the
-//!   model, so no `rt_util`), or, when larger, the sum of its queued
+//!   `min(rq->util, FULL_UTIL) · max(nr_running, 1)` (without the series'
+//!   `rt_util` term: the model's RT kernel threads run as system time
+//!   charged ahead of the fair task, not tracked apart), or, when larger,
+//!   the sum of its queued
 //!   tasks' own runnable ratios (the model's addition, see
 //!   `power_cpu_util`); a group's is the sum over its CPUs.
 //! - A group's threshold is `weight · FULL_UTIL` under powersaving and
@@ -33,8 +44,8 @@
 
 use super::balance::{IdleType, LbEnv};
 use super::fair::TaskId;
+use super::Sched;
 use crate::domains::{sd, SCALE};
-use crate::engine::{Event, Sim};
 use crate::kernel::BalancePolicy;
 
 /// `FULL_UTIL` (= `SCHED_POWER_SCALE`): one CPU fully used.
@@ -114,7 +125,7 @@ pub fn vacancy(cpu_util: u64, putil: u64) -> i64 {
     FULL_UTIL as i64 - cpu_util as i64 - 4 * putil as i64
 }
 
-impl Sim<'_> {
+impl Sched<'_> {
     pub(crate) fn power_policy_on(&self) -> bool {
         self.kernel.balance_policy != BalancePolicy::Performance
     }
@@ -355,14 +366,7 @@ impl Sim<'_> {
                 d.nr_balance_failed = d.cache_nice_tries + 1;
                 self.counters.active_balances += 1;
                 self.counters.resched_ipis += 1;
-                self.queue.push(
-                    self.now + self.cost.ipi_latency_ns,
-                    Event::ActiveBalance {
-                        src: c as u32,
-                        dst: this_cpu as u32,
-                        lvl: lvl as u32,
-                    },
-                );
+                self.stop_one_cpu_nowait(c, this_cpu, lvl);
             }
         }
         env.src_cpu = this_cpu;

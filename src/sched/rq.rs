@@ -1,7 +1,7 @@
 //! Runqueue state, the model's `kernel/sched/sched.h`: `struct rq` (the CFS
-//! runqueue, the engine's accounting of the CPU's time and the balancer's
-//! per-runqueue fields), the sched-domain schedstat counters, and the NOHZ
-//! idle balancer's global `struct nohz`.
+//! runqueue, the fields of the CPU-time accounting, `sched::cputime`, and
+//! the balancer's per-runqueue fields), the sched-domain schedstat
+//! counters, and the NOHZ idle balancer's global `struct nohz`.
 
 use super::cpumask::CpuMask;
 use super::fair::CfsRq;
@@ -118,7 +118,7 @@ pub struct BalanceRq {
     pub max_idle_balance_cost: u64,
     pub idle_at_tick: bool,
     /// `rq->cfs_tasks`, most recently enqueued last (the links are the
-    /// `Sim`'s `group_nodes`).
+    /// `Sched`'s `group_nodes`).
     pub cfs_tasks: TaskList,
     pub stats: Vec<DomainStats>,
 }

@@ -11,12 +11,12 @@
 //! - The only RT tasks are the kernel threads of [`RtKthreads`] (watchdog/N,
 //!   threaded IRQ handlers): each wakes, runs one burst and sleeps again.
 //!   Their run is charged to the CPU as system time queued ahead of the
-//!   fair task (`Sim::charge`), so an RT task preempts CFS at once and CFS
+//!   fair task (`Sched::charge`), so an RT task preempts CFS at once and CFS
 //!   resumes when it is done. The fair task is not dequeued meanwhile (its
 //!   vruntime advances over the RT time); the switch pair is counted as one
 //!   involuntary switch of the fair task and two runqueue switches.
 //! - The stop class is the stopper `migration/N` that active balancing
-//!   already runs (`Sim::active_balance`): a stop-class task with
+//!   already runs (`Sched::active_balance`): a stop-class task with
 //!   `p->prio == 0` (FIFO-99, `sched_set_stop_task()`), so when it schedules
 //!   out `need_pull_rt_task()` holds and `pull_rt_task()` runs.
 //! - cpupri is computed by scanning the allowed CPUs (idle < CFS < RT
@@ -226,7 +226,7 @@ pub(crate) struct RtRoot {
     pub rto_loop_next: u64,
 }
 
-/// Everything the RT class adds to a run (`None` in `Sim` without RT tasks).
+/// Everything the RT class adds to a run (`None` in `Sched` without RT tasks).
 pub(crate) struct RtSched {
     pub tasks: Vec<RtTask>,
     pub rqs: Vec<RtRq>,

@@ -1,4 +1,4 @@
-//! The RT class's entry points in the engine (`sched::rt` holds its state):
+//! The RT class's entry points on `Sched` (`sched::rt` holds its state):
 //! wake-up (`select_task_rq_rt()`, `check_preempt_curr_rt()`,
 //! `task_woken_rt()`), the RT part of `__schedule()` (`pick_next_task_rt()`
 //! with `need_pull_rt_task()` / `pull_rt_task()`, and the post-schedule
@@ -9,15 +9,16 @@
 //! Kernel text followed: kernel/sched/rt.c of 4.9-4.11 and of 4.15.
 //! Simplifications are listed in `sched::rt`.
 
+use super::cputime::Overhead;
 use super::rt::{RtPolicy, RtState, MAX_RT_PRIO, PUSH_EXECUTING, PUSH_RESTART, RR_TIMESLICE_NS};
 use super::rt::{RT_PERIOD_NS, RT_RUNTIME_NS};
-use crate::engine::{Event, Overhead, Sim};
+use super::Sched;
 use crate::kernel::RtPush;
 
 /// `src` of an `RtIrqWork` event that is the root domain's `rto_push_work`.
 pub(crate) const RD_WORK: u32 = u32::MAX;
 
-impl Sim<'_> {
+impl Sched<'_> {
     fn rt_charge(&mut self, cpu: usize, ns: u64) {
         self.charge_as(cpu, ns, Overhead::Other);
         self.rearm(cpu);
@@ -42,7 +43,7 @@ impl Sim<'_> {
             first.push((t, self.now + rt.rng.next_u64() % p.max(1)));
         }
         for (t, at) in first {
-            self.queue.push(at, Event::RtWake { task: t as u32 });
+            self.rt_kthread_wake_at(t, at);
         }
     }
 
@@ -202,8 +203,7 @@ impl Sim<'_> {
             rq.throttled = true;
             let end = rq.period_start + RT_PERIOD_NS;
             rt.stats.throttled_ns += end - now;
-            self.queue
-                .push(end, Event::RtUnthrottle { cpu: cpu as u32 });
+            self.start_rt_bandwidth(cpu, end);
             self.rearm(cpu);
             return;
         }
@@ -235,13 +235,7 @@ impl Sim<'_> {
         if task.policy == RtPolicy::Rr {
             task.slice_left -= run.min(task.slice_left);
         }
-        self.queue.push(
-            done,
-            Event::RtDone {
-                cpu: cpu as u32,
-                gen,
-            },
-        );
+        self.rt_stint_end(cpu, gen, done);
         self.rearm(cpu);
         if self.rt.as_ref().unwrap().has_pushable(cpu) {
             self.push_rt_tasks(cpu);
@@ -277,7 +271,7 @@ impl Sim<'_> {
             rt.tasks[t].state = RtState::Sleeping;
             rt.tasks[t].slice_left = RR_TIMESLICE_NS;
             let at = rt.tasks[t].next_wake.max(self.now);
-            self.queue.push(at, Event::RtWake { task: t as u32 });
+            self.rt_kthread_wake_at(t, at);
         }
         self.rqs[cpu].nr_switches += 1;
         if self.rt.as_ref().unwrap().highest_curr(cpu) > prev_prio {
@@ -420,13 +414,7 @@ impl Sim<'_> {
         } else {
             self.rt_charge(from, self.cost.ipi_send_ns);
         }
-        self.queue.push(
-            self.now + self.cost.ipi_latency_ns,
-            Event::RtIrqWork {
-                cpu: to as u32,
-                src,
-            },
-        );
+        self.irq_work_queue_on(to, src);
     }
 
     /// `tell_cpu_to_push()` of 4.1-4.14 (RT_PUSH_IPI, b6366f048e0c): if this

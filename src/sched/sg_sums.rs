@@ -4,7 +4,7 @@
 //! `weighted_cpuload()`, Σ `nr_running`, the number of `idle_cpu()` CPUs
 //! and of CPUs with no task / with two or more; the idle CPUs as a
 //! `CpuMask`, and per level the fully idle groups as a mask of their first
-//! CPUs. `Sim::update_sg_sums` applies a runqueue's change to the groups
+//! CPUs. `Sched::update_sg_sums` applies a runqueue's change to the groups
 //! holding its CPU, so reading a group's sums costs O(1) instead of a walk
 //! over its CPUs.
 //!
@@ -21,8 +21,8 @@
 //! sums, so it gets the same id.
 
 use super::cpumask::CpuMask;
+use super::Sched;
 use crate::domains::Domain;
-use crate::engine::Sim;
 use crate::kernel::{Balancer, Kernel, SelectIdleSibling};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -63,7 +63,7 @@ pub(crate) struct GroupSum {
     /// CPUs for which `idle_cpu()` holds.
     pub idle_cpus: u64,
     /// CPUs with `nr_running` 0 (load 0) and with `nr_running` ≥ 2: they
-    /// bound the spread `group_imb` tests (`Sim::sg_group_imb`).
+    /// bound the spread `group_imb` tests (`Sched::sg_group_imb`).
     pub empty_cpus: u64,
     pub overloaded_cpus: u64,
 }
@@ -110,7 +110,7 @@ pub(crate) struct SgSums {
 
 impl SgSums {
     /// The sums of `sd`'s groups with every runqueue empty and idle (as
-    /// `Sim::new` makes them); without `groups`, only the idle mask (and
+    /// `Sched::new` makes them); without `groups`, only the idle mask (and
     /// the span masks) are kept up to date.
     pub fn new(sd: &[Vec<Domain>], groups: bool) -> Self {
         let n = sd.len();
@@ -313,7 +313,7 @@ impl SgSums {
     }
 }
 
-impl Sim<'_> {
+impl Sched<'_> {
     /// Bring `cpu`'s share of the group sums and the idle mask up to date
     /// after its runqueue changed: `cfs.load`, `cfs.nr_running` or
     /// `cfs.curr` (which `idle_cpu()` reads). Called after every

@@ -1,6 +1,6 @@
 //! Per-task scheduler state, the model's share of `struct task_struct`
 //! (include/linux/sched.h): state, CPU, affinity, the running burst and the
-//! task's accounting. Its `sched_entity` lives beside it in `Sim::ses`
+//! task's accounting. Its `sched_entity` lives beside it in `Sched::ses`
 //! (`sched::fair::SchedEntity`), indexed by the same `TaskId`.
 
 /// Which CPU time a burst is: user code or kernel work done for the task.

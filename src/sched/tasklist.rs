@@ -8,7 +8,7 @@
 //! the head is [`TaskLinks::push_back`], its tail (`list_last_entry()`, where
 //! `detach_tasks()` starts) is [`TaskLinks::front`]. A runqueue owns a
 //! [`TaskList`] (its ends and length); the links (`se.group_node`) are one
-//! per task in [`TaskLinks`], owned by the `Sim`, since a task is on at most
+//! per task in [`TaskLinks`], owned by the `Sched`, since a task is on at most
 //! one runqueue's list.
 
 use super::fair::TaskId;

@@ -3,11 +3,11 @@
 //! with schedstat and `trace_pelt_cfs_tp()` (the `pelt_cfs` tracepoint,
 //! 5.2+, kernel/sched/pelt.c). Every hook returns at once without a trace,
 //! reads the model's state without changing it, and so leaves a run's
-//! numbers as they are. Tested in `engine::trace_tests` (they need workloads).
+//! numbers as they are. Tested in `sched::trace_hooks_tests` (whole runs, with workloads).
 
 use super::balance::{IdleType, LbEnv};
 use super::pelt::update_cfs_rq;
-use crate::engine::Sim;
+use super::Sched;
 use crate::trace::{BalanceKind, BalanceOutcome, BalanceRow};
 
 /// What `load_balance()` had counted before a pass: schedstat
@@ -20,7 +20,7 @@ pub(crate) struct LbSnapshot {
     active: u64,
 }
 
-impl Sim<'_> {
+impl Sched<'_> {
     /// Before a `load_balance()` pass: `None` without a trace.
     #[inline]
     pub(crate) fn lb_trace_begin(

@@ -14,8 +14,8 @@
 
 use super::fair::TaskId;
 use super::pelt::SCHED_CAPACITY_SCALE;
+use super::Sched;
 use crate::domains::{sd, SCALE};
-use crate::engine::Sim;
 use crate::kernel::{SelectIdleSibling, WakeAffine};
 use crate::topology::Machine;
 
@@ -114,7 +114,7 @@ pub fn idle_cpu_scan(sum_util: u64, llc_weight: u64, imbalance_pct: u64) -> u64 
     y * llc_weight / 1024
 }
 
-impl Sim<'_> {
+impl Sched<'_> {
     /// `wake_affine()`: the 2.6.36–4.13 load test or the 4.14+ split
     /// (`wake_affine` field).
     fn wake_affine(
@@ -495,7 +495,7 @@ impl Sim<'_> {
         found
     }
 
-    /// The scans of [`Sim::select_idle_cpu`] after its budget check.
+    /// The scans of [`Sched::select_idle_cpu`] after its budget check.
     fn select_idle_cpu_scan(
         &mut self,
         p: TaskId,
@@ -528,7 +528,7 @@ impl Sim<'_> {
         }
     }
 
-    /// Tests only: the scans of [`Sim::select_idle_cpu`] as before (a
+    /// Tests only: the scans of [`Sched::select_idle_cpu`] as before (a
     /// `cpus` flag per CPU of the machine, cleared per visited core), for
     /// comparison at every call.
     #[cfg(test)]
@@ -883,7 +883,7 @@ impl Sim<'_> {
     }
 }
 
-/// [`Sim::sis_scan_idle`] for an unpinned task from the idle mask of
+/// [`Sched::sis_scan_idle`] for an unpinned task from the idle mask of
 /// `sched::sg_sums`: the first idle CPU of `span` (`cpu`'s domain at `lvl`,
 /// sorted) in wrap order from target+1, if it is the k-th CPU of that order
 /// and the budget `nr` outlasts k CPUs (k < nr).

@@ -1,6 +1,6 @@
 //! The running group sums (`sched::sg_sums`) change no result: whole runs
 //! on big machines with the sums and with the groups' CPUs walked as
-//! before (`Sim::set_group_sums`) give the same metrics and tables.
+//! before (`Sched::set_group_sums`) give the same metrics and tables.
 
 use crate::cost::CostModel;
 use crate::engine::{RunOptions, Sim};
@@ -52,7 +52,7 @@ fn run_for(
         max_sample_bytes: crate::limits::MAX_VMSTAT_BYTES,
     };
     let mut sim = Sim::new(m, k, &cost, w, opts).unwrap();
-    sim.set_group_sums(!walk);
+    sim.sched.set_group_sums(!walk);
     sim.run(&|| false)
 }
 

@@ -69,7 +69,7 @@ fn run(
     };
     let mut sim = Sim::new(m, k, &cost, w, opts).expect("a valid configuration");
     if let Some(on) = force {
-        sim.set_group_sums(on);
+        sim.sched.set_group_sums(on);
     }
     Some(sim.run(&|| false))
 }

@@ -1,15 +1,13 @@
-//! The RT class's unit tests (`sched::rt`, `sched::rt_class`; here because
-//! they build a `Sim`, which needs a workload). Hand-built RT overloads on a
-//! 4-CPU machine: who sends a push IPI to whom, in what order, and when the
-//! walk stops, per `rt_push` variant.
+//! The RT class's unit tests (`sched::rt`, `sched::rt_class`), on a
+//! scheduler built without a workload or an engine (`Sched::for_test`).
+//! Hand-built RT overloads on a 4-CPU machine: who sends a push IPI to
+//! whom, in what order, and when the walk stops, per `rt_push` variant.
 
+use super::rt::{RtKthreads, RtPolicy, RtSched, RtState, RtTask, RR_TIMESLICE_NS};
+use super::Sched;
 use crate::cost::CostModel;
-use crate::engine::{Event, Sim};
 use crate::kernel::{Kernel, RtPush};
-use crate::sched::rt::{RtKthreads, RtPolicy, RtSched, RtState, RtTask, RR_TIMESLICE_NS};
 use crate::topology::Machine;
-use crate::workload::spinners::{Dist, SpinnerTask, Spinners};
-use crate::RunOptions;
 
 fn task(prio: u32, allowed: &[u32]) -> RtTask {
     RtTask {
@@ -44,12 +42,12 @@ fn none() -> RtKthreads {
 
 /// `cpu` runs a pinned FIFO-99 task and has a migratable FIFO-50 task
 /// queued behind it, allowed on `allowed` (so the CPU is RT-overloaded).
-fn overload(sim: &mut Sim, cpu: usize, allowed: &[u32]) -> usize {
+fn overload(sim: &mut Sched, cpu: usize, allowed: &[u32]) -> usize {
     overload_with(sim, cpu, (0, &[cpu as u32]), (49, allowed))
 }
 
 /// `cpu` runs `run` (prio, allowed) with `queued` (prio, allowed) behind it.
-fn overload_with(sim: &mut Sim, cpu: usize, run: (u32, &[u32]), queued: (u32, &[u32])) -> usize {
+fn overload_with(sim: &mut Sched, cpu: usize, run: (u32, &[u32]), queued: (u32, &[u32])) -> usize {
     let rt = sim.rt.as_mut().unwrap();
     let a = rt.tasks.len();
     rt.tasks.push(task(run.0, run.1));
@@ -62,7 +60,7 @@ fn overload_with(sim: &mut Sim, cpu: usize, run: (u32, &[u32]), queued: (u32, &[
 }
 
 /// `cpu` runs a pinned FIFO-99 task (nothing RT can be pushed to it).
-fn busy(sim: &mut Sim, cpu: usize) {
+fn busy(sim: &mut Sched, cpu: usize) {
     let rt = sim.rt.as_mut().unwrap();
     let a = rt.tasks.len();
     rt.tasks.push(task(0, &[cpu as u32]));
@@ -72,35 +70,16 @@ fn busy(sim: &mut Sim, cpu: usize) {
 }
 
 /// Run the push irq_work events until none is left; the IPI log.
-fn drain(sim: &mut Sim) -> Vec<(usize, usize)> {
-    let mut guard = 0;
-    while let Some(e) = sim.queue.pop() {
-        sim.now = e.time;
-        if let Event::RtIrqWork { cpu, src } = e.ev {
-            sim.rt_irq_work(cpu as usize, src);
-        }
-        guard += 1;
-        assert!(guard < 1000, "the walk did not stop");
-    }
+fn drain(sim: &mut Sched) -> Vec<(usize, usize)> {
+    let popped = sim.run_rt_irq_work(1000);
+    assert!(popped < 1000, "the walk did not stop");
     sim.rt.as_ref().unwrap().ipi_log.clone()
 }
 
-fn with_sim(kernel: Kernel, f: impl FnOnce(&mut Sim)) {
+fn with_sim(kernel: Kernel, f: impl FnOnce(&mut Sched)) {
     let m = Machine::new(1, 4, 1, None, None).unwrap();
     let cost = CostModel::default();
-    let spin = SpinnerTask {
-        nice: 0,
-        run_ns: None,
-        sleep_ns: None,
-        cpus: None,
-        yields: false,
-    };
-    let w = Spinners::new(vec![spin], Dist::Fixed).unwrap();
-    let opts = RunOptions {
-        duration_ns: Some(1),
-        ..Default::default()
-    };
-    let mut sim = Sim::new(&m, &kernel, &cost, Box::new(w), opts).unwrap();
+    let mut sim = Sched::for_test(&m, &kernel, &cost);
     sim.rt = Some(RtSched::new(&none(), 4, 1));
     f(&mut sim);
 }

@@ -4,16 +4,16 @@
 //! `package_power`, `avg_freq_ghz`, `turbo_residency` and `cstate_*`
 //! metrics. The tables are the machine preset's (`crate::power`).
 //!
-//! - Idle entry (`Sim::power_idle_enter`) mirrors `cpuidle_idle_call()` →
+//! - Idle entry (`Sched::power_idle_enter`) mirrors `cpuidle_idle_call()` →
 //!   `menu_select()` (drivers/cpuidle/governors/menu.c, 3.8), reduced to its
 //!   residency test on a prediction that is the mean of the CPU's last 8
 //!   idle periods (`get_typical_interval()` without its outlier rejection,
 //!   and without the next-timer bound: the model's idle CPUs have no timer
 //!   besides the tasks' own); a CPU with no history yet picks the deepest
 //!   state (a NOHZ idle CPU's next timer is far away).
-//! - A wake-up of an idle CPU (`Sim::idle_exit_delay`) pays the state's
+//! - A wake-up of an idle CPU (`Sched::idle_exit_delay`) pays the state's
 //!   `exit_latency` once; the CPU is back in C0 when `schedule()` picks a
-//!   task there (`Sim::power_idle_exit`).
+//!   task there (`Sched::power_idle_exit`).
 //! - A package's frequency is the turbo table's entry for its active cores:
 //!   cores with a thread running, or (C-states on) with every thread idle
 //!   in C1/C1E, which Intel counts as active. With `cstates` off an idle
@@ -24,6 +24,7 @@
 //! only a task's own bursts run faster (scheduler overhead costs are
 //! charged in ns as they are); a second busy SMT thread adds no power.
 
+use super::Sched;
 use crate::power::{PowerSpec, UNCORE_ACTIVE, UNCORE_PKG_IDLE};
 use crate::topology::Machine;
 
@@ -300,5 +301,57 @@ impl PowerState {
             }
         }
         m
+    }
+}
+
+impl Sched<'_> {
+    /// `cpu` leaves idle (`schedule()` picked a task): back to C0.
+    pub(crate) fn power_idle_exit(&mut self, cpu: usize) {
+        if let Some(p) = self.power.as_mut() {
+            let changed = p.exit_idle(cpu, self.now);
+            self.retime(cpu, changed);
+        }
+    }
+
+    /// `cpu` goes idle: the governor picks its C-state.
+    pub(crate) fn power_idle_enter(&mut self, cpu: usize) {
+        if let Some(p) = self.power.as_mut() {
+            let changed = p.enter_idle(cpu, self.now);
+            self.retime(cpu, changed);
+        }
+    }
+
+    /// The exit latency a wake-up of idle `cpu` waits (0 unless the C-state
+    /// model is on).
+    pub(crate) fn idle_exit_delay(&mut self, cpu: usize) -> u64 {
+        match self.power.as_mut() {
+            Some(p) if self.rqs[cpu].cfs.curr.is_none() => p.exit_delay(cpu, self.now),
+            _ => 0,
+        }
+    }
+
+    /// A package's frequency changes to `mhz`: the running bursts of its
+    /// CPUs are accounted at the old frequency, then re-timed at the new.
+    fn retime(&mut self, cpu: usize, mhz: Option<u32>) {
+        let Some(mhz) = mhz else { return };
+        let (pkg, turbo) = match &self.power {
+            Some(p) => (p.pkg_of(cpu), p.turbo),
+            None => return,
+        };
+        let w = self.machine.cores_per_socket as usize * self.machine.threads_per_core as usize;
+        let cpus = pkg * w..(pkg + 1) * w;
+        if turbo {
+            for c in cpus.clone() {
+                self.rq_sync(c);
+            }
+        }
+        if let Some(p) = self.power.as_mut() {
+            p.apply_mhz(cpu, mhz);
+        }
+        if turbo {
+            for c in cpus {
+                self.rearm(c);
+            }
+        }
     }
 }
