@@ -206,14 +206,11 @@ impl Domain {
     pub fn int(&self, param: &str, v: &Value) -> CoreResult<u64> {
         match self {
             Domain::Int { lo, hi } => v.as_u64(param, *lo, *hi),
-            Domain::IntIn(vals) => {
-                let x = v.as_u64(param, 0, u64::MAX)?;
-                if vals.contains(&x) {
-                    Ok(x)
-                } else {
-                    Err(CoreError::invalid(param, x, self.allowed()))
-                }
-            }
+            Domain::IntIn(vals) => match v {
+                Value::Int(x) if *x >= 0 && vals.contains(&(*x as u64)) => Ok(*x as u64),
+                Value::Int(x) => Err(CoreError::invalid(param, x, self.allowed())),
+                _ => Err(v.wrong(param, "int")),
+            },
             Domain::Bool | Domain::Enum(_) => {
                 unreachable!("an integer field has an integer domain")
             }
@@ -227,6 +224,20 @@ pub trait FieldType: Copy {
     const DOMAIN: Domain;
     fn to_value(self) -> Value;
     fn from_value(param: &str, v: &Value, domain: &Domain) -> CoreResult<Self>;
+    /// Whether a field of this type may declare `domain` (an enum or a
+    /// bool takes none of its own; an integer's fits its type).
+    fn domain_ok(domain: &Domain) -> bool {
+        *domain == Self::DOMAIN
+    }
+}
+
+/// An integer domain that a `hi`-bounded type can hold.
+fn int_domain_ok(domain: &Domain, hi: u64) -> bool {
+    match domain {
+        Domain::Int { lo, hi: h } => lo <= h && *h <= hi,
+        Domain::IntIn(v) => !v.is_empty() && v.iter().all(|x| *x <= hi),
+        Domain::Bool | Domain::Enum(_) => false,
+    }
 }
 
 impl FieldType for bool {
@@ -250,6 +261,9 @@ impl FieldType for u64 {
     fn from_value(param: &str, v: &Value, domain: &Domain) -> CoreResult<Self> {
         domain.int(param, v)
     }
+    fn domain_ok(domain: &Domain) -> bool {
+        int_domain_ok(domain, i64::MAX as u64)
+    }
 }
 
 impl FieldType for u32 {
@@ -263,6 +277,9 @@ impl FieldType for u32 {
     fn from_value(param: &str, v: &Value, domain: &Domain) -> CoreResult<Self> {
         let x = domain.int(param, v)?;
         u32::try_from(x).map_err(|_| CoreError::invalid(param, x, "an integer below 2**32"))
+    }
+    fn domain_ok(domain: &Domain) -> bool {
+        int_domain_ok(domain, u32::MAX as u64)
     }
 }
 
@@ -325,6 +342,45 @@ macro_rules! config_struct {
                     $($extra,)*
                     $($f: $value,)+
                 }
+            }
+
+            /// The declarations are sound: each domain fits its field's
+            /// type (an enum or bool declares none of its own, an integer's
+            /// bounds fit the type), each declared value is in its domain,
+            /// no name is declared twice. A unit test of each type calls it.
+            pub fn check_declarations() -> Result<(), String> {
+                let declared = Self::declared($(<$extra_ty>::default()),*);
+                for (i, f) in Self::FIELDS.iter().enumerate() {
+                    if Self::FIELD_NAMES[..i].contains(&f.name) {
+                        return Err(format!("{} is declared twice", f.name));
+                    }
+                }
+                $({
+                    const DOMAIN: $crate::config::Domain =
+                        $crate::config_struct!(@domain $t $(, $dom)?);
+                    if !<$t as $crate::config::FieldType>::domain_ok(&DOMAIN) {
+                        return Err(format!(
+                            "{}: the domain {:?} does not fit its type {}",
+                            stringify!($f), DOMAIN, stringify!($t)
+                        ));
+                    }
+                    let v = $crate::config::FieldType::to_value(declared.$f);
+                    <$t as $crate::config::FieldType>::from_value(stringify!($f), &v, &DOMAIN)
+                        .map_err(|e| format!("the declared value: {e}"))?;
+                })+
+                Ok(())
+            }
+
+            /// Every field within its declared domain (a struct built in
+            /// Rust, not through `decl_set`, is checked here too).
+            pub fn decl_check(&self) -> $crate::error::CoreResult<()> {
+                $({
+                    const DOMAIN: $crate::config::Domain =
+                        $crate::config_struct!(@domain $t $(, $dom)?);
+                    let v = $crate::config::FieldType::to_value(self.$f);
+                    <$t as $crate::config::FieldType>::from_value(stringify!($f), &v, &DOMAIN)?;
+                })+
+                Ok(())
             }
 
             /// The field `name`'s value (`None`: no such field).
@@ -407,5 +463,82 @@ pub trait Fields: Clone {
             .iter()
             .map(|n| (*n, self.get(n).expect("listed field")))
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    crate::named_enum! {
+        enum Colour { Red = "red", Blue = "blue" }
+    }
+
+    // A declaration list with what check_declarations must refuse.
+    crate::config_struct! {
+        #[derive(Clone, Debug, PartialEq)]
+        struct Probe {}
+        meta ();
+        only_red: Colour [Domain::Enum(&["red"])] = Colour::Red, "an enum with a domain of its own";
+        flag: bool [Domain::Int { lo: 0, hi: 1 }] = false, "a bool with an integer domain";
+        small: u32 [Domain::Int { lo: 0, hi: 10_000_000_000 }] = 5, "a u32 wider than u32";
+        hz: u32 [Domain::IntIn(&[100, 250])] = 250, "a value set";
+        out: u64 [Domain::Int { lo: 1, hi: 9 }] = 0, "a declared value outside its domain";
+    }
+
+    #[test]
+    fn check_declarations_refuses_what_does_not_fit() {
+        let e = Probe::check_declarations().unwrap_err();
+        assert!(e.starts_with("only_red: the domain"), "{e}");
+        assert!(!<Colour as FieldType>::domain_ok(&Domain::Enum(&["red"])));
+        assert!(!<bool as FieldType>::domain_ok(&Domain::Int {
+            lo: 0,
+            hi: 1
+        }));
+        assert!(!<u32 as FieldType>::domain_ok(&Domain::Int {
+            lo: 0,
+            hi: 10_000_000_000
+        }));
+        assert!(<u32 as FieldType>::domain_ok(&Domain::IntIn(&[100, 250])));
+        assert!(!<u64 as FieldType>::domain_ok(&Domain::IntIn(&[])));
+        assert!(!<u64 as FieldType>::domain_ok(&Domain::Int {
+            lo: 2,
+            hi: 1
+        }));
+        // the declared value is checked against the domain
+        let p = Probe::declared();
+        assert!(p.decl_check().unwrap_err().to_string().contains("out=0"));
+    }
+
+    #[test]
+    fn an_int_in_domain_names_its_values() {
+        let d = Domain::IntIn(&[100, 250, 300, 1000]);
+        for bad in [-1, 0, 7, 10_000] {
+            assert_eq!(
+                d.int("hz", &Value::Int(bad)).unwrap_err().to_string(),
+                format!("invalid hz={bad}: expected one of 100, 250, 300, 1000")
+            );
+        }
+        assert_eq!(d.int("hz", &Value::Int(250)), Ok(250));
+        assert!(matches!(
+            d.int("hz", &Value::Str("250".into())),
+            Err(CoreError::WrongType { .. })
+        ));
+    }
+
+    #[test]
+    fn set_and_get_go_through_the_type_and_domain() {
+        let mut p = Probe::declared();
+        assert_eq!(p.decl_set("hz", &Value::Int(100)), Ok(true));
+        assert_eq!(p.hz, 100);
+        assert!(p.decl_set("hz", &Value::Int(101)).is_err());
+        assert_eq!(p.decl_set("nope", &Value::Int(1)), Ok(false));
+        assert_eq!(p.decl_get("hz"), Some(Value::Int(100)));
+        assert_eq!(p.decl_get("only_red"), Some(Value::Str("red".into())));
+        assert_eq!(p.decl_get("nope"), None);
+        assert_eq!(
+            Probe::FIELD_NAMES,
+            ["only_red", "flag", "small", "hz", "out"]
+        );
     }
 }

@@ -43,8 +43,8 @@ config_struct! {
     meta ();
     context_switch_ns: u64 [COST] = 2_000,
         "system time on the CPU, before the next task runs (Li et al. 2007: 3.8 µs direct)";
-    syscall_ns: u64 [COST] = 100,
-        "the `sched_yield()` system call (must be ≥ 1; refused where written)";
+    syscall_ns: u64 [int(1, MAX_COST_NS)] = 100,
+        "the `sched_yield()` system call (at least 1: a zero-cost system call would let a yield loop spin without time passing)";
     wakeup_ns: u64 [COST] = 1_000,
         "`try_to_wake_up()`, system time of the waker (or of the timer interrupt)";
     tick_ns: u64 [COST] = 1_000,
@@ -118,7 +118,7 @@ config_struct! {
     sys_jitter_pct: u64 [int(0, 50)] = 5,
         "run-to-run noise: every system-call burst × U[1 − p %, 1 + p %] (0 makes replicates of a non-random workload identical)";
     xfer_by_distance: bool = false,
-        "switches on the communication cost by distance: a pipe or socket read (and VolanoMark's queue hand-off) pays the lines the writer's CPU holds modified times the per-line latency of the two CPUs' distance (on only for epyc-genoa-2s and spr-2s; [calibration](../calibration.md))";
+        "switches on the communication cost by distance: a pipe or socket read (and VolanoMark's queue hand-off) pays the lines the writer's CPU holds modified times the per-line latency of the two CPUs' distance (on only for epyc-genoa-2s and spr-2s; docs/calibration.md)";
     xfer_smt_ns: u64 [COST] = 2,
         "per cache line moved between SMT siblings";
     xfer_llc_ns: u64 [COST] = 25,
@@ -132,9 +132,9 @@ config_struct! {
     xfer_meta_lines: u64 [int(0, 64)] = 2,
         "lines per message besides the data (pipe/socket bookkeeping)";
     turbo: bool = false,
-        "switches on the frequency model: a package runs at the turbo frequency of its number of active cores and a task's burst of W ns takes W·base/f ns (off by default; needs a preset with a power table; [power model](../power-model.md))";
+        "switches on the frequency model: a package runs at the turbo frequency of its number of active cores and a task's burst of W ns takes W·base/f ns (off by default; needs a preset with a power table; docs/power-model.md)";
     cstates: bool = false,
-        "switches on idle states: an idle CPU enters the C-state a menu-like governor picks and a wake-up of it waits the state's exit latency (off by default; [power model](../power-model.md))";
+        "switches on idle states: an idle CPU enters the C-state a menu-like governor picks and a wake-up of it waits the state's exit latency (off by default; docs/power-model.md)";
 }
 
 impl Default for CostModel {
@@ -276,18 +276,10 @@ impl Fields for CostModel {
         }
     }
 
-    /// Checked where the cost model is built, not when a run starts (the
-    /// tick cost against the tick period depends on the kernel's `hz`, so
-    /// that check stays with the run).
+    /// Every field within its declared domain. (The tick cost against the
+    /// tick period depends on the kernel's `hz`, so that check is the run's.)
     fn validate(&self) -> CoreResult<()> {
-        if self.syscall_ns == 0 {
-            return Err(CoreError::invalid(
-                "syscall_ns",
-                0,
-                "at least 1 (a zero-cost system call lets a yield loop spin without time passing)",
-            ));
-        }
-        Ok(())
+        self.decl_check()
     }
 }
 
@@ -326,5 +318,21 @@ mod tests {
         assert!(c
             .replaced(&[("xfer_meta_lines".into(), Value::Int(65))])
             .is_err());
+    }
+
+    #[test]
+    fn the_declarations_are_sound() {
+        CostModel::check_declarations().unwrap();
+        let m = Machine::preset("core2-2s").unwrap();
+        CostModel::for_machine(&m).decl_check().unwrap();
+        // a struct built in Rust is checked against the domains too
+        let c = CostModel {
+            syscall_ns: 0,
+            ..CostModel::default()
+        };
+        assert_eq!(
+            c.validate().unwrap_err().to_string(),
+            "invalid syscall_ns=0: expected an integer from 1 to 1000000"
+        );
     }
 }

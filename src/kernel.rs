@@ -2,9 +2,9 @@
 //! `kernel/sched/features.h`. Each field is a tunable (a sysctl or CONFIG_
 //! value), a scheduler feature bit, or one upstream change, named after the
 //! kernel's feature or the commit that introduced it and documented with its
-//! commit id and first release in [`FIELD_INFO`]. A preset is a list of these
-//! settings; the engine branches on the fields only, so any single change
-//! can be flipped on its own (`sl.bisect`).
+//! commit id and first release in its declaration ([`Kernel::FIELDS`]). A
+//! preset is a list of these settings; the engine branches on the fields
+//! only, so any single change can be flipped on its own (`sl.bisect`).
 
 use crate::config::{Domain, Fields, NamedEnum, Value};
 use crate::error::{CoreError, CoreResult};
@@ -206,24 +206,15 @@ named_enum! {
     pub enum Pick { Cfs = "cfs", Eevdf = "eevdf" }
 }
 
-/// What a field is: a tunable (sysctl or CONFIG_), a scheduler feature bit
-/// (features.h), one upstream change (a commit), or a removal experiment.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FieldKind {
-    Tunable,
-    Feature,
-    Change,
-    Experiment,
-}
-
-impl FieldKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            FieldKind::Tunable => "tunable",
-            FieldKind::Feature => "feature",
-            FieldKind::Change => "change",
-            FieldKind::Experiment => "experiment",
-        }
+named_enum! {
+    /// What a field is: a tunable (sysctl or CONFIG_), a scheduler feature
+    /// bit (features.h), one upstream change (a commit), or a removal
+    /// experiment.
+    pub enum FieldKind {
+        Tunable = "tunable",
+        Feature = "feature",
+        Change = "change",
+        Experiment = "experiment",
     }
 }
 
@@ -313,7 +304,7 @@ config_struct! {
         "How the three CFS times scale with the CPU count: none, log (1+ilog2 n) or linear, n ≤ 8.";
     hz: u32 [Domain::IntIn(&[100, 250, 300, 1000])] = 1000
         => origin(Tunable, "CONFIG_HZ", "", "", true),
-        "Tick rate: 100, 250, 300 or 1000.";
+        "The tick rate, in Hz (the values Kconfig offers).";
     idle_balance: bool = true
         => origin(Experiment, "idle_balance() in schedule()", "", "", true),
         "False removes newidle balancing altogether, as the 2013 RFC proposed (seed case 2).";
@@ -400,7 +391,7 @@ config_struct! {
         "trigger_load_balance() tests for a NOHZ kick at every tick, also when it raised SCHED_SOFTIRQ (2.6.36: else-if).";
     select_idle_sibling: SelectIdleSibling = SelectIdleSibling::AnyIdle
         => origin(Change, "select_idle_sibling()", "4dcfe1025b51", "v3.2", true),
-        "any_idle: any idle allowed CPU of target's SHARE_PKG_RESOURCES domains (2.6.36); idle_group: target, prev in the LLC, then a group of sd_llc whose CPUs are all idle (4dcfe1025b51 and later, as in 3.8).";
+        "any_idle: any idle allowed CPU of target's SHARE_PKG_RESOURCES domains (2.6.36); idle_group: target, prev in the LLC, then a group of sd_llc whose CPUs are all idle (4dcfe1025b51 and later, as in 3.8); idle_cpu: 4.9+ (10e2f1acd010) as 6.x has it, target, prev in the LLC, recent_used_cpu, then select_idle_smt/select_idle_core/select_idle_cpu over sd_llc (scan depth from sis_util).";
     mc_busy_factor: u32 [int(1, 1024)] = 1
         => origin(Tunable, "busy_factor of the MC sched domain (SD_MC_INIT; /proc/sys/kernel/sched_domain/cpuN/domainM/busy_factor)", "", "", true),
         "busy_factor of the MC level: 1 in 2.6.36/2.6.37 (MC balances every 1-4 ms even when busy), 64 by 3.8 (the commit that changed the default is not identified).";
@@ -569,91 +560,89 @@ pub const RETIRED: &[Retired] = &[
     },
 ];
 
-pub const KERNEL_PRESETS: &[&str] = &[
-    "v2.6.36",
-    "v2.6.37-rc1",
-    "v2.6.37",
-    "v3.8",
-    "v3.13",
-    "v4.11",
-    "v6.6",
-    "v6.18",
-];
+/// Declares the kernel presets, each once: its name, its constructor and
+/// what it changes on the preset it builds on (`declared`: the fields'
+/// declared values). Generates the constructors, `PRESETS` and
+/// [`KERNEL_PRESETS`] (the names, in order).
+macro_rules! kernel_presets {
+    ($(
+        $(#[$m:meta])*
+        $name:literal => fn $f:ident() = $base:ident { $($body:tt)* }
+    )+) => {
+        impl Kernel {
+            $(
+                $(#[$m])*
+                pub fn $f() -> Self {
+                    Kernel {
+                        name: $name.into(),
+                        $($body)*
+                        ..kernel_presets!(@base $base)
+                    }
+                }
+            )+
+        }
 
-impl Kernel {
+        /// Every preset: its name and constructor, oldest first.
+        const PRESETS: &[(&str, fn() -> Kernel)] = &[$(($name, Kernel::$f)),+];
+
+        /// The preset names, oldest first.
+        pub const KERNEL_PRESETS: &[&str] = &[$($name),+];
+    };
+    (@base declared) => { Kernel::declared(String::new()) };
+    (@base $base:ident) => { Kernel::$base() };
+}
+
+kernel_presets! {
     /// 2.6.36 (kernel/sched_fair.c, kernel/sched.c, read in a 2.6.36.3-based
     /// tree: docs/sources.md): 6 ms latency, 0.75 ms min granularity (that
     /// tree's values, 21406928afe4; whether upstream 2.6.36 or 2.6.37 first
     /// had them is unverified), 1 ms wakeup granularity,
     /// 0.5 ms migration cost, LOG scaling.
-    pub fn v2_6_36() -> Self {
-        Self::declared("v2.6.36".into())
-    }
-
+    "v2.6.36" => fn v2_6_36() = declared {}
     /// 2.6.37-rc1: fab476228 adds the NEWLY_IDLE forced balance and makes
     /// `pull_task()` re-arm `avg_idle` (seed case 1).
-    pub fn v2_6_37_rc1() -> Self {
-        Kernel {
-            name: "v2.6.37-rc1".into(),
-            newidle_force: true,
-            newidle_rearm: true,
-            ..Self::v2_6_36()
-        }
+    "v2.6.37-rc1" => fn v2_6_37_rc1() = v2_6_36 {
+        newidle_force: true,
+        newidle_rearm: true,
     }
-
     /// 2.6.37: the forced balance stays; b5482cfa1c95 removes the re-arm and
     /// d5ad140bc150 clears `idle_stamp` on a newidle pull.
-    pub fn v2_6_37() -> Self {
-        Kernel {
-            name: "v2.6.37".into(),
-            newidle_force: true,
-            newidle_clear_stamp: true,
-            ..Self::v2_6_36()
-        }
+    "v2.6.37" => fn v2_6_37() = v2_6_36 {
+        newidle_force: true,
+        newidle_clear_stamp: true,
     }
-
     /// 3.8 (kernel/sched/fair.c, core.c, features.h of 3.8.13, read in
     /// opennetworklinux/linux-3.8.13 @ 53bb9ce7ba6a; docs/sources.md):
     /// every change between 2.6.37 and 3.8 that the model has.
-    pub fn v3_8() -> Self {
-        Kernel {
-            name: "v3.8".into(),
-            idle_cpu_nr_running: true,
-            group_imb_nr_running: true,
-            prefer_sibling_local_capacity: true,
-            force_balance_group_imb: true,
-            idle_cpus_balanced: true,
-            lb_cfs_tasks: true,
-            newidle_no_nr_balance_failed: true,
-            newidle_active_balance: true,
-            nohz_ilb: NohzIlb::NrBusy,
-            nohz_kick_ipi: NohzKickIpi::Resched,
-            nohz_kick_after_rebalance: true,
-            select_idle_sibling: SelectIdleSibling::IdleGroup,
-            mc_busy_factor: 64,
-            mc_prefer_sibling: false,
-            sd_numa: SdNuma::NumaLevels,
-            yield_impl: YieldImpl::SkipBuddy,
-            next_buddy_over_last: true,
-            preempt_sets_next_buddy: true,
-            ..Self::v2_6_37()
-        }
+    "v3.8" => fn v3_8() = v2_6_37 {
+        idle_cpu_nr_running: true,
+        group_imb_nr_running: true,
+        prefer_sibling_local_capacity: true,
+        force_balance_group_imb: true,
+        idle_cpus_balanced: true,
+        lb_cfs_tasks: true,
+        newidle_no_nr_balance_failed: true,
+        newidle_active_balance: true,
+        nohz_ilb: NohzIlb::NrBusy,
+        nohz_kick_ipi: NohzKickIpi::Resched,
+        nohz_kick_after_rebalance: true,
+        select_idle_sibling: SelectIdleSibling::IdleGroup,
+        mc_busy_factor: 64,
+        mc_prefer_sibling: false,
+        sd_numa: SdNuma::NumaLevels,
+        yield_impl: YieldImpl::SkipBuddy,
+        next_buddy_over_last: true,
+        preempt_sets_next_buddy: true,
     }
-
     /// 3.13: Jason Low's per-domain `max_newidle_lb_cost` budget
     /// (9bd721c55c8a), its decay (f48627e686a6) and the avg_idle clamp to
     /// `max_idle_balance_cost`, on top of 3.8.
-    pub fn v3_13() -> Self {
-        Kernel {
-            name: "v3.13".into(),
-            newidle_throttle: NewidleThrottle::MaxLbCost,
-            newidle_lb_cost_decay: true,
-            avg_idle_cap: AvgIdleCap::MaxIdleBalanceCost,
-            avg_idle_ewma_first: true,
-            ..Self::v3_8()
-        }
+    "v3.13" => fn v3_13() = v3_8 {
+        newidle_throttle: NewidleThrottle::MaxLbCost,
+        newidle_lb_cost_decay: true,
+        avg_idle_cap: AvgIdleCap::MaxIdleBalanceCost,
+        avg_idle_ewma_first: true,
     }
-
     /// 4.11-rc, the base of the 0-day runs of seed case 4 (kernel/sched/
     /// fair.c and core.c of v4.11): 3.13 plus what the model has of the
     /// changes up to 4.11. `sd_init()` of 3.16 (busy_factor 32, 125/117/110,
@@ -678,18 +667,13 @@ impl Kernel {
     /// `idle_balance()` (3.16).
     /// RT: `rt_push = "push_ipi"`, the RT_PUSH_IPI chain of 4.1–4.14 (the
     /// 0-day base of seed case 4; its 2017 rework is `rt_push = "push_ipi_rd"`).
-    pub fn v4_11() -> Self {
-        Kernel {
-            name: "v4.11".into(),
-            hz: 1000,
-            sd_init: SdInit::V3_16,
-            wake_wide: true,
-            select_idle_sibling: SelectIdleSibling::IdleCpu,
-            rt_push: RtPush::PushIpi,
-            ..Self::v3_13()
-        }
+    "v4.11" => fn v4_11() = v3_13 {
+        hz: 1000,
+        sd_init: SdInit::V3_16,
+        wake_wide: true,
+        select_idle_sibling: SelectIdleSibling::IdleCpu,
+        rt_push: RtPush::PushIpi,
     }
-
     /// 6.6 (mainline 6.6.0: kernel/sched/fair.c, topology.c, features.h at
     /// v6.6): EEVDF (147f3efaa241) with the 0.75 ms base slice and RUN_TO_PARITY,
     /// PELT, the 5.5 balancer on PELT load, 5.10+ `sd_init()`, 5.16's newidle
@@ -699,77 +683,67 @@ impl Kernel {
     /// `balance_interval`, no cache hotness at SMT, CONFIG_PREEMPTION from
     /// PREEMPT_DYNAMIC). HZ 250 as Debian builds it. The later 6.6-stable
     /// back-ports (NI_RANDOM, Jan 2026) are not in this preset.
-    pub fn v6_6() -> Self {
-        Kernel {
-            name: "v6.6".into(),
-            hz: 250,
-            newidle_throttle: NewidleThrottle::LbCost,
-            nohz_kick_ipi: NohzKickIpi::FunctionCall,
-            sd_init: SdInit::V5,
-            newidle_keep_interval: true,
-            preemption: true,
-            smt_ignore_hot: true,
-            pelt: Pelt::V5_7,
-            balancer: Balancer::GroupType,
-            wake_wide: true,
-            wake_affine: WakeAffine::IdleWeight,
-            select_idle_sibling: SelectIdleSibling::IdleCpu,
-            recent_used_cpu: true,
-            sis_util: true,
-            pick: Pick::Eevdf,
-            base_slice_ns: 750_000,
-            preempt_short: false,
-            delay_dequeue: false,
-            delay_zero: false,
-            place_rel_deadline: false,
-            run_to_parity_min_slice: false,
-            yield_forfeit: false,
-            // RT_PUSH_IPI (4.1) with 4bdced5c9a29's root-domain walk (4.15)
-            // and "Do not pull from current CPU if only one CPU to pull".
-            rt_push: RtPush::PushIpiRd,
-            rt_pull_skip_only_self: true,
-            ..Self::v3_13()
-        }
+    "v6.6" => fn v6_6() = v3_13 {
+        hz: 250,
+        newidle_throttle: NewidleThrottle::LbCost,
+        nohz_kick_ipi: NohzKickIpi::FunctionCall,
+        sd_init: SdInit::V5,
+        newidle_keep_interval: true,
+        preemption: true,
+        smt_ignore_hot: true,
+        pelt: Pelt::V5_7,
+        balancer: Balancer::GroupType,
+        wake_wide: true,
+        wake_affine: WakeAffine::IdleWeight,
+        select_idle_sibling: SelectIdleSibling::IdleCpu,
+        recent_used_cpu: true,
+        sis_util: true,
+        pick: Pick::Eevdf,
+        base_slice_ns: 750_000,
+        preempt_short: false,
+        delay_dequeue: false,
+        delay_zero: false,
+        place_rel_deadline: false,
+        run_to_parity_min_slice: false,
+        yield_forfeit: false,
+        // RT_PUSH_IPI (4.1) with 4bdced5c9a29's root-domain walk (4.15)
+        // and "Do not pull from current CPU if only one CPU to pull".
+        rt_push: RtPush::PushIpiRd,
+        rt_pull_skip_only_self: true,
     }
-
     /// 6.18 as this project's machines run it (6.18.44, HZ 250,
     /// PREEMPT_DYNAMIC): 6.6 plus the 6.12 EEVDF features (PREEMPT_SHORT,
     /// DELAY_DEQUEUE, DELAY_ZERO, PLACE_REL_DEADLINE), the 0.70 ms base slice
     /// (6.15), 6.17's slice protection, and the 6.18-stable back-ports of
     /// forfeit-on-yield (6.18.2) and NI_RANDOM (6.18.5).
-    pub fn v6_18() -> Self {
-        Kernel {
-            name: "v6.18".into(),
-            base_slice_ns: 700_000,
-            preempt_short: true,
-            delay_dequeue: true,
-            delay_zero: true,
-            place_rel_deadline: true,
-            run_to_parity_min_slice: true,
-            yield_forfeit: true,
-            newidle_random: true,
-            // 94894c9c477e, an AUTOSEL stable back-port (Jan 2026).
-            rt_rto_skip_self: true,
-            ..Self::v6_6()
-        }
+    "v6.18" => fn v6_18() = v6_6 {
+        base_slice_ns: 700_000,
+        preempt_short: true,
+        delay_dequeue: true,
+        delay_zero: true,
+        place_rel_deadline: true,
+        run_to_parity_min_slice: true,
+        yield_forfeit: true,
+        newidle_random: true,
+        // 94894c9c477e, an AUTOSEL stable back-port (Jan 2026).
+        rt_rto_skip_self: true,
     }
+}
 
+impl Kernel {
+    /// The preset `name` (one of [`KERNEL_PRESETS`]).
     pub fn preset(name: &str) -> CoreResult<Self> {
-        match name {
-            "v2.6.36" => Ok(Self::v2_6_36()),
-            "v2.6.37-rc1" => Ok(Self::v2_6_37_rc1()),
-            "v2.6.37" => Ok(Self::v2_6_37()),
-            "v3.8" => Ok(Self::v3_8()),
-            "v3.13" => Ok(Self::v3_13()),
-            "v4.11" => Ok(Self::v4_11()),
-            "v6.6" => Ok(Self::v6_6()),
-            "v6.18" => Ok(Self::v6_18()),
-            _ => Err(CoreError::invalid(
-                "name",
-                format!("{name:?}"),
-                format!("one of {}", KERNEL_PRESETS.join(", ")),
-            )),
-        }
+        PRESETS
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, f)| f())
+            .ok_or_else(|| {
+                CoreError::invalid(
+                    "name",
+                    format!("{name:?}"),
+                    format!("one of {}", KERNEL_PRESETS.join(", ")),
+                )
+            })
     }
 
     /// `get_update_sysctl_factor()` (kernel/sched.c 2.6.36): 1, 1+ilog2(n)
@@ -829,6 +803,7 @@ impl Fields for Kernel {
     }
 
     fn validate(&self) -> CoreResult<()> {
+        self.decl_check()?;
         if self.min_granularity_ns > self.latency_ns {
             return Err(CoreError::invalid(
                 "min_granularity_ns",
@@ -934,6 +909,16 @@ mod tests {
         for (name, v) in k.items() {
             let k2 = k.replaced(&[(name.to_string(), v.clone())]).unwrap();
             assert_eq!(k2.get(name), Some(v));
+        }
+    }
+
+    #[test]
+    fn the_declarations_are_sound() {
+        Kernel::check_declarations().unwrap();
+        assert_eq!(Kernel::FIELDS.len(), Kernel::FIELD_NAMES.len());
+        // every preset is within the declared domains
+        for name in KERNEL_PRESETS {
+            Kernel::preset(name).unwrap().decl_check().unwrap();
         }
     }
 }

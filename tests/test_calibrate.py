@@ -6,7 +6,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 import schedlab as sl
-from schedlab.host import calibrate as cal
+from schedlab.host import calibration as cal
 
 MACHINE, KERNEL = "vm-2", "v3.13"
 # small configurations: one group, few loops (a run is milliseconds)

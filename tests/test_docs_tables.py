@@ -42,7 +42,7 @@ def test_kernel_fields_table_lists_every_field_in_order_with_preset_values(table
     for r in body:
         f = r[0].strip("`")
         assert r[1 : 1 + len(presets)] == [str(getattr(sl.Kernel.preset(p), f)) for p in presets]
-        assert r[-1] == info[f]["doc"]
+        assert r[-1] == tables._linked(info[f]["doc"])  # its declared doc, docs pages linked
 
 
 def test_kernel_fields_script_prints_the_same_table(tables, capsys, monkeypatch):
@@ -61,8 +61,11 @@ def test_cost_table_lists_every_field_with_its_default(tables):
     # the per-machine column is what CostModel.preset(machine) changes
     vm2 = next(r for r in body if r[0] == "`ipi_latency_ns`")
     assert f"`vm-2`: {sl.CostModel.preset('vm-2').ipi_latency_ns}" in vm2[2]
-    # the "charged as" column is each field's declared doc
-    assert [r[3] for r in body] == sl.CostModel.info()["doc"].to_list()
+    # the "charged as" column is each field's declared doc, its docs pages linked
+    docs = sl.CostModel.info()["doc"].to_list()
+    assert [r[3] for r in body] == [tables._linked(d) for d in docs]
+    xfer = next(r for r in body if r[0] == "`xfer_by_distance`")
+    assert "[docs/calibration.md](../calibration.md)" in xfer[3]
 
 
 def test_machine_table_lists_every_preset_with_its_shape(tables):

@@ -28,7 +28,7 @@ def test_the_check_sees_a_stale_block(tmp_path, monkeypatch):
     spec.loader.exec_module(gen)
     pkg = tmp_path / "python" / "schedlab"
     pkg.mkdir(parents=True)
-    for name in ("config.py", "_core.pyi"):
+    for name in ("config.py", "_core.pyi", "exceptions.py"):
         (pkg / name).write_text((gen.PKG / name).read_text())
     monkeypatch.setattr(gen, "ROOT", tmp_path)
     monkeypatch.setattr(gen, "PKG", pkg)

@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 import schedlab as sl
 from schedlab.cli import main
-from schedlab.host import measure as me
+from schedlab.host import measurement as me
 
 DATA = Path(__file__).parent / "data" / "perf"
 

@@ -71,16 +71,61 @@ def private_uses(path: Path, package: Path = PACKAGE) -> list[str]:
                     found.append((node.lineno, f"imports {alias.name} from {'.'.join(src)}"))
         elif isinstance(node, ast.Import):
             for alias in node.names:
-                if alias.name.split(".")[0] == package.name and alias.asname:
+                if alias.name.split(".")[0] != package.name:
+                    continue
+                if alias.asname:
                     modules[alias.asname] = alias.name
-    for node in ast.walk(tree):
+                else:  # `import schedlab.x.y` binds `schedlab`
+                    modules[package.name] = package.name
+
+    def resolve(e: ast.expr) -> str | None:
+        """The schedlab module ``e`` evaluates to, if it is one."""
+        if isinstance(e, ast.Name):
+            return modules.get(e.id)
+        if isinstance(e, ast.Attribute):
+            base = resolve(e.value)
+            if base is not None and _is_module([*base.split("."), e.attr], package):
+                return f"{base}.{e.attr}"
+            return None
         if (
-            isinstance(node, ast.Attribute)
-            and isinstance(node.value, ast.Name)
-            and node.value.id in modules
-            and _private(node.attr)
+            isinstance(e, ast.Call)
+            and isinstance(e.func, ast.Name | ast.Attribute)
+            and (e.func.id if isinstance(e.func, ast.Name) else e.func.attr) == "import_module"
+            and e.args
+            and isinstance(e.args[0], ast.Constant)
+            and isinstance(e.args[0].value, str)
+            and e.args[0].value.split(".")[0] == package.name
         ):
-            found.append((node.lineno, f"uses {modules[node.value.id]}.{node.attr}"))
+            return e.args[0].value
+        return None
+
+    def private_const(e: ast.expr) -> str | None:
+        if isinstance(e, ast.Constant) and isinstance(e.value, str) and _private(e.value):
+            return e.value
+        return None
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and _private(node.attr):
+            mod = resolve(node.value)
+            if mod is not None:
+                found.append((node.lineno, f"uses {mod}.{node.attr}"))
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("getattr", "hasattr", "setattr")
+            and len(node.args) >= 2
+        ):
+            mod, name = resolve(node.args[0]), private_const(node.args[1])
+            if mod is not None and name is not None:
+                found.append((node.lineno, f"uses {mod}.{name} through {node.func.id}"))
+        elif (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.value, ast.Attribute)
+            and node.value.attr == "__dict__"
+        ):
+            mod, name = resolve(node.value.value), private_const(node.slice)
+            if mod is not None and name is not None:
+                found.append((node.lineno, f"uses {mod}.{name} through __dict__"))
     return [f"{rel}:{line}: {what}" for line, what in sorted(found)]
 
 
@@ -107,10 +152,21 @@ def test_the_check_sees_each_kind_of_private_use(tmp_path):
         "from .plan import _plan\n"
         "from schedlab.run.plan import _plan as p\n"
         "x = workloads._FACTORIES, _check.need_int, workloads.__name__\n"
+        "import schedlab.workloads\n"
+        "from .. import run\n"
+        "from importlib import import_module\n"
+        "y = schedlab.workloads._FACTORIES, run.plan._plan, getattr(run.plan, '_plan')\n"
+        "z = run.plan.__dict__['_plan'], import_module('schedlab.workloads')._FACTORIES\n"
+        "ok = getattr(run.plan, 'plan_runs'), run.plan.__dict__['x'], schedlab.__name__\n"
     )
     assert private_uses(user, pkg) == [
         "schedlab/run/execute.py:3: imports _LIMIT from schedlab._check",
         "schedlab/run/execute.py:4: imports _plan from schedlab.run.plan",
         "schedlab/run/execute.py:5: imports _plan from schedlab.run.plan",
         "schedlab/run/execute.py:6: uses schedlab.workloads._FACTORIES",
+        "schedlab/run/execute.py:10: uses schedlab.run.plan._plan",
+        "schedlab/run/execute.py:10: uses schedlab.run.plan._plan through getattr",
+        "schedlab/run/execute.py:10: uses schedlab.workloads._FACTORIES",
+        "schedlab/run/execute.py:11: uses schedlab.run.plan._plan through __dict__",
+        "schedlab/run/execute.py:11: uses schedlab.workloads._FACTORIES",
     ]

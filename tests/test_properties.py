@@ -37,7 +37,7 @@ import schedlab as sl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schedlab._check import is_list
-from schedlab.run.simulate import DEFAULT_TRACE_LIMIT
+from schedlab.run.simulation import DEFAULT_TRACE_LIMIT
 
 # --- profiles -----------------------------------------------------------------
 
@@ -296,8 +296,10 @@ def _check_kernel(k: sl.Kernel, base: str, changes: dict[str, Any]) -> None:
     d = k.to_dict()
     for f, v in changes.items():
         # the value kept is the one given, under its own type (no silent
-        # coercion of a bool, float or str into an int, nor the other way)
-        assert d[f] == v and type(d[f]) is type(v), (f, v, d[f])
+        # coercion of a bool, float or str into an int, nor the other way); a
+        # numpy scalar is taken as the Python value it stands for
+        want = type(v.item()) if isinstance(v, np.generic) else type(v)
+        assert d[f] == v and type(d[f]) is want, (f, v, d[f])
     assert k == pickle_roundtrip(k)
     assert set(k.changes()) <= set(changes)
 

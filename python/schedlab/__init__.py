@@ -11,21 +11,21 @@ from __future__ import annotations
 
 from . import exceptions, plot, workloads
 from ._core import __version__, build_profile
-from .analysis.bisect import bisect
+from .analysis.bisection import bisect
 from .analysis.frames import compare, summarize
 from .analysis.lkp import LKP_METRICS, LKP_NOT_MODELLED, format_lkp, lkp_metrics
 from .analysis.perf_stat import format_perf_stat
 from .config import CostModel, Kernel, Machine
 from .exceptions import ConfigError, ConfigTypeError, MeasureError, SchedlabError, SimulationError
-from .host.calibrate import Calibration, calibrate
-from .host.measure import measure
+from .host.calibration import Calibration, calibrate
+from .host.measurement import measure
 from .io.spec import load_spec, run_spec
 from .io.vmstat import format_vmstat, vmstat_table
 from .result import Result
 from .run.execute import SweepInterrupted
 from .run.plan import derive_seed
-from .run.simulate import simulate
-from .run.sweep import sweep
+from .run.simulation import simulate
+from .run.sweeps import sweep
 from .workloads import Workload
 
 __all__ = [

@@ -45,6 +45,13 @@ __all__ = [
     "SimulationError",
     "MeasureError",
     "BatchInterrupted",
+    "EXCEPTIONS",
+    "FIELD_KINDS",
+    "HACKBENCH_IPCS",
+    "HACKBENCH_MODES",
+    "SPINNER_DISTS",
+    "RT_POLICIES",
+    "AIM7_WORKFILES",
 ]
 
 class MachineFields(TypedDict):
@@ -195,7 +202,9 @@ class _Decl(TypedDict):
 class CostFieldInfo(_Decl): ...
 
 class FieldInfo(_Decl):
+    # BEGIN generated FieldInfo kind (scripts/dev/gen_fields.py)
     kind: Literal["tunable", "feature", "change", "experiment"]
+    # END generated FieldInfo kind
     kernel: str
     commit: str
     release: str
@@ -253,6 +262,7 @@ class BatchOutcome(TypedDict):
     metrics: dict[str, float]
     wall_s: float
 
+# BEGIN generated exceptions (scripts/dev/gen_fields.py)
 class SchedlabError(Exception): ...
 class ConfigError(SchedlabError, ValueError): ...
 class ConfigTypeError(SchedlabError, TypeError): ...
@@ -261,6 +271,8 @@ class MeasureError(SchedlabError, RuntimeError): ...
 
 class BatchInterrupted(KeyboardInterrupt):
     outcomes: list[BatchOutcome]
+
+# END generated exceptions
 
 __version__: str
 build_profile: str
@@ -271,6 +283,13 @@ BALANCE_OUTCOMES: list[str]
 KERNEL_FIELDS: list[str]
 KERNEL_FIELD_INFO: list[FieldInfo]
 COST_FIELD_INFO: list[CostFieldInfo]
+EXCEPTIONS: list[tuple[str, list[str], str, list[tuple[str, str]]]]
+FIELD_KINDS: list[str]
+HACKBENCH_IPCS: list[str]
+HACKBENCH_MODES: list[str]
+SPINNER_DISTS: list[str]
+RT_POLICIES: list[str]
+AIM7_WORKFILES: list[str]
 KERNEL_RETIRED_FIELDS: list[tuple[str, str]]
 COST_FIELDS: list[str]
 IDLE_TYPES: list[str]

@@ -44,7 +44,7 @@ def _pairs(items: list[str] | None, flag: str) -> dict[str, Any]:
 def _cmd_run(args: argparse.Namespace) -> int:
     from . import workloads
     from .config import CostModel, Kernel, Machine
-    from .run.simulate import simulate
+    from .run.simulation import simulate
 
     kernel = Kernel.preset(args.kernel)
     changes = _pairs(args.set, "--set")
@@ -167,7 +167,7 @@ def _csv(text: str, conv: Any, flag: str) -> list[Any]:
 
 
 def _cmd_measure(args: argparse.Namespace) -> int:
-    from .host.measure import measure, metadata
+    from .host.measurement import measure, metadata
 
     output = _check_output(args.output, args.force) if args.output else None
     kw: dict[str, Any] = {

@@ -22,7 +22,7 @@ from .cases import VOLANO_SEED, format_comparison, runs_frame, volano_comparison
 from .config import Kernel, Machine
 from .io.vmstat import format_vmstat
 from .result import Result
-from .run.simulate import simulate
+from .run.simulation import simulate
 from .workloads import spinners
 
 

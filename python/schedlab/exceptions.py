@@ -2,22 +2,20 @@
 
 Every invalid input is refused at the boundary with an error naming the
 parameter, the value and what is allowed. Config errors are ``ValueError``s
-(and wrong types ``TypeError``s), so ordinary ``except ValueError`` works.
+(and wrong types ``TypeError``s), so ordinary ``except ValueError`` works:
+``SchedlabError`` is the base of every schedlab error; ``ConfigError`` and
+``ConfigTypeError`` are also ``ValueError`` and ``TypeError``;
+``SimulationError`` and ``MeasureError`` are ``RuntimeError``s.
 
-The classes are declared once, in the compiled core (``src/bindings/errors.rs``),
-and re-exported here: the class an error is raised with and the class you
-catch are the same object.
-
-- ``SchedlabError`` — base class of every schedlab error
-- ``ConfigError(SchedlabError, ValueError)`` — a value outside what is allowed
-- ``ConfigTypeError(SchedlabError, TypeError)`` — a value of the wrong type
-- ``SimulationError(SchedlabError, RuntimeError)`` — a run could not be carried out
-- ``MeasureError(SchedlabError, RuntimeError)`` — perf could not run, or printed
-  something ``measure`` cannot read
+The classes are declared once, in the compiled core
+(``src/bindings/errors.rs``), and re-exported here (the block below is
+written from it by ``scripts/dev/gen_fields.py``): the class an error is
+raised with and the class you catch are the same object.
 """
 
 from __future__ import annotations
 
+# BEGIN generated exceptions (scripts/dev/gen_fields.py)
 from ._core import (
     BatchInterrupted,
     ConfigError,
@@ -35,3 +33,4 @@ __all__ = [
     "MeasureError",
     "BatchInterrupted",
 ]
+# END generated exceptions

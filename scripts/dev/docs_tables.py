@@ -11,6 +11,8 @@ tests/test_docs_tables.py checks the tables against the code.
 
 from __future__ import annotations
 
+import re
+
 import schedlab as sl
 
 #: Notes column of the machine preset table, one per preset.
@@ -29,6 +31,16 @@ MACHINE_NOTES = {
     "snb-laptop-4c": "a Core i7-2820QM-class Sandy Bridge laptop (4C/8T): the box of case 3's "
     "v6 watts table; turbo bins and C-states in [the power model](../power-model.md)",
 }
+
+
+#: A docs page named in a declared doc (``docs/balancer.md``, with an anchor).
+_DOCS_PATH = re.compile(r"\bdocs/([\w/-]+\.md(?:#[\w-]+)?)")
+
+
+def _linked(doc: str) -> str:
+    """A declared doc as table text: the docs pages it names become links
+    (the generated pages live in ``docs/reference/``)."""
+    return _DOCS_PATH.sub(lambda m: f"[docs/{m.group(1)}](../{m.group(1)})", doc)
 
 
 def _same_keys(what: str, docs: dict[str, str], names: list[str]) -> None:
@@ -58,7 +70,7 @@ def kernel_fields_table() -> str:
             origin = r["release"] or r["kind"]
         if r["kind"] == "change" and not r["verified"]:
             origin += " ?"
-        lines.append(f"| `{f}` | " + " | ".join(vals) + f" | {origin} | {r['doc']} |")
+        lines.append(f"| `{f}` | " + " | ".join(vals) + f" | {origin} | {_linked(r['doc'])} |")
     return "\n".join(lines) + "\n"
 
 
@@ -116,5 +128,5 @@ def cost_table() -> str:
     lines = ["| field | default | machine presets | charged as |", "|---|---|---|---|"]
     for n in names:
         pm = ", ".join(per_machine[n])
-        lines.append(f"| `{n}` | {getattr(defaults, n)} | {pm} | {docs[n]} |")
+        lines.append(f"| `{n}` | {getattr(defaults, n)} | {pm} | {_linked(docs[n])} |")
     return "\n".join(lines) + "\n"

@@ -1,16 +1,19 @@
 """Write the Python side of the core's field declarations.
 
 Each ``Kernel`` and ``CostModel`` field is declared once, in the Rust core
-(``src/kernel.rs``, ``src/cost.rs``: the ``config_struct!`` lists). This
-script writes what Python needs of them from the compiled module
-(``schedlab._core.KERNEL_FIELD_INFO`` / ``COST_FIELD_INFO``), between the
-``BEGIN generated`` / ``END generated`` markers of:
+(``src/kernel.rs``, ``src/cost.rs``: the ``config_struct!`` lists), and so is
+the exception tree (``src/bindings/errors.rs``). This script writes what
+Python needs of them from the compiled module
+(``schedlab._core.KERNEL_FIELD_INFO``, ``COST_FIELD_INFO``, ``FIELD_KINDS``,
+``EXCEPTIONS``), between the ``BEGIN generated`` / ``END generated`` markers
+(exactly one pair per block) of:
 
 - ``python/schedlab/config.py``: the typed attributes of ``Kernel`` and
   ``CostModel`` (with their ``Literal`` value sets), which mypy checks user
   code against;
 - ``python/schedlab/_core.pyi``: the ``KernelFields`` and ``CostFields``
-  TypedDicts.
+  TypedDicts, ``FieldInfo.kind``'s values, and the exception classes;
+- ``python/schedlab/exceptions.py``: the re-export of the exception classes.
 
 Run it after adding or changing a field (with the package rebuilt):
 
@@ -35,17 +38,71 @@ def _annotations(info: list[dict[str, Any]], indent: str) -> list[str]:
     return [f"{indent}{f['name']}: {f['type']}" for f in info]
 
 
+def _exception_stubs(tree: list[tuple[str, list[str], str, list[tuple[str, str]]]]) -> list[str]:
+    out = []
+    for name, bases, _doc, attrs in tree:
+        head = f"class {name}({', '.join(bases)}):"
+        if attrs:  # a class with a body stands apart (ruff's stub layout)
+            out += ["", head, *(f"    {a}: {t}" for a, t in attrs), ""]
+        else:
+            out.append(f"{head} ...")
+    return out
+
+
+def _exception_imports(tree: list[tuple[str, list[str], str, list[tuple[str, str]]]]) -> list[str]:
+    names = [t[0] for t in tree]
+    return [
+        "from ._core import (",
+        *(f"    {n}," for n in sorted(names)),
+        ")",
+        "",
+        "__all__ = [",
+        *(f'    "{n}",' for n in names),
+        "]",
+    ]
+
+
+def load_core() -> Any:
+    """The compiled ``schedlab._core``, loaded on its own: importing it
+    through the package would run ``schedlab/__init__.py``, which needs the
+    very files this script writes."""
+    import importlib.machinery
+    import importlib.util
+
+    if "schedlab._core" in sys.modules:
+        return sys.modules["schedlab._core"]
+    pkg = importlib.util.find_spec("schedlab")
+    if pkg is None or not pkg.submodule_search_locations:
+        raise SystemExit("schedlab is not installed: build it first (make install-test)")
+    for d in pkg.submodule_search_locations:
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+            path = Path(d) / f"_core{suffix}"
+            if path.exists():
+                loader = importlib.machinery.ExtensionFileLoader("schedlab._core", str(path))
+                spec = importlib.util.spec_from_file_location("schedlab._core", path, loader=loader)
+                assert spec is not None
+                core = importlib.util.module_from_spec(spec)
+                loader.exec_module(core)
+                return core
+    raise SystemExit("schedlab._core not found beside the installed package: rebuild it")
+
+
 def blocks() -> dict[tuple[Path, str], list[str]]:
     """What goes between each file's markers, by (file, block name)."""
-    from schedlab import _core
+    _core = load_core()
 
     kernel = list(_core.KERNEL_FIELD_INFO)
     cost = list(_core.COST_FIELD_INFO)
+    kinds = ", ".join(f'"{k}"' for k in _core.FIELD_KINDS)
+    tree = list(_core.EXCEPTIONS)
     return {
         (PKG / "config.py", "Kernel fields"): _annotations(kernel, "    "),
         (PKG / "config.py", "CostModel fields"): _annotations(cost, "    "),
         (PKG / "_core.pyi", "KernelFields"): _annotations(kernel, "    "),
         (PKG / "_core.pyi", "CostFields"): _annotations(cost, "    "),
+        (PKG / "_core.pyi", "FieldInfo kind"): [f"    kind: Literal[{kinds}]"],
+        (PKG / "_core.pyi", "exceptions"): _exception_stubs(tree),
+        (PKG / "exceptions.py", "exceptions"): _exception_imports(tree),
     }
 
 
@@ -55,11 +112,13 @@ def _marker(kind: str, name: str) -> re.Pattern[str]:
 
 def render(text: str, name: str, lines: list[str], path: Path) -> str:
     """``text`` with the block ``name`` replaced by ``lines``."""
-    begin = _marker("BEGIN", name).search(text)
-    end = _marker("END", name).search(text)
+    begins = list(_marker("BEGIN", name).finditer(text))
+    ends = list(_marker("END", name).finditer(text))
+    begin = begins[0] if len(begins) == 1 else None
+    end = ends[0] if len(ends) == 1 else None
     if begin is None or end is None or end.start() < begin.end():
         raise SystemExit(
-            f"{path.relative_to(ROOT)}: no '# BEGIN generated {name} ...' / "
+            f"{path.relative_to(ROOT)}: not exactly one '# BEGIN generated {name} ...' / "
             f"'# END generated {name} ...' marker pair"
         )
     body = "".join(ln + "\n" for ln in lines)

@@ -1,25 +1,63 @@
-//! Conversions between Python values and core types.
+//! Conversions between Python values and core types. Every value crosses
+//! through a typed conversion that names its parameter: a config field's
+//! through its declared domain (`values_from`), a workload's or a run's
+//! parameters through [`Params`] and [`FromParam`]. Nothing unknown is
+//! dropped or replaced by a default.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use pyo3::IntoPyObjectExt;
 
-use super::errors::py_err;
-
-use crate::config::{Domain, FieldDecl, Fields, Value};
+use crate::config::{one_of_names, Domain, FieldDecl, Fields, NamedEnum, Value};
 use crate::error::CoreError;
 use crate::topology::Machine;
 use crate::{CostModel, Kernel};
 
-/// A Python scalar as a config `Value` (bool before int: `bool` is an `int`).
+/// `type(v).__name__` and `repr(v)`, as messages show a value.
+fn shown(v: &Bound<'_, PyAny>) -> String {
+    let tn = v
+        .get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "?".into());
+    format!("{tn} {}", py_repr(v))
+}
+
+fn wrong_type(param: &str, v: &Bound<'_, PyAny>, expected: &str) -> PyErr {
+    CoreError::WrongType {
+        param: param.to_string(),
+        got: shown(v),
+        expected: expected.to_string(),
+    }
+    .into()
+}
+
+/// A numpy bool (`numpy.bool_`), which is not a Python `bool`.
+fn is_numpy_bool(v: &Bound<'_, PyAny>) -> bool {
+    let t = v.get_type();
+    let module = t.module().map(|m| m.to_string()).unwrap_or_default();
+    let name = t.name().map(|n| n.to_string()).unwrap_or_default();
+    module == "numpy" && (name == "bool_" || name == "bool")
+}
+
+/// An integer: a Python `int` or anything with `__index__` (numpy
+/// integers), never a `bool`.
+fn is_integer(v: &Bound<'_, PyAny>) -> bool {
+    !v.is_instance_of::<PyBool>()
+        && !is_numpy_bool(v)
+        && (v.is_instance_of::<PyInt>() || v.hasattr("__index__").unwrap_or(false))
+}
+
+/// A Python scalar as a config `Value`: bools (numpy's too) before ints,
+/// integers (numpy's too) within 64 bits, floats, UTF-8 strs.
 pub fn value_from(param: &str, v: &Bound<'_, PyAny>) -> PyResult<Value> {
-    if v.is_instance_of::<PyBool>() {
-        Ok(Value::Bool(v.extract()?))
-    } else if v.is_instance_of::<PyInt>() {
+    if v.is_instance_of::<PyBool>() || is_numpy_bool(v) {
+        Ok(Value::Bool(v.is_truthy()?))
+    } else if is_integer(v) {
         v.extract::<i64>().map(Value::Int).map_err(|_| {
             PyErr::from(CoreError::invalid(
                 param,
-                v.to_string(),
+                py_repr(v),
                 "an integer that fits in 64 bits",
             ))
         })
@@ -31,27 +69,15 @@ pub fn value_from(param: &str, v: &Bound<'_, PyAny>) -> PyResult<Value> {
             .map(Value::Str)
             .map_err(|_| PyErr::from(CoreError::invalid(param, py_repr(v), UTF8_TEXT)))
     } else {
-        let tn = v.get_type().name()?.to_string();
-        Err(PyErr::from(CoreError::WrongType {
-            param: param.to_string(),
-            got: tn,
-            expected: "int, float, bool or str".into(),
-        }))
+        Err(wrong_type(param, v, "int, float, bool or str"))
     }
 }
 
-/// An integer from 0 to 2⁶⁴ − 1: a Python `int` or anything with
-/// `__index__` (numpy integers), not a `bool`.
+/// An integer from 0 to 2⁶⁴ − 1.
 pub fn u64_from(param: &str, v: &Bound<'_, PyAny>) -> PyResult<u64> {
     let allowed = "an integer from 0 to 2**64 - 1";
-    if v.is_instance_of::<PyBool>() || v.hasattr("__index__").ok() != Some(true) {
-        let tn = v.get_type().name()?.to_string();
-        return Err(CoreError::WrongType {
-            param: param.to_string(),
-            got: format!("{tn} {}", py_repr(v)),
-            expected: allowed.into(),
-        }
-        .into());
+    if !is_integer(v) {
+        return Err(wrong_type(param, v, allowed));
     }
     v.extract::<u64>()
         .map_err(|_| CoreError::invalid(param, py_repr(v), allowed).into())
@@ -96,41 +122,38 @@ pub fn value_to_py(py: Python<'_>, v: &Value) -> PyResult<Py<PyAny>> {
     }
 }
 
-fn opt_u32(d: &Bound<'_, PyDict>, key: &str) -> PyResult<Option<u32>> {
-    match d.get_item(key)? {
-        None => Ok(None),
-        Some(v) if v.is_none() => Ok(None),
-        Some(v) => match value_from(key, &v)? {
-            Value::Int(i) if (0..=u32::MAX as i64).contains(&i) => Ok(Some(i as u32)),
-            Value::Int(i) => Err(CoreError::invalid(key, i, "a positive integer").into()),
-            other => Err(CoreError::WrongType {
-                param: key.into(),
-                got: format!("{other}"),
-                expected: "int".into(),
-            }
-            .into()),
-        },
-    }
-}
-
-pub fn machine_from(py: Python<'_>, d: &Bound<'_, PyDict>) -> PyResult<Machine> {
-    let need = |k: &str| -> PyResult<u32> {
-        opt_u32(d, k)?.ok_or_else(|| py_err(py, CoreError::invalid(k, "None", "an integer >= 1")))
+/// A machine from its fields (`Machine.to_dict()`, or what
+/// `Machine(...)` was given): `sockets` and `cores_per_socket`, and
+/// optionally `threads_per_core` (1), `llc_cores`, `numa_nodes`, `name` and
+/// `nr_cpus` (which must then be the machine's CPU count).
+pub fn machine_from(d: &Bound<'_, PyDict>) -> PyResult<Machine> {
+    let mut p = Params::new(d, "Machine", "");
+    let need = |v: Option<u32>, k: &str| -> PyResult<u32> {
+        v.ok_or_else(|| CoreError::invalid(k, "None", "an integer >= 1").into())
     };
-    let mut m = Machine::new(
-        need("sockets")?,
-        need("cores_per_socket")?,
-        opt_u32(d, "threads_per_core")?.unwrap_or(1),
-        opt_u32(d, "llc_cores")?,
-        opt_u32(d, "numa_nodes")?,
-    )
-    .map_err(|e| py_err(py, e))?;
-    if let Some(name) = d.get_item("name")? {
-        if !name.is_none() {
-            m.name = match value_from("name", &name)? {
-                Value::Str(s) => s,
-                other => return Err(other.wrong("name", "str").into()),
-            };
+    let sockets = need(p.get("sockets")?, "sockets")?;
+    let cores = need(p.get("cores_per_socket")?, "cores_per_socket")?;
+    let threads: Option<u32> = p.opt("threads_per_core")?;
+    let llc: Option<u32> = p.opt("llc_cores")?;
+    let nodes: Option<u32> = p.opt("numa_nodes")?;
+    let name: Option<String> = p.opt("name")?;
+    let nr_cpus: Option<u32> = p.opt("nr_cpus")?;
+    p.finish()?;
+    let mut m = Machine::new(sockets, cores, threads.unwrap_or(1), llc, nodes)?;
+    if let Some(name) = name {
+        m.name = name;
+    }
+    if let Some(n) = nr_cpus {
+        if n as usize != m.nr_cpus() {
+            return Err(CoreError::invalid(
+                "nr_cpus",
+                n,
+                format!(
+                    "the machine's CPU count, sockets × cores_per_socket × threads_per_core = {}",
+                    m.nr_cpus()
+                ),
+            )
+            .into());
         }
     }
     Ok(m)
@@ -184,11 +207,102 @@ pub fn cost_field_info(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
     CostModel::FIELDS.iter().map(|f| decl_dict(py, f)).collect()
 }
 
-/// A parameter dict the Python layer normalised (a workload's, or one of
-/// its components'), read key by key: each value converted to its type
-/// with an error naming `<prefix><key>`, enum names checked against the
-/// core's, and at the end every key not read refused — nothing falls back
-/// to a default or is dropped.
+/// A parameter value of a known Python shape, converted with an error that
+/// names its parameter: the integers of the Rust type (never a `bool`),
+/// `bool`, UTF-8 `str`, `None` for an `Option`, a list (or tuple) for a
+/// `Vec`, each element named `param[i]`.
+pub trait FromParam: Sized {
+    /// What the value must be, for messages.
+    fn expected() -> String;
+    fn from_param(param: &str, v: &Bound<'_, PyAny>) -> PyResult<Self>;
+}
+
+macro_rules! int_param {
+    ($($t:ty),+) => {$(
+        impl FromParam for $t {
+            fn expected() -> String {
+                "int".into()
+            }
+            fn from_param(param: &str, v: &Bound<'_, PyAny>) -> PyResult<Self> {
+                if !is_integer(v) {
+                    // a str that cannot cross (a lone surrogate) is refused as such
+                    value_from(param, v)?;
+                    return Err(wrong_type(param, v, "int"));
+                }
+                v.extract::<$t>().map_err(|_| {
+                    CoreError::invalid(
+                        param,
+                        py_repr(v),
+                        format!("an integer from {} to {}", <$t>::MIN, <$t>::MAX),
+                    )
+                    .into()
+                })
+            }
+        }
+    )+};
+}
+int_param!(u32, u64, i32);
+
+impl FromParam for bool {
+    fn expected() -> String {
+        "bool".into()
+    }
+    fn from_param(param: &str, v: &Bound<'_, PyAny>) -> PyResult<Self> {
+        match value_from(param, v) {
+            Ok(Value::Bool(b)) => Ok(b),
+            _ => Err(wrong_type(param, v, "bool")),
+        }
+    }
+}
+
+impl FromParam for String {
+    fn expected() -> String {
+        "str".into()
+    }
+    fn from_param(param: &str, v: &Bound<'_, PyAny>) -> PyResult<Self> {
+        if !v.is_instance_of::<PyString>() {
+            return Err(wrong_type(param, v, "str"));
+        }
+        match value_from(param, v)? {
+            Value::Str(s) => Ok(s),
+            _ => unreachable!("a str converts to Value::Str"),
+        }
+    }
+}
+
+impl<T: FromParam> FromParam for Option<T> {
+    fn expected() -> String {
+        format!("{} or None", T::expected())
+    }
+    fn from_param(param: &str, v: &Bound<'_, PyAny>) -> PyResult<Self> {
+        if v.is_none() {
+            Ok(None)
+        } else {
+            T::from_param(param, v).map(Some)
+        }
+    }
+}
+
+impl<T: FromParam> FromParam for Vec<T> {
+    fn expected() -> String {
+        format!("a list of {}", T::expected())
+    }
+    fn from_param(param: &str, v: &Bound<'_, PyAny>) -> PyResult<Self> {
+        if !(v.is_instance_of::<PyList>() || v.is_instance_of::<PyTuple>()) {
+            return Err(wrong_type(param, v, &Self::expected()));
+        }
+        v.try_iter()?
+            .enumerate()
+            .map(|(i, x)| T::from_param(&format!("{param}[{i}]"), &x?))
+            .collect()
+    }
+}
+
+/// A parameter dict the Python layer normalised (a workload's, one of its
+/// components', a machine's, a sweep run's), read key by key: each value
+/// converted by [`FromParam`] with an error naming `<prefix><key>`, enum
+/// names checked against the core's, and at the end every key not read
+/// refused — nothing falls back to a default or is dropped.
 pub struct Params<'a, 'py> {
     d: &'a Bound<'py, PyDict>,
     prefix: &'static str,
@@ -211,64 +325,74 @@ impl<'a, 'py> Params<'a, 'py> {
         format!("{}{key}", self.prefix)
     }
 
-    /// The value of `key`, or `None` when absent or `None`.
-    pub fn opt_any(&mut self, key: &'static str) -> PyResult<Option<Bound<'py, PyAny>>> {
+    /// The value of `key`; `None` when absent.
+    fn item(&mut self, key: &'static str) -> PyResult<Option<Bound<'py, PyAny>>> {
         self.read.push(key);
-        Ok(self.d.get_item(key)?.filter(|v| !v.is_none()))
+        self.d.get_item(key)
     }
 
-    /// `key`'s value as a `T` (`expected`: the Python type, for messages).
-    pub fn get<T: pyo3::conversion::FromPyObjectOwned<'py>>(
-        &mut self,
-        key: &'static str,
-        expected: &str,
-    ) -> PyResult<T> {
-        self.read.push(key);
-        let v = self.d.get_item(key)?.ok_or_else(|| {
+    /// The value of `key`, or `None` when absent or `None`.
+    pub fn opt_any(&mut self, key: &'static str) -> PyResult<Option<Bound<'py, PyAny>>> {
+        Ok(self.item(key)?.filter(|v| !v.is_none()))
+    }
+
+    /// `key`'s value as a `T`; an absent key is an error.
+    pub fn get<T: FromParam>(&mut self, key: &'static str) -> PyResult<T> {
+        let v = self.item(key)?.ok_or_else(|| {
             PyErr::from(CoreError::invalid(
                 &self.param(key),
                 "<missing>",
-                format!(
-                    "a value (the parameters schedlab.workloads builds for {})",
-                    self.what
-                ),
+                format!("{} (a {} parameter)", T::expected(), self.what),
             ))
         })?;
-        v.extract::<T>().map_err(|_| {
-            PyErr::from(CoreError::WrongType {
-                param: self.param(key),
-                got: format!(
-                    "{} {}",
-                    v.get_type()
-                        .name()
-                        .map(|n| n.to_string())
-                        .unwrap_or_default(),
-                    py_repr(&v)
-                ),
-                expected: expected.into(),
-            })
-        })
+        T::from_param(&self.param(key), &v)
+    }
+
+    /// `key`'s value as a `T`, `None` when absent or `None`.
+    pub fn opt<T: FromParam>(&mut self, key: &'static str) -> PyResult<Option<T>> {
+        match self.opt_any(key)? {
+            None => Ok(None),
+            Some(v) => T::from_param(&self.param(key), &v).map(Some),
+        }
+    }
+
+    /// `key`'s value, a dict.
+    pub fn dict(&mut self, key: &'static str) -> PyResult<Bound<'py, PyDict>> {
+        let param = self.param(key);
+        let v = self
+            .item(key)?
+            .ok_or_else(|| PyErr::from(CoreError::invalid(&param, "<missing>", "a dict")))?;
+        v.cast_into::<PyDict>()
+            .map_err(|e| wrong_type(&param, &e.into_inner(), "dict"))
     }
 
     /// `key`'s value, one of `E`'s names.
-    pub fn named<E: crate::config::NamedEnum>(&mut self, key: &'static str) -> PyResult<E> {
-        let v: Bound<'py, PyAny> = self.get(key, "str")?;
-        let s = value_from(&self.param(key), &v)?;
-        Ok(E::parse(&self.param(key), &s)?)
+    pub fn named<E: NamedEnum>(&mut self, key: &'static str) -> PyResult<E> {
+        let param = self.param(key);
+        let expected = || format!("str, {}", one_of_names(E::NAMES));
+        let v = self
+            .item(key)?
+            .ok_or_else(|| PyErr::from(CoreError::invalid(&param, "<missing>", expected())))?;
+        if !v.is_instance_of::<PyString>() {
+            return Err(wrong_type(&param, &v, &expected()));
+        }
+        Ok(E::parse(&param, &value_from(&param, &v)?)?)
     }
 
     /// Refuse the keys nobody read.
     pub fn finish(self) -> PyResult<()> {
         for k in self.d.keys() {
-            let k: String = k.extract()?;
-            if !self.read.contains(&k.as_str()) {
-                return Err(CoreError::UnknownField {
-                    kind: self.what,
-                    name: k,
-                    allowed: self.read.join(", "),
-                }
-                .into());
+            let name = match k.extract::<String>() {
+                Ok(s) if self.read.contains(&s.as_str()) => continue,
+                Ok(s) => s,
+                Err(_) => py_repr(&k),
+            };
+            return Err(CoreError::UnknownField {
+                kind: self.what,
+                name,
+                allowed: self.read.join(", "),
             }
+            .into());
         }
         Ok(())
     }

@@ -26,13 +26,16 @@ use pyo3::types::{PyDict, PyTuple, PyType};
 use crate::error::CoreError;
 
 /// One class of the tree: its name, bases (earlier entries by index, or a
-/// builtin) and docstring.
+/// builtin), docstring, and the attributes the core sets on its instances
+/// (name, Python type) for the stubs.
 struct Decl {
     name: &'static str,
     bases: &'static [Base],
     doc: &'static str,
+    attrs: &'static [(&'static str, &'static str)],
 }
 
+#[derive(Clone, Copy)]
 enum Base {
     /// An earlier entry of `TREE`.
     Tree(usize),
@@ -48,38 +51,46 @@ const CONFIG: usize = 1;
 const CONFIG_TYPE: usize = 2;
 const BATCH_INTERRUPTED: usize = 5;
 
-/// The tree, parents first; `schedlab.exceptions.__all__` is its names.
+/// The tree, parents first. `EXCEPTIONS` carries it to Python, where
+/// `scripts/dev/gen_fields.py` writes the stubs and `schedlab.exceptions`'
+/// imports from it.
 const TREE: &[Decl] = &[
     Decl {
         name: "SchedlabError",
         bases: &[Base::Exception],
         doc: "Base class of every schedlab error.",
+        attrs: &[],
     },
     Decl {
         name: "ConfigError",
         bases: &[Base::Tree(SCHEDLAB), Base::ValueError],
         doc: "A parameter has a value outside what is allowed.",
+        attrs: &[],
     },
     Decl {
         name: "ConfigTypeError",
         bases: &[Base::Tree(SCHEDLAB), Base::TypeError],
         doc: "A parameter has a value of the wrong type.",
+        attrs: &[],
     },
     Decl {
         name: "SimulationError",
         bases: &[Base::Tree(SCHEDLAB), Base::RuntimeError],
         doc: "A run could not be carried out.",
+        attrs: &[],
     },
     Decl {
         name: "MeasureError",
         bases: &[Base::Tree(SCHEDLAB), Base::RuntimeError],
         doc: "perf could not be run, or printed something ``measure`` cannot read.",
+        attrs: &[],
     },
     Decl {
         name: "BatchInterrupted",
         bases: &[Base::KeyboardInterrupt],
         doc: "Ctrl-C during run_batch; ``outcomes`` holds every spec's outcome, \
               the runs cut short \"cancelled\".",
+        attrs: &[("outcomes", "list[BatchOutcome]")],
     },
 ];
 
@@ -120,14 +131,35 @@ fn class(py: Python<'_>, i: usize) -> &Bound<'_, PyType> {
         .expect("exception classes are made at import")
 }
 
-/// Make the classes and add them to the module.
+impl Base {
+    fn name(self) -> &'static str {
+        match self {
+            Base::Tree(i) => TREE[i].name,
+            Base::Exception => "Exception",
+            Base::ValueError => "ValueError",
+            Base::TypeError => "TypeError",
+            Base::RuntimeError => "RuntimeError",
+            Base::KeyboardInterrupt => "KeyboardInterrupt",
+        }
+    }
+}
+
+/// Make the classes and add them to the module, with `EXCEPTIONS`: one
+/// `(name, bases, doc, attrs)` per class, parents first.
 pub fn add_to(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     let classes = CLASSES.get_or_try_init(py, || make(py))?;
     for (d, c) in TREE.iter().zip(classes) {
         m.add(d.name, c.bind(py))?;
     }
-    Ok(())
+    let tree: Vec<_> = TREE
+        .iter()
+        .map(|d| {
+            let bases: Vec<&str> = d.bases.iter().map(|b| b.name()).collect();
+            (d.name, bases, d.doc, d.attrs.to_vec())
+        })
+        .collect();
+    m.add("EXCEPTIONS", tree)
 }
 
 /// The `BatchInterrupted` class.

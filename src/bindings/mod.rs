@@ -15,7 +15,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use std::sync::Mutex;
 
-use crate::config::Fields;
+use crate::config::{Fields, NamedEnum};
 use crate::engine::RunOptions;
 use crate::result::SimResult;
 use crate::sched::rt::{RtKthreads, RtPolicy};
@@ -83,7 +83,7 @@ fn machine_check<'py>(
     py: Python<'py>,
     fields: &Bound<'py, PyDict>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let m = machine_from(py, fields)?;
+    let m = machine_from(fields)?;
     machine_dict(py, &m)
 }
 
@@ -139,7 +139,7 @@ fn cost_for_machine<'py>(
     py: Python<'py>,
     machine: &Bound<'py, PyDict>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let m = machine_from(py, machine)?;
+    let m = machine_from(machine)?;
     fields_dict(py, &CostModel::for_machine(&m))
 }
 
@@ -169,15 +169,15 @@ fn cost_from(
 fn rt_kthreads_from(d: &Bound<'_, PyDict>) -> PyResult<RtKthreads> {
     let mut p = Params::new(d, "rt_kthreads", "rt_kthreads.");
     let k = RtKthreads {
-        watchdog: p.get("watchdog", "bool")?,
-        watchdog_period_ns: p.get("watchdog_period_ns", "int")?,
-        watchdog_run_ns: p.get("watchdog_run_ns", "int")?,
-        irq_threads: p.get("irq_threads", "int")?,
-        irq_cpus: p.get("irq_cpus", "int")?,
-        irq_prio: p.get("irq_prio", "int")?,
+        watchdog: p.get("watchdog")?,
+        watchdog_period_ns: p.get("watchdog_period_ns")?,
+        watchdog_run_ns: p.get("watchdog_run_ns")?,
+        irq_threads: p.get("irq_threads")?,
+        irq_cpus: p.get("irq_cpus")?,
+        irq_prio: p.get("irq_prio")?,
         irq_policy: p.named::<RtPolicy>("irq_policy")?,
-        irq_period_ns: p.get("irq_period_ns", "int")?,
-        irq_run_ns: p.get("irq_run_ns", "int")?,
+        irq_period_ns: p.get("irq_period_ns")?,
+        irq_run_ns: p.get("irq_run_ns")?,
     };
     p.finish()?;
     Ok(k)
@@ -187,7 +187,7 @@ fn rt_kthreads_from(d: &Bound<'_, PyDict>) -> PyResult<RtKthreads> {
 /// limits are checked when a run has a machine).
 #[pyfunction]
 fn rt_kthreads_check(d: &Bound<'_, PyDict>) -> PyResult<()> {
-    rt_kthreads_from(d).map(|_| ())
+    Ok(rt_kthreads_from(d)?.validate_params()?)
 }
 
 /// Build the core workload from its kind and normalised parameters.
@@ -200,23 +200,30 @@ fn workload_from(
         match kind {
             "spinners" => {
                 let mut p = Params::new(params, "spinners", "");
-                let nice: Vec<i32> = p.get("nice", "list of int")?;
-                let run: Vec<Option<u64>> = p.get("run_ns", "list of int or None")?;
-                let sleep: Vec<Option<u64>> = p.get("sleep_ns", "list of int or None")?;
-                let cpus: Vec<Option<Vec<u32>>> = p.get("cpus", "list of CPU lists or None")?;
-                let yields: Vec<bool> = p.get("yields", "list of bool")?;
+                let nice: Vec<i32> = p.get("nice")?;
+                let run: Vec<Option<u64>> = p.get("run_ns")?;
+                let sleep: Vec<Option<u64>> = p.get("sleep_ns")?;
+                let cpus: Vec<Option<Vec<u32>>> = p.get("cpus")?;
+                let yields: Vec<bool> = p.get("yields")?;
                 let dist = p.named::<Dist>("dist")?;
                 p.finish()?;
                 let n = nice.len();
-                if [run.len(), sleep.len(), cpus.len(), yields.len()] != [n; 4] {
-                    return Err(py_err(
-                        py,
-                        crate::CoreError::invalid(
-                            "spinners parameters",
-                            "lists of different lengths",
-                            "one entry per task in nice",
-                        ),
-                    ));
+                for (key, len) in [
+                    ("run_ns", run.len()),
+                    ("sleep_ns", sleep.len()),
+                    ("cpus", cpus.len()),
+                    ("yields", yields.len()),
+                ] {
+                    if len != n {
+                        return Err(py_err(
+                            py,
+                            crate::CoreError::invalid(
+                                key,
+                                format!("a list of {len}"),
+                                format!("a list of {n}, one entry per task in nice"),
+                            ),
+                        ));
+                    }
                 }
                 let tasks = (0..n)
                     .map(|i| SpinnerTask {
@@ -232,14 +239,14 @@ fn workload_from(
             "hackbench" => {
                 let mut p = Params::new(params, "hackbench", "");
                 let hp = HackbenchParams {
-                    groups: p.get("groups", "int")?,
-                    fds: p.get("fds", "int")?,
-                    loops: p.get("loops", "int")?,
-                    datasize: p.get("datasize", "int")?,
+                    groups: p.get("groups")?,
+                    fds: p.get("fds")?,
+                    loops: p.get("loops")?,
+                    datasize: p.get("datasize")?,
                     ipc: p.named::<Ipc>("ipc")?,
                     mode: p.named::<Mode>("mode")?,
-                    sndbuf: p.get("sndbuf", "int")?,
-                    skb_overhead: p.get("skb_overhead", "int")?,
+                    sndbuf: p.get("sndbuf")?,
+                    skb_overhead: p.get("skb_overhead")?,
                 };
                 let rt = match p.opt_any("rt_kthreads")? {
                     Some(d) => Some(rt_kthreads_from(d.cast::<PyDict>().map_err(|_| {
@@ -260,7 +267,7 @@ fn workload_from(
             }
             "pipe_pingpong" => {
                 let mut p = Params::new(params, "pipe_pingpong", "");
-                let loops: u64 = p.get("loops", "int")?;
+                let loops: u64 = p.get("loops")?;
                 let mode = p.named::<Mode>("mode")?;
                 p.finish()?;
                 Box::new(PipePingpong::new(loops, mode).map_err(|e| py_err(py, e))?)
@@ -268,12 +275,12 @@ fn workload_from(
             "volano" => {
                 let mut p = Params::new(params, "volano", "");
                 let vp = VolanoParams {
-                    rooms: p.get("rooms", "int")?,
-                    users: p.get("users", "int")?,
-                    messages: p.get("messages", "int")?,
-                    handle_ns: p.get("handle_ns", "int")?,
-                    send_ns: p.get("send_ns", "int")?,
-                    enqueue_ns: p.get("enqueue_ns", "int")?,
+                    rooms: p.get("rooms")?,
+                    users: p.get("users")?,
+                    messages: p.get("messages")?,
+                    handle_ns: p.get("handle_ns")?,
+                    send_ns: p.get("send_ns")?,
+                    enqueue_ns: p.get("enqueue_ns")?,
                 };
                 p.finish()?;
                 Box::new(Volano::new(vp).map_err(|e| py_err(py, e))?)
@@ -281,11 +288,11 @@ fn workload_from(
             "aim7" => {
                 let mut p = Params::new(params, "aim7", "");
                 let ap = Aim7Params {
-                    tasks: p.get("tasks", "int")?,
-                    jobs: p.get("jobs", "int")?,
-                    workfile: p.get("workfile", "str")?,
-                    cpus: p.get("cpus", "list of int or None")?,
-                    contention: p.get("contention", "bool")?,
+                    tasks: p.get("tasks")?,
+                    jobs: p.get("jobs")?,
+                    workfile: p.get("workfile")?,
+                    cpus: p.get("cpus")?,
+                    contention: p.get("contention")?,
                 };
                 p.finish()?;
                 Box::new(Aim7::new(ap).map_err(|e| py_err(py, e))?)
@@ -479,7 +486,7 @@ fn simulate<'py>(
     trace_limit: Option<usize>,
     interval_ns: u64,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let m = machine_from(py, machine)?;
+    let m = machine_from(machine)?;
     let empty = PyDict::new(py);
     let k = kernel_from(py, kernel_base, kernel, &empty)?;
     let c = cost_from(py, cost, &empty)?;
@@ -511,32 +518,23 @@ fn simulate<'py>(
 
 /// Build one sweep run from its dict, or say why it cannot run.
 fn run_spec(py: Python<'_>, d: &Bound<'_, PyDict>) -> PyResult<crate::sweep::RunSpec> {
-    let item = |k: &str| -> PyResult<Bound<'_, PyAny>> {
-        d.get_item(k)?
-            .ok_or_else(|| pyo3::exceptions::PyKeyError::new_err(k.to_string()))
-    };
-    let machine = machine_from(py, item("machine")?.cast::<PyDict>()?)?;
+    let mut p = Params::new(d, "run spec", "");
+    let machine = machine_from(&p.dict("machine")?)?;
     let empty = PyDict::new(py);
-    let kernel = kernel_from(
-        py,
-        &item("kernel_base")?.extract::<String>()?,
-        item("kernel")?.cast::<PyDict>()?,
-        &empty,
-    )?;
-    let cost = cost_from(py, item("cost")?.cast::<PyDict>()?, &empty)?;
-    let workload = workload_from(
-        py,
-        &item("workload_kind")?.extract::<String>()?,
-        item("workload")?.cast::<PyDict>()?,
-    )?;
+    let base: String = p.get("kernel_base")?;
+    let kernel = kernel_from(py, &base, &p.dict("kernel")?, &empty)?;
+    let cost = cost_from(py, &p.dict("cost")?, &empty)?;
+    let kind: String = p.get("workload_kind")?;
+    let workload = workload_from(py, &kind, &p.dict("workload")?)?;
     let opts = RunOptions {
-        seed: item("seed")?.extract()?,
-        duration_ns: item("duration_ns")?.extract()?,
+        seed: p.get("seed")?,
+        duration_ns: p.get("duration_ns")?,
         trace_limit: None,
-        sample_interval_ns: item("interval_ns")?.extract()?,
+        sample_interval_ns: p.get("interval_ns")?,
         // A sweep row has no vmstat: no periodic samples.
         max_sample_bytes: 0,
     };
+    p.finish()?;
     Ok(crate::sweep::RunSpec {
         machine,
         kernel,
@@ -680,6 +678,12 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     m.add("COST_FIELDS", CostModel::field_names().to_vec())?;
     m.add("COST_FIELD_INFO", convert::cost_field_info(m.py())?)?;
+    m.add("FIELD_KINDS", crate::kernel::FieldKind::NAMES.to_vec())?;
+    m.add("HACKBENCH_IPCS", Ipc::NAMES.to_vec())?;
+    m.add("HACKBENCH_MODES", Mode::NAMES.to_vec())?;
+    m.add("SPINNER_DISTS", Dist::NAMES.to_vec())?;
+    m.add("RT_POLICIES", RtPolicy::NAMES.to_vec())?;
+    m.add("AIM7_WORKFILES", crate::workload::aim7::workfile_names())?;
     m.add(
         "IDLE_TYPES",
         crate::sched::balance::IDLE_TYPE_NAMES.to_vec(),

@@ -177,13 +177,6 @@ impl<'a> Sim<'a> {
         let tasks = workload.nr_tasks();
         crate::limits::check_tasks(&format!("{} tasks", workload.name()), tasks, tasks)?;
         crate::limits::check_trace_limit(opts.trace_limit)?;
-        if cost.syscall_ns == 0 {
-            return Err(CoreError::invalid(
-                "syscall_ns",
-                0,
-                "at least 1 (a zero-cost system call lets a yield loop spin without time passing)",
-            ));
-        }
         // A tick that costs its whole period leaves a busy CPU no time for
         // its task: the run would never finish (caught up front; other
         // overhead that cannot fit depends on the run and is left to the

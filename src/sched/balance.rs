@@ -379,7 +379,7 @@ impl Sched<'_> {
     }
 
     /// `idle_cpu()`: 2.6.36 asks only whether the idle task runs; with
-    /// `idle_cpu_nr_running` (commit and release: `kernel::FIELD_INFO`) it
+    /// `idle_cpu_nr_running` (commit and release: `Kernel::FIELDS`) it
     /// also requires an empty
     /// runqueue (a wakee queued on an idle CPU whose IPI is in flight counts
     /// as busy).
@@ -420,7 +420,7 @@ impl Sched<'_> {
 
     /// `group_imb` of `update_sg_lb_stats()` from the spread of a
     /// non-local group's load and `nr_running`: 2.6.36, or
-    /// `group_imb_nr_running` (see `kernel::FIELD_INFO`).
+    /// `group_imb_nr_running` (see `Kernel::FIELDS`).
     fn group_imb_test(&self, load_spread: u64, nr_spread: u64, avg_load_per_task: u64) -> bool {
         if self.kernel.group_imb_nr_running {
             load_spread >= avg_load_per_task && nr_spread > 1
@@ -624,7 +624,7 @@ impl Sched<'_> {
             let power = self.sd[this_cpu][lvl].groups[g].power;
             sds.total_load += s.group_load;
             sds.total_pwr += power;
-            // `prefer_sibling_local_capacity` (`kernel::FIELD_INFO`): only
+            // `prefer_sibling_local_capacity` (`Kernel::FIELDS`): only
             // while the local group still has capacity.
             let cap_one = prefer_sibling
                 && !local

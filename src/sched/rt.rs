@@ -65,13 +65,17 @@ pub struct RtKthreads {
 /// has a few per device queue; more only slows every RT queue scan).
 pub const IRQ_THREADS_PER_CPU: u64 = 64;
 
+/// An RT thread's period: 10 µs to one hour.
+const MIN_PERIOD_NS: u64 = 10_000;
+const MAX_PERIOD_NS: u64 = 3_600_000_000_000;
+
 impl RtKthreads {
-    /// Refuse what the model cannot run: priorities outside 1..99, an
-    /// affinity wider than the machine, a burst that does not fit its
-    /// period (a task that never sleeps), periods under 10 µs, more than
-    /// `IRQ_THREADS_PER_CPU` IRQ threads per CPU, and an IRQ demand
-    /// (`irq_threads * irq_run_ns / irq_period_ns`) above the CPU count.
-    pub fn validate(&self, ncpus: usize) -> crate::error::CoreResult<()> {
+    /// Refuse what no machine can run: priorities outside 1..99, more than
+    /// 100000 IRQ threads, an affinity of no CPU or wider than the largest
+    /// machine, periods outside 10 µs .. 1 hour, a burst that does not fit
+    /// its period (a task that never sleeps). Every field is checked, in
+    /// use or not.
+    pub fn validate_params(&self) -> crate::error::CoreResult<()> {
         use crate::error::CoreError;
         let need = |ok: bool, name: &str, v: u64, allowed: &str| {
             if ok {
@@ -80,18 +84,32 @@ impl RtKthreads {
                 Err(CoreError::invalid(name, v, allowed))
             }
         };
-        if self.watchdog {
-            need(
-                self.watchdog_period_ns >= 10_000 && self.watchdog_period_ns <= 3_600_000_000_000,
+        let periods = format!("{MIN_PERIOD_NS} ns (10 us) to {MAX_PERIOD_NS} ns (1 hour)");
+        for (name, period, run, run_name) in [
+            (
                 "rt_kthreads.watchdog_period_ns",
                 self.watchdog_period_ns,
-                "10 us to 1 hour",
+                self.watchdog_run_ns,
+                "rt_kthreads.watchdog_run_ns",
+            ),
+            (
+                "rt_kthreads.irq_period_ns",
+                self.irq_period_ns,
+                self.irq_run_ns,
+                "rt_kthreads.irq_run_ns",
+            ),
+        ] {
+            need(
+                (MIN_PERIOD_NS..=MAX_PERIOD_NS).contains(&period),
+                name,
+                period,
+                &periods,
             )?;
             need(
-                self.watchdog_run_ns >= 1 && self.watchdog_run_ns < self.watchdog_period_ns,
-                "rt_kthreads.watchdog_run_ns",
-                self.watchdog_run_ns,
-                "at least 1 ns and less than watchdog_period_ns",
+                run >= 1 && run < period,
+                run_name,
+                run,
+                &format!("at least 1 ns and less than {name} ({period} ns): the thread must sleep between runs"),
             )?;
         }
         need(
@@ -100,58 +118,64 @@ impl RtKthreads {
             self.irq_threads as u64,
             "0 to 100000",
         )?;
-        if self.irq_threads > 0 {
-            need(
-                (1..=99).contains(&self.irq_prio),
-                "rt_kthreads.irq_prio",
-                self.irq_prio as u64,
-                "1 to 99 (SCHED_FIFO/SCHED_RR rt_priority)",
-            )?;
-            need(
-                self.irq_cpus >= 1 && self.irq_cpus as usize <= ncpus,
+        need(
+            (1..=99).contains(&self.irq_prio),
+            "rt_kthreads.irq_prio",
+            self.irq_prio as u64,
+            "1 to 99 (SCHED_FIFO/SCHED_RR rt_priority)",
+        )?;
+        need(
+            self.irq_cpus >= 1 && self.irq_cpus <= crate::topology::MAX_CPUS,
+            "rt_kthreads.irq_cpus",
+            self.irq_cpus as u64,
+            &format!("1 to {} CPUs", crate::topology::MAX_CPUS),
+        )
+    }
+
+    /// [`RtKthreads::validate_params`], then what the machine of `ncpus`
+    /// CPUs cannot run: an affinity wider than it, more than
+    /// `IRQ_THREADS_PER_CPU` IRQ threads per CPU, and an IRQ demand
+    /// (`irq_threads * irq_run_ns / irq_period_ns`) above its CPU count.
+    pub fn validate(&self, ncpus: usize) -> crate::error::CoreResult<()> {
+        use crate::error::CoreError;
+        self.validate_params()?;
+        if self.irq_threads == 0 {
+            return Ok(());
+        }
+        if self.irq_cpus as usize > ncpus {
+            return Err(CoreError::invalid(
                 "rt_kthreads.irq_cpus",
-                self.irq_cpus as u64,
-                &format!("1 to the machine's {ncpus} CPUs"),
-            )?;
-            need(
-                self.irq_period_ns >= 10_000 && self.irq_period_ns <= 3_600_000_000_000,
-                "rt_kthreads.irq_period_ns",
-                self.irq_period_ns,
-                "10 us to 1 hour",
-            )?;
-            need(
-                self.irq_run_ns >= 1 && self.irq_run_ns < self.irq_period_ns,
-                "rt_kthreads.irq_run_ns",
-                self.irq_run_ns,
-                "at least 1 ns and less than irq_period_ns",
-            )?;
-            let cap = (IRQ_THREADS_PER_CPU * ncpus as u64).min(100_000);
-            need(
-                self.irq_threads as u64 <= cap,
+                self.irq_cpus,
+                format!("1 to the machine's {ncpus} CPUs"),
+            ));
+        }
+        let cap = (IRQ_THREADS_PER_CPU * ncpus as u64).min(100_000);
+        if self.irq_threads as u64 > cap {
+            return Err(CoreError::invalid(
                 "rt_kthreads.irq_threads",
-                self.irq_threads as u64,
-                &format!(
+                self.irq_threads,
+                format!(
                     "0 to {cap} ({IRQ_THREADS_PER_CPU} per CPU of the machine's {ncpus}, at most 100000)"
                 ),
-            )?;
-            // RT demand in CPUs: irq_threads * irq_run / irq_period. Above the
-            // CPU count the RT queues only grow (every RT op scans them): refuse.
-            let demand = self.irq_threads as u128 * self.irq_run_ns as u128;
-            let limit = ncpus as u128 * self.irq_period_ns as u128;
-            if demand > limit {
-                return Err(CoreError::invalid(
-                    "rt_kthreads.irq_threads",
-                    self.irq_threads as u64,
-                    format!(
-                        "an RT demand irq_threads * irq_run_ns / irq_period_ns = {} * {} / {} \
-                         = {:.2} CPUs of at most the machine's {ncpus} CPUs",
-                        self.irq_threads,
-                        self.irq_run_ns,
-                        self.irq_period_ns,
-                        demand as f64 / self.irq_period_ns as f64
-                    ),
-                ));
-            }
+            ));
+        }
+        // RT demand in CPUs: irq_threads * irq_run / irq_period. Above the
+        // CPU count the RT queues only grow (every RT op scans them): refuse.
+        let demand = self.irq_threads as u128 * self.irq_run_ns as u128;
+        let limit = ncpus as u128 * self.irq_period_ns as u128;
+        if demand > limit {
+            return Err(CoreError::invalid(
+                "rt_kthreads.irq_threads",
+                self.irq_threads,
+                format!(
+                    "an RT demand irq_threads * irq_run_ns / irq_period_ns = {} * {} / {} \
+                     = {:.2} CPUs of at most the machine's {ncpus} CPUs",
+                    self.irq_threads,
+                    self.irq_run_ns,
+                    self.irq_period_ns,
+                    demand as f64 / self.irq_period_ns as f64
+                ),
+            ));
         }
         Ok(())
     }

@@ -5,8 +5,25 @@
 - ``lkp``: the 0-day (LKP) report's metric names and table
   (``lkp_metrics``, ``format_lkp``);
 - ``perf_stat``: runs rendered like ``perf stat -r N`` (``format_perf_stat``);
-- ``bisect``: which kernel fields carry a change in a metric;
+- ``bisection``: which kernel fields carry a change in a metric (``bisect``);
 - ``stats``: the statistics they use, from ``scipy.stats``.
 
-The public names are re-exported by ``schedlab`` (``sl.summarize``, …).
+The public names are here and in ``schedlab`` (``sl.summarize``, …).
 """
+
+from .bisection import bisect
+from .frames import compare, metric_columns, summarize
+from .lkp import LKP_METRICS, LKP_NOT_MODELLED, format_lkp, lkp_metrics
+from .perf_stat import format_perf_stat
+
+__all__ = [
+    "bisect",
+    "compare",
+    "format_lkp",
+    "format_perf_stat",
+    "lkp_metrics",
+    "LKP_METRICS",
+    "LKP_NOT_MODELLED",
+    "metric_columns",
+    "summarize",
+]

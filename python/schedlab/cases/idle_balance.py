@@ -19,7 +19,7 @@ from ..analysis.frames import compare
 from ..analysis.perf_stat import format_perf_stat
 from ..config import CostModel, Kernel, Machine
 from ..exceptions import ConfigError, ConfigTypeError
-from ..run.sweep import sweep
+from ..run.sweeps import sweep
 from ..workloads import hackbench
 
 #: The seed's ``perf stat -r 10`` of ``perf bench sched messaging -g 300``

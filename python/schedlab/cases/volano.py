@@ -17,7 +17,7 @@ from .._table import text_table
 from ..config import CostModel, Kernel, Machine
 from ..exceptions import ConfigError, ConfigTypeError
 from ..result import Result
-from ..run.simulate import simulate
+from ..run.simulation import simulate
 from ..workloads import volano
 
 #: The three kernels of case 1, the good one first.

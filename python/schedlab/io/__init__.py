@@ -6,5 +6,10 @@
 - ``spec``: sweep specs in TOML (``load_spec``, ``run_spec``; the CLI's
   ``schedlab sweep``).
 
-The public names are re-exported by ``schedlab`` (``sl.load_spec``, …).
+The public names are here and in ``schedlab`` (``sl.load_spec``, …).
 """
+
+from .spec import load_spec, run_spec
+from .vmstat import format_vmstat, vmstat_table
+
+__all__ = ["format_vmstat", "load_spec", "run_spec", "vmstat_table"]

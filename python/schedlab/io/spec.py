@@ -30,7 +30,7 @@ from .. import workloads
 from .._progress import ProgressArg
 from ..config import CostModel, Kernel, Machine
 from ..exceptions import ConfigError, ConfigTypeError
-from ..run.sweep import sweep
+from ..run.sweeps import sweep
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -20,14 +20,16 @@ from typing import Any
 
 import polars as pl
 
+from .. import _core
 from .._check import is_list, need_bool, need_str, show, type_name
 from ..exceptions import ConfigError, ConfigTypeError, MeasureError
 
 #: The events ``measure`` counts (``perf stat -e``).
 EVENTS = ("task-clock", "context-switches", "cpu-migrations")
 BENCHES = ("hackbench", "pipe")
-IPCS = ("pipe", "socket")
-MODES = ("process", "thread")
+#: The hackbench variants it runs: the core's names of them.
+IPCS = tuple(_core.HACKBENCH_IPCS)
+MODES = tuple(_core.HACKBENCH_MODES)
 #: The frame's columns, in order (the host columns repeat on every row, so
 #: frames of several sessions can be stacked and told apart).
 COLUMNS = (

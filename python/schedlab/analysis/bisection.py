@@ -26,7 +26,7 @@ from ..exceptions import ConfigError, SimulationError
 from ..run.args import costs_arg, kernel_arg, machine_arg, workload_arg
 from ..run.execute import SweepInterrupted, execute
 from ..run.plan import plan_runs
-from ..run.simulate import simulate
+from ..run.simulation import simulate
 from ..workloads import Workload
 from .stats import t975
 
