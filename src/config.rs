@@ -297,9 +297,10 @@ pub struct FieldDecl<M: 'static> {
 
 /// Declares a config struct from one list of fields: the struct (each
 /// field's doc comment is its declared doc), `FIELDS` (the declarations, in
-/// order), `FIELD_NAMES`, `declared(extra fields)` (every field at its
-/// declared value), and `decl_get` / `decl_set` (reading and setting a field
-/// by name through its type and domain) for the type's [`Fields`] impl. A
+/// order), `declared(extra fields)` (every field at its declared value),
+/// `check_declarations()`, and [`Declared`] (`FIELD_NAMES`, and reading,
+/// setting and checking a field by name through its type and domain), on
+/// which the type's [`Fields`] impl stands. A
 /// field is `name: type [domain] = value => meta, "doc";` — the domain is
 /// optional and defaults to the type's (`FieldType::DOMAIN`: every name of an
 /// enum, True/False, the integers of the type); `value` is the field's value
@@ -333,9 +334,6 @@ macro_rules! config_struct {
                     meta: $crate::config_struct!(@meta $($meta)?),
                 },
             )+];
-            /// The field names, in order.
-            pub const FIELD_NAMES: &'static [&'static str] = &[$(stringify!($f)),+];
-
             /// Every field at its declared value.
             pub fn declared($($extra: $extra_ty),*) -> Self {
                 $name {
@@ -351,7 +349,7 @@ macro_rules! config_struct {
             pub fn check_declarations() -> Result<(), String> {
                 let declared = Self::declared($(<$extra_ty>::default()),*);
                 for (i, f) in Self::FIELDS.iter().enumerate() {
-                    if Self::FIELD_NAMES[..i].contains(&f.name) {
+                    if Self::FIELDS[..i].iter().any(|g| g.name == f.name) {
                         return Err(format!("{} is declared twice", f.name));
                     }
                 }
@@ -364,16 +362,19 @@ macro_rules! config_struct {
                             stringify!($f), DOMAIN, stringify!($t)
                         ));
                     }
-                    let v = $crate::config::FieldType::to_value(declared.$f);
-                    <$t as $crate::config::FieldType>::from_value(stringify!($f), &v, &DOMAIN)
-                        .map_err(|e| format!("the declared value: {e}"))?;
                 })+
-                Ok(())
+                $crate::config::Declared::decl_check(&declared)
+                    .map_err(|e| format!("a declared value: {e}"))
             }
+        }
+
+        impl $crate::config::Declared for $name {
+            /// The field names, in order.
+            const FIELD_NAMES: &'static [&'static str] = &[$(stringify!($f)),+];
 
             /// Every field within its declared domain (a struct built in
             /// Rust, not through `decl_set`, is checked here too).
-            pub fn decl_check(&self) -> $crate::error::CoreResult<()> {
+            fn decl_check(&self) -> $crate::error::CoreResult<()> {
                 $({
                     const DOMAIN: $crate::config::Domain =
                         $crate::config_struct!(@domain $t $(, $dom)?);
@@ -384,7 +385,7 @@ macro_rules! config_struct {
             }
 
             /// The field `name`'s value (`None`: no such field).
-            pub fn decl_get(&self, name: &str) -> Option<$crate::config::Value> {
+            fn decl_get(&self, name: &str) -> Option<$crate::config::Value> {
                 match name {
                     $(stringify!($f) => Some($crate::config::FieldType::to_value(self.$f)),)+
                     _ => None,
@@ -393,7 +394,7 @@ macro_rules! config_struct {
 
             /// Set the field `name` from `v`, checked against its domain;
             /// `Ok(false)`: no such field.
-            pub fn decl_set(
+            fn decl_set(
                 &mut self,
                 name: &str,
                 v: &$crate::config::Value,
@@ -411,24 +412,66 @@ macro_rules! config_struct {
         }
     };
     (@domain $t:ty) => { <$t as $crate::config::FieldType>::DOMAIN };
+    (@domain $t:ty, $dom:expr) => { $dom };
     (@meta) => { () };
     (@meta $meta:expr) => { $meta };
-    (@domain $t:ty, $dom:expr) => { $dom };
 }
 
-/// A config object whose fields can be listed, read and replaced by name.
-pub trait Fields: Clone {
+/// What `config_struct!` gives a type: its fields by name, read, set and
+/// checked through their declared types and domains.
+pub trait Declared: Clone {
+    /// The field names, in order.
+    const FIELD_NAMES: &'static [&'static str];
+    /// The field `name`'s value (`None`: no such field).
+    fn decl_get(&self, name: &str) -> Option<Value>;
+    /// Set the field `name` from `v`, checked against its domain;
+    /// `Ok(false)`: no such field.
+    fn decl_set(&mut self, name: &str, v: &Value) -> CoreResult<bool>;
+    /// Every field within its declared domain (a struct built in Rust, not
+    /// through `decl_set`, is checked here too).
+    fn decl_check(&self) -> CoreResult<()>;
+}
+
+/// A config object whose fields can be listed, read and replaced by name:
+/// a declared type, with what the type adds (its name in messages, the
+/// names it explains, its cross-field rules).
+pub trait Fields: Declared {
     const KIND: &'static str;
-    fn field_names() -> &'static [&'static str];
-    fn get(&self, name: &str) -> Option<Value>;
+
+    /// The error for a name this type refuses with an explanation (a
+    /// retired field, a reserved name) — or, when `v` is given, a retired
+    /// value of a field; `None` for the rest.
+    fn explain(_name: &str, _v: Option<&Value>) -> Option<CoreError> {
+        None
+    }
+
+    fn field_names() -> &'static [&'static str] {
+        Self::FIELD_NAMES
+    }
+
+    fn get(&self, name: &str) -> Option<Value> {
+        self.decl_get(name)
+    }
+
     /// Set one field; validates the value.
-    fn set(&mut self, name: &str, v: &Value) -> CoreResult<()>;
+    fn set(&mut self, name: &str, v: &Value) -> CoreResult<()> {
+        if let Some(e) = Self::explain(name, Some(v)) {
+            return Err(e);
+        }
+        if self.decl_set(name, v)? {
+            Ok(())
+        } else {
+            Err(Self::unknown(name))
+        }
+    }
 
     /// Refuse a name that is not a settable field of this type (before its
-    /// value is looked at); the type may explain some (retired fields, a
-    /// reserved name).
+    /// value is looked at).
     fn check_name(name: &str) -> CoreResult<()> {
-        if Self::field_names().contains(&name) {
+        if let Some(e) = Self::explain(name, None) {
+            return Err(e);
+        }
+        if Self::FIELD_NAMES.contains(&name) {
             Ok(())
         } else {
             Err(Self::unknown(name))
@@ -439,7 +482,7 @@ pub trait Fields: Clone {
         CoreError::UnknownField {
             kind: Self::KIND,
             name: name.to_string(),
-            allowed: Self::field_names().join(", "),
+            allowed: Self::FIELD_NAMES.join(", "),
         }
     }
 
@@ -453,13 +496,13 @@ pub trait Fields: Clone {
         Ok(out)
     }
 
-    /// Cross-field checks, run after a replace.
+    /// Every field within its domain, then the type's cross-field rules.
     fn validate(&self) -> CoreResult<()> {
-        Ok(())
+        self.decl_check()
     }
 
     fn items(&self) -> Vec<(&'static str, Value)> {
-        Self::field_names()
+        Self::FIELD_NAMES
             .iter()
             .map(|n| (*n, self.get(n).expect("listed field")))
             .collect()

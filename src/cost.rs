@@ -17,7 +17,7 @@
 
 use crate::config::{Domain, Fields, Value};
 use crate::config_struct;
-use crate::error::{CoreError, CoreResult};
+use crate::error::CoreError;
 use crate::topology::{Distance, Machine};
 
 /// 1 ms: any single charge larger than that is a mistake, not a model.
@@ -245,47 +245,22 @@ impl CostModel {
 impl Fields for CostModel {
     const KIND: &'static str = "CostModel";
 
-    fn field_names() -> &'static [&'static str] {
-        Self::FIELD_NAMES
+    fn explain(name: &str, _: Option<&Value>) -> Option<CoreError> {
+        (name == "name").then(|| CoreError::NotASetting {
+            kind: Self::KIND,
+            name: name.into(),
+            why: "a CostModel has no name; its fields are CostModel.fields()",
+        })
     }
-
-    fn check_name(name: &str) -> CoreResult<()> {
-        if name == "name" {
-            return Err(CoreError::NotASetting {
-                kind: Self::KIND,
-                name: name.into(),
-                why: "a CostModel has no name; its fields are CostModel.fields()",
-            });
-        }
-        if Self::FIELD_NAMES.contains(&name) {
-            Ok(())
-        } else {
-            Err(Self::unknown(name))
-        }
-    }
-
-    fn get(&self, name: &str) -> Option<Value> {
-        self.decl_get(name)
-    }
-
-    fn set(&mut self, name: &str, v: &Value) -> CoreResult<()> {
-        if self.decl_set(name, v)? {
-            Ok(())
-        } else {
-            Err(Self::unknown(name))
-        }
-    }
-
-    /// Every field within its declared domain. (The tick cost against the
-    /// tick period depends on the kernel's `hz`, so that check is the run's.)
-    fn validate(&self) -> CoreResult<()> {
-        self.decl_check()
-    }
+    // validate(): every field in its domain (the default); the tick cost
+    // against the tick period depends on the kernel's `hz`, so that check is
+    // the run's.
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Declared;
 
     #[test]
     fn xfer_is_off_by_default_and_counts_lines_by_distance_when_on() {

@@ -6,7 +6,7 @@
 //! preset is a list of these settings; the engine branches on the fields
 //! only, so any single change can be flipped on its own (`sl.bisect`).
 
-use crate::config::{Domain, Fields, NamedEnum, Value};
+use crate::config::{Declared, Domain, Fields, NamedEnum, Value};
 use crate::error::{CoreError, CoreResult};
 use crate::{config_struct, named_enum};
 
@@ -519,11 +519,15 @@ pub struct Retired {
 }
 
 impl Retired {
-    fn matches(&self, name: &str, v: &Value) -> bool {
+    /// Whether setting `name` (to `v`, when given) is this retirement: the
+    /// whole field, or (with a value) the retired value.
+    fn matches(&self, name: &str, v: Option<&Value>) -> bool {
         name == self.field
-            && self
-                .value
-                .is_none_or(|r| matches!(v, Value::Str(s) if s == r))
+            && match (self.value, v) {
+                (None, _) => true,
+                (Some(r), Some(Value::Str(s))) => s == r,
+                (Some(_), _) => false,
+            }
     }
 
     fn error(&self) -> CoreError {
@@ -761,45 +765,19 @@ impl Kernel {
 impl Fields for Kernel {
     const KIND: &'static str = "Kernel";
 
-    fn field_names() -> &'static [&'static str] {
-        Self::FIELD_NAMES
-    }
-
-    fn check_name(name: &str) -> CoreResult<()> {
+    fn explain(name: &str, v: Option<&Value>) -> Option<CoreError> {
         if name == "name" {
-            return Err(CoreError::NotASetting {
+            return Some(CoreError::NotASetting {
                 kind: Self::KIND,
                 name: name.into(),
                 why: "name is the preset the profile started from; choose it with \
                       Kernel(base=...) or Kernel.preset(...)",
             });
         }
-        if let Some(r) = RETIRED
+        RETIRED
             .iter()
-            .find(|r| r.field == name && r.value.is_none())
-        {
-            return Err(r.error());
-        }
-        if Self::FIELD_NAMES.contains(&name) {
-            Ok(())
-        } else {
-            Err(Self::unknown(name))
-        }
-    }
-
-    fn get(&self, name: &str) -> Option<Value> {
-        self.decl_get(name)
-    }
-
-    fn set(&mut self, name: &str, v: &Value) -> CoreResult<()> {
-        if let Some(r) = RETIRED.iter().find(|r| r.matches(name, v)) {
-            return Err(r.error());
-        }
-        if self.decl_set(name, v)? {
-            Ok(())
-        } else {
-            Err(Self::unknown(name))
-        }
+            .find(|r| r.matches(name, v))
+            .map(Retired::error)
     }
 
     fn validate(&self) -> CoreResult<()> {

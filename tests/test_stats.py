@@ -17,9 +17,11 @@ from scipy import stats
 def test_the_t_quantile_is_scipys_at_every_degree_of_freedom():
     df = np.arange(1, 201)
     assert np.array_equal(t975(df), stats.t.ppf(0.975, df))
-    assert t975(2) == pytest.approx(4.302652729749464, rel=1e-15)
+    # the quantile itself (scipy releases agree on it to ~1e-11, not to the
+    # last bit: scipy 1.15 on CPython 3.10 gives 4.302652729696142)
+    assert t975(2) == pytest.approx(4.302652729749464, rel=1e-9)
     # past 30 degrees of freedom it is not the normal's 1.96
-    assert t975(40) == pytest.approx(2.021075390306273, rel=1e-15)
+    assert t975(40) == pytest.approx(2.021075390306273, rel=1e-9)
     assert np.isnan(t975([0, -1])).all()
 
 
