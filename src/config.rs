@@ -19,7 +19,7 @@ impl fmt::Display for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Value::Int(v) => write!(f, "{v}"),
-            Value::Float(v) => write!(f, "{v}"),
+            Value::Float(v) => write!(f, "{v:?}"),
             Value::Bool(v) => write!(f, "{}", if *v { "True" } else { "False" }),
             Value::Str(s) => write!(f, "{s:?}"),
         }
@@ -114,7 +114,10 @@ pub trait NamedEnum: Sized + Copy + 'static {
     }
 
     fn parse(param: &str, v: &Value) -> CoreResult<Self> {
-        Self::from_name(param, v.as_str(param)?)
+        match v {
+            Value::Str(s) => Self::from_name(param, s),
+            _ => Err(v.wrong(param, &format!("str, {}", one_of_names(Self::NAMES)))),
+        }
     }
 }
 
@@ -189,6 +192,15 @@ impl Domain {
         }
     }
 
+    /// The Python type a value of this domain has, for messages.
+    pub fn expected_type(&self) -> String {
+        match self {
+            Domain::Bool => "bool".into(),
+            Domain::Int { .. } | Domain::IntIn(_) => "int".into(),
+            Domain::Enum(names) => format!("str, {}", one_of_names(names)),
+        }
+    }
+
     /// What the field allows, as the error messages say it.
     pub fn allowed(&self) -> String {
         match self {
@@ -214,6 +226,27 @@ impl Domain {
             Domain::Bool | Domain::Enum(_) => {
                 unreachable!("an integer field has an integer domain")
             }
+        }
+    }
+}
+
+/// A parameter's integer bounds and how a message says them (for
+/// parameters that are not declared fields: a workload component's, a
+/// machine's).
+#[derive(Clone, Copy, Debug)]
+pub struct Bounds {
+    pub lo: u64,
+    pub hi: u64,
+    pub allowed: &'static str,
+}
+
+impl Bounds {
+    /// `v` within the bounds, or an error naming `param`, `v` and them.
+    pub fn check(&self, param: &str, v: i128) -> CoreResult<u64> {
+        if v >= self.lo as i128 && v <= self.hi as i128 {
+            Ok(v as u64)
+        } else {
+            Err(CoreError::invalid(param, v, self.allowed))
         }
     }
 }
@@ -384,6 +417,13 @@ macro_rules! config_struct {
                 Ok(())
             }
 
+            fn domain_of(name: &str) -> Option<$crate::config::Domain> {
+                match name {
+                    $(stringify!($f) => Some($crate::config_struct!(@domain $t $(, $dom)?)),)+
+                    _ => None,
+                }
+            }
+
             /// The field `name`'s value (`None`: no such field).
             fn decl_get(&self, name: &str) -> Option<$crate::config::Value> {
                 match name {
@@ -430,6 +470,8 @@ pub trait Declared: Clone {
     /// Every field within its declared domain (a struct built in Rust, not
     /// through `decl_set`, is checked here too).
     fn decl_check(&self) -> CoreResult<()>;
+    /// The field `name`'s declared domain.
+    fn domain_of(name: &str) -> Option<Domain>;
 }
 
 /// A config object whose fields can be listed, read and replaced by name:

@@ -571,7 +571,7 @@ pub const RETIRED: &[Retired] = &[
 macro_rules! kernel_presets {
     ($(
         $(#[$m:meta])*
-        $name:literal => fn $f:ident() = $base:ident { $($body:tt)* }
+        $name:literal => fn $f:ident() = $base:ident { $($field:ident: $value:expr),* $(,)? }
     )+) => {
         impl Kernel {
             $(
@@ -579,11 +579,26 @@ macro_rules! kernel_presets {
                 pub fn $f() -> Self {
                     Kernel {
                         name: $name.into(),
-                        $($body)*
+                        $($field: $value,)*
                         ..kernel_presets!(@base $base)
                     }
                 }
             )+
+
+            /// The settings a preset writes that it already has from the
+            /// preset it builds on (each should be said once); a test wants
+            /// none.
+            pub fn preset_restatements() -> Vec<String> {
+                let mut out = Vec::new();
+                $({
+                    let (base, k) = (kernel_presets!(@base $base), Kernel::$f());
+                    let _ = (&base, &k); // a preset that changes nothing reads neither
+                    $(if k.$field == base.$field {
+                        out.push(format!("{}: {}", $name, stringify!($field)));
+                    })*
+                })+
+                out
+            }
         }
 
         /// Every preset: its name and constructor, oldest first.
@@ -672,7 +687,6 @@ kernel_presets! {
     /// RT: `rt_push = "push_ipi"`, the RT_PUSH_IPI chain of 4.1–4.14 (the
     /// 0-day base of seed case 4; its 2017 rework is `rt_push = "push_ipi_rd"`).
     "v4.11" => fn v4_11() = v3_13 {
-        hz: 1000,
         sd_init: SdInit::V3_16,
         wake_wide: true,
         select_idle_sibling: SelectIdleSibling::IdleCpu,
@@ -888,6 +902,11 @@ mod tests {
             let k2 = k.replaced(&[(name.to_string(), v.clone())]).unwrap();
             assert_eq!(k2.get(name), Some(v));
         }
+    }
+
+    #[test]
+    fn no_preset_restates_what_it_inherits() {
+        assert_eq!(Kernel::preset_restatements(), Vec::<String>::new());
     }
 
     #[test]

@@ -64,6 +64,14 @@ pub const MACHINE_PRESETS: &[&str] = &[
 /// Upper bound on CPUs (keeps per-CPU tables and cpumasks bounded).
 pub const MAX_CPUS: u32 = 4096;
 
+/// A machine's counts (sockets, cores, threads, LLC cores, nodes): at least
+/// one each (`Machine::new` checks the combinations).
+pub const AT_LEAST_ONE: crate::config::Bounds = crate::config::Bounds {
+    lo: 1,
+    hi: u32::MAX as u64,
+    allowed: "an integer >= 1",
+};
+
 impl Machine {
     /// Build and validate a machine. `llc_cores` defaults to a whole socket,
     /// `numa_nodes` to one node per socket.
@@ -74,13 +82,7 @@ impl Machine {
         llc_cores: Option<u32>,
         numa_nodes: Option<u32>,
     ) -> CoreResult<Self> {
-        let positive = |name: &str, v: u32| {
-            if v == 0 {
-                Err(CoreError::invalid(name, v, "an integer >= 1"))
-            } else {
-                Ok(())
-            }
-        };
+        let positive = |name: &str, v: u32| AT_LEAST_ONE.check(name, v as i128).map(|_| ());
         positive("sockets", sockets)?;
         positive("cores_per_socket", cores_per_socket)?;
         positive("threads_per_core", threads_per_core)?;

@@ -152,3 +152,73 @@ def test_an_unknown_field_is_named_before_its_value_is_converted():
 def test_a_retired_value_is_explained():
     with pytest.raises(sl.ConfigError, match=r'newidle_throttle="avg_idle_rearm" is no longer'):
         sl.Kernel("v3.8", newidle_throttle="avg_idle_rearm")
+
+
+class _IndexStr(str):
+    """A str that also claims to be an integer (``__index__``)."""
+
+    def __index__(self) -> int:
+        return 250
+
+
+def test_a_str_is_a_str_whatever_else_it_defines():
+    # found in review: a str subclass with __index__ panicked in the core
+    assert sl.Machine(2, 2, name=_IndexStr("box")).name == "box"
+    with pytest.raises(sl.ConfigTypeError, match=r'invalid type for hz: got str "x", expected int'):
+        sl.Kernel("v3.8").replace(hz=_IndexStr("x"))
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("hz", "array250"), ("idle_balance", "arrayTrue"), ("tick_ns", "array2.5")],
+)
+def test_a_numpy_array_is_not_a_scalar(field, value):
+    import numpy as np
+
+    v = {"array250": np.array(250), "arrayTrue": np.array(True), "array2.5": np.array(2.5)}[value]
+    call = (
+        (lambda: sl.CostModel(**{field: v}))
+        if field in sl.CostModel.fields()
+        else (lambda: sl.Kernel("v3.8").replace(**{field: v}))
+    )
+    with pytest.raises(sl.ConfigTypeError, match=rf"invalid type for {field}: got ndarray"):
+        call()
+    with pytest.raises(sl.ConfigTypeError, match=r"invalid type for seed: got ndarray"):
+        sl.derive_seed(np.array([1, 2]), 0, 0)
+    with pytest.raises(sl.ConfigTypeError, match=r"irq_prio: got ndarray"):
+        W.rt_kthreads(irq_prio=np.array(50))
+
+
+def test_a_field_of_the_wrong_type_names_its_own_type():
+    import numpy as np
+
+    k = sl.Kernel("v3.8")
+    for v in (np.float32(250), 2.5):
+        with pytest.raises(sl.ConfigTypeError, match=r"invalid type for hz: got .*, expected int$"):
+            k.replace(hz=v)
+    with pytest.raises(sl.ConfigTypeError, match=r"invalid type for hz: got float 250\.0"):
+        k.replace(hz=250.0)
+    with pytest.raises(sl.ConfigTypeError, match=r'pick: got int 1, expected str, one of "cfs"'):
+        k.replace(pick=1)
+    with pytest.raises(sl.ConfigTypeError, match=r"idle_balance: got int 1, expected bool"):
+        k.replace(idle_balance=1)
+    # numpy scalars are their Python values
+    assert k.replace(hz=np.int64(250), idle_balance=np.bool_(False)).hz == 250
+
+
+@pytest.mark.parametrize(
+    ("call", "pattern"),
+    [
+        # beyond 64 bits or negative: the parameter's own allowed values
+        (lambda: sl.Kernel("v3.8", latency_ns=2**63), r"latency_ns=.*from 100000 to 10000000000"),
+        (lambda: sl.Kernel("v3.8", hz=2**64), r"hz=.*one of 100, 250, 300, 1000"),
+        (lambda: W.rt_kthreads(irq_prio=-1), r"irq_prio=-1: expected 1 to 99"),
+        (lambda: W.rt_kthreads(irq_cpus=-1), r"irq_cpus=-1: expected 1 to 4096 CPUs"),
+        (lambda: W.rt_kthreads(irq_threads=2**70), r"irq_threads=.*: expected 0 to 100000"),
+        (lambda: sl.Machine(-1, 4), r"sockets=-1: expected an integer >= 1"),
+        (lambda: _core.machine_check({}), r"sockets=<missing>: expected an integer >= 1"),
+    ],
+)
+def test_an_integer_out_of_range_gets_the_parameters_own_bounds(call, pattern):
+    with pytest.raises(sl.ConfigError, match=pattern):
+        call()

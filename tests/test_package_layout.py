@@ -82,6 +82,25 @@ def private_uses(path: Path, package: Path = PACKAGE) -> list[str]:
         """The schedlab module ``e`` evaluates to, if it is one."""
         if isinstance(e, ast.Name):
             return modules.get(e.id)
+        if (  # sys.modules["schedlab.x"]
+            isinstance(e, ast.Subscript)
+            and isinstance(e.value, ast.Attribute)
+            and e.value.attr == "modules"
+            and isinstance(e.slice, ast.Constant)
+            and isinstance(e.slice.value, str)
+            and e.slice.value.split(".")[0] == package.name
+        ):
+            return e.slice.value
+        if (  # __import__("schedlab.x", ...)
+            isinstance(e, ast.Call)
+            and isinstance(e.func, ast.Name)
+            and e.func.id == "__import__"
+            and e.args
+            and isinstance(e.args[0], ast.Constant)
+            and isinstance(e.args[0].value, str)
+            and e.args[0].value.split(".")[0] == package.name
+        ):
+            return e.args[0].value
         if isinstance(e, ast.Attribute):
             base = resolve(e.value)
             if base is not None and _is_module([*base.split("."), e.attr], package):
@@ -94,10 +113,24 @@ def private_uses(path: Path, package: Path = PACKAGE) -> list[str]:
             and e.args
             and isinstance(e.args[0], ast.Constant)
             and isinstance(e.args[0].value, str)
-            and e.args[0].value.split(".")[0] == package.name
         ):
-            return e.args[0].value
+            name = e.args[0].value
+            if name.startswith(".") and len(e.args) > 1 and isinstance(e.args[1], ast.Constant):
+                name = f"{e.args[1].value}{name}"  # import_module(".x", "schedlab")
+            return name if name.split(".")[0] == package.name else None
         return None
+
+    # names bound to a module by plain assignment (``alias = workloads``),
+    # to a fixed point
+    changed = True
+    while changed:
+        changed = False
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                t, mod = node.targets[0], resolve(node.value)
+                if isinstance(t, ast.Name) and mod is not None and modules.get(t.id) != mod:
+                    modules[t.id] = mod
+                    changed = True
 
     def private_const(e: ast.expr) -> str | None:
         if isinstance(e, ast.Constant) and isinstance(e.value, str) and _private(e.value):
@@ -118,14 +151,29 @@ def private_uses(path: Path, package: Path = PACKAGE) -> list[str]:
             mod, name = resolve(node.args[0]), private_const(node.args[1])
             if mod is not None and name is not None:
                 found.append((node.lineno, f"uses {mod}.{name} through {node.func.id}"))
-        elif (
-            isinstance(node, ast.Subscript)
-            and isinstance(node.value, ast.Attribute)
-            and node.value.attr == "__dict__"
+        elif isinstance(node, ast.Subscript) or (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "get"
+            and node.args
         ):
-            mod, name = resolve(node.value.value), private_const(node.slice)
+            # mod.__dict__["_x"], vars(mod)["_x"], mod.__dict__.get("_x")
+            holder = node.value if isinstance(node, ast.Subscript) else node.func.value
+            key = node.slice if isinstance(node, ast.Subscript) else node.args[0]
+            if isinstance(holder, ast.Attribute) and holder.attr == "__dict__":
+                mod = resolve(holder.value)
+            elif (
+                isinstance(holder, ast.Call)
+                and isinstance(holder.func, ast.Name)
+                and holder.func.id == "vars"
+                and holder.args
+            ):
+                mod = resolve(holder.args[0])
+            else:
+                mod = None
+            name = private_const(key)
             if mod is not None and name is not None:
-                found.append((node.lineno, f"uses {mod}.{name} through __dict__"))
+                found.append((node.lineno, f"uses {mod}.{name} through its namespace"))
     return [f"{rel}:{line}: {what}" for line, what in sorted(found)]
 
 
@@ -158,6 +206,13 @@ def test_the_check_sees_each_kind_of_private_use(tmp_path):
         "y = schedlab.workloads._FACTORIES, run.plan._plan, getattr(run.plan, '_plan')\n"
         "z = run.plan.__dict__['_plan'], import_module('schedlab.workloads')._FACTORIES\n"
         "ok = getattr(run.plan, 'plan_runs'), run.plan.__dict__['x'], schedlab.__name__\n"
+        "import sys\n"
+        "a = vars(workloads)['_FACTORIES'], workloads.__dict__.get('_FACTORIES')\n"
+        "b = sys.modules['schedlab.workloads']._FACTORIES\n"
+        "c = import_module('.workloads', 'schedlab')._FACTORIES\n"
+        "d = __import__('schedlab.workloads', fromlist=['x'])._FACTORIES\n"
+        "alias = workloads\n"
+        "e = alias._FACTORIES, {}.get('_x'), vars(object())['_y']\n"
     )
     assert private_uses(user, pkg) == [
         "schedlab/run/execute.py:3: imports _LIMIT from schedlab._check",
@@ -167,6 +222,37 @@ def test_the_check_sees_each_kind_of_private_use(tmp_path):
         "schedlab/run/execute.py:10: uses schedlab.run.plan._plan",
         "schedlab/run/execute.py:10: uses schedlab.run.plan._plan through getattr",
         "schedlab/run/execute.py:10: uses schedlab.workloads._FACTORIES",
-        "schedlab/run/execute.py:11: uses schedlab.run.plan._plan through __dict__",
+        "schedlab/run/execute.py:11: uses schedlab.run.plan._plan through its namespace",
         "schedlab/run/execute.py:11: uses schedlab.workloads._FACTORIES",
+        "schedlab/run/execute.py:14: uses schedlab.workloads._FACTORIES through its namespace",
+        "schedlab/run/execute.py:14: uses schedlab.workloads._FACTORIES through its namespace",
+        "schedlab/run/execute.py:15: uses schedlab.workloads._FACTORIES",
+        "schedlab/run/execute.py:16: uses schedlab.workloads._FACTORIES",
+        "schedlab/run/execute.py:17: uses schedlab.workloads._FACTORIES",
+        "schedlab/run/execute.py:19: uses schedlab.workloads._FACTORIES",
     ]
+
+
+SUBPACKAGES = ["run", "analysis", "io", "host"]
+
+
+def test_no_module_is_named_like_a_function_it_exports():
+    """``schedlab.run.simulate`` is the function, and stays it: importing a
+    submodule binds its name on the package, so no module of a subpackage
+    may be named like a name the subpackage (or ``schedlab``) exports."""
+    import importlib
+    import pkgutil
+    import types
+
+    import schedlab
+
+    for sub in SUBPACKAGES:
+        pkg = importlib.import_module(f"schedlab.{sub}")
+        stems = {m.name for m in pkgutil.iter_modules(pkg.__path__)}
+        clash = stems & (set(pkg.__all__) | set(schedlab.__all__))
+        assert not clash, (sub, clash)
+        for stem in stems:  # every submodule imported: the names still are the objects
+            importlib.import_module(f"schedlab.{sub}.{stem}")
+        for name in pkg.__all__:
+            assert not isinstance(getattr(pkg, name), types.ModuleType), (sub, name)
+    assert schedlab.run.simulate is schedlab.simulate

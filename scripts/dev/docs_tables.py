@@ -68,7 +68,7 @@ def kernel_fields_table() -> str:
             origin = f"{r['commit']} ({r['release']})"
         else:
             origin = r["release"] or r["kind"]
-        if r["kind"] == "change" and not r["verified"]:
+        if not r["verified"]:
             origin += " ?"
         lines.append(f"| `{f}` | " + " | ".join(vals) + f" | {origin} | {_linked(r['doc'])} |")
     return "\n".join(lines) + "\n"

@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use pyo3::IntoPyObjectExt;
 
-use crate::config::{one_of_names, Domain, FieldDecl, Fields, NamedEnum, Value};
+use crate::config::{one_of_names, Bounds, Domain, FieldDecl, Fields, NamedEnum, Value};
 use crate::error::CoreError;
 use crate::topology::Machine;
 use crate::{CostModel, Kernel};
@@ -40,37 +40,50 @@ fn is_numpy_bool(v: &Bound<'_, PyAny>) -> bool {
     module == "numpy" && (name == "bool_" || name == "bool")
 }
 
-/// An integer: a Python `int` or anything with `__index__` (numpy
-/// integers), never a `bool`.
+/// An integer scalar: a Python `int`, or a scalar with `__index__` (numpy
+/// integers) — never a `bool`, a `str` (whatever it defines) or an array.
 fn is_integer(v: &Bound<'_, PyAny>) -> bool {
-    !v.is_instance_of::<PyBool>()
-        && !is_numpy_bool(v)
-        && (v.is_instance_of::<PyInt>() || v.hasattr("__index__").unwrap_or(false))
+    if v.is_instance_of::<PyBool>() || v.is_instance_of::<PyString>() || is_numpy_bool(v) {
+        return false;
+    }
+    if v.is_instance_of::<PyInt>() {
+        return true;
+    }
+    let array = v.get_type().name().map(|n| n == "ndarray").unwrap_or(true);
+    !array && v.hasattr("__index__").unwrap_or(false)
 }
 
-/// A Python scalar as a config `Value`: bools (numpy's too) before ints,
-/// integers (numpy's too) within 64 bits, floats, UTF-8 strs.
-pub fn value_from(param: &str, v: &Bound<'_, PyAny>) -> PyResult<Value> {
-    if v.is_instance_of::<PyBool>() || is_numpy_bool(v) {
-        Ok(Value::Bool(v.is_truthy()?))
-    } else if is_integer(v) {
-        v.extract::<i64>().map(Value::Int).map_err(|_| {
-            PyErr::from(CoreError::invalid(
-                param,
-                py_repr(v),
-                "an integer that fits in 64 bits",
-            ))
-        })
-    } else if v.is_instance_of::<PyFloat>() {
-        Ok(Value::Float(v.extract()?))
-    } else if v.is_instance_of::<PyString>() {
+/// A Python scalar as a config `Value` — a `str` (subclasses too, as their
+/// text), a bool (numpy's too), an integer scalar within 64 bits, a
+/// `float` — or an error naming `param`: `expected` is what a message says
+/// the parameter takes, `allowed` what it says of an integer beyond 64 bits.
+fn scalar(param: &str, v: &Bound<'_, PyAny>, expected: &str, allowed: &str) -> PyResult<Value> {
+    if v.is_instance_of::<PyString>() {
         // A str with a lone surrogate ("\ud800") has no UTF-8 form.
         v.extract::<String>()
             .map(Value::Str)
             .map_err(|_| PyErr::from(CoreError::invalid(param, py_repr(v), UTF8_TEXT)))
+    } else if v.is_instance_of::<PyBool>() || is_numpy_bool(v) {
+        Ok(Value::Bool(v.is_truthy()?))
+    } else if is_integer(v) {
+        v.extract::<i64>()
+            .map(Value::Int)
+            .map_err(|_| PyErr::from(CoreError::invalid(param, py_repr(v), allowed)))
+    } else if v.is_instance_of::<PyFloat>() {
+        Ok(Value::Float(v.extract()?))
     } else {
-        Err(wrong_type(param, v, "int, float, bool or str"))
+        Err(wrong_type(param, v, expected))
     }
+}
+
+/// A Python scalar as a config `Value`, whatever the parameter takes.
+pub fn value_from(param: &str, v: &Bound<'_, PyAny>) -> PyResult<Value> {
+    scalar(
+        param,
+        v,
+        "int, float, bool or str",
+        "an integer that fits in 64 bits",
+    )
 }
 
 /// An integer from 0 to 2⁶⁴ − 1.
@@ -107,7 +120,8 @@ pub fn values_from<F: Fields>(d: &Bound<'_, PyDict>) -> PyResult<Vec<(String, Va
             ))
         })?;
         F::check_name(&k)?;
-        let val = value_from(&k, &v)?;
+        let domain = F::domain_of(&k).expect("a checked name is a field");
+        let val = scalar(&k, &v, &domain.expected_type(), &domain.allowed())?;
         out.push((k, val));
     }
     Ok(out)
@@ -127,15 +141,13 @@ pub fn value_to_py(py: Python<'_>, v: &Value) -> PyResult<Py<PyAny>> {
 /// optionally `threads_per_core` (1), `llc_cores`, `numa_nodes`, `name` and
 /// `nr_cpus` (which must then be the machine's CPU count).
 pub fn machine_from(d: &Bound<'_, PyDict>) -> PyResult<Machine> {
+    use crate::topology::AT_LEAST_ONE;
     let mut p = Params::new(d, "Machine", "");
-    let need = |v: Option<u32>, k: &str| -> PyResult<u32> {
-        v.ok_or_else(|| CoreError::invalid(k, "None", "an integer >= 1").into())
-    };
-    let sockets = need(p.get("sockets")?, "sockets")?;
-    let cores = need(p.get("cores_per_socket")?, "cores_per_socket")?;
-    let threads: Option<u32> = p.opt("threads_per_core")?;
-    let llc: Option<u32> = p.opt("llc_cores")?;
-    let nodes: Option<u32> = p.opt("numa_nodes")?;
+    let sockets: u32 = p.bounded("sockets", &AT_LEAST_ONE)?;
+    let cores: u32 = p.bounded("cores_per_socket", &AT_LEAST_ONE)?;
+    let threads: Option<u32> = p.opt_bounded("threads_per_core", &AT_LEAST_ONE)?;
+    let llc: Option<u32> = p.opt_bounded("llc_cores", &AT_LEAST_ONE)?;
+    let nodes: Option<u32> = p.opt_bounded("numa_nodes", &AT_LEAST_ONE)?;
     let name: Option<String> = p.opt("name")?;
     let nr_cpus: Option<u32> = p.opt("nr_cpus")?;
     p.finish()?;
@@ -224,19 +236,12 @@ macro_rules! int_param {
                 "int".into()
             }
             fn from_param(param: &str, v: &Bound<'_, PyAny>) -> PyResult<Self> {
-                if !is_integer(v) {
-                    // a str that cannot cross (a lone surrogate) is refused as such
-                    value_from(param, v)?;
-                    return Err(wrong_type(param, v, "int"));
+                let allowed = format!("an integer from {} to {}", <$t>::MIN, <$t>::MAX);
+                match scalar(param, v, "int", &allowed)? {
+                    Value::Int(i) => <$t>::try_from(i)
+                        .map_err(|_| CoreError::invalid(param, i, &allowed).into()),
+                    _ => Err(wrong_type(param, v, "int")),
                 }
-                v.extract::<$t>().map_err(|_| {
-                    CoreError::invalid(
-                        param,
-                        py_repr(v),
-                        format!("an integer from {} to {}", <$t>::MIN, <$t>::MAX),
-                    )
-                    .into()
-                })
             }
         }
     )+};
@@ -248,8 +253,8 @@ impl FromParam for bool {
         "bool".into()
     }
     fn from_param(param: &str, v: &Bound<'_, PyAny>) -> PyResult<Self> {
-        match value_from(param, v) {
-            Ok(Value::Bool(b)) => Ok(b),
+        match scalar(param, v, "bool", "True or False")? {
+            Value::Bool(b) => Ok(b),
             _ => Err(wrong_type(param, v, "bool")),
         }
     }
@@ -260,12 +265,9 @@ impl FromParam for String {
         "str".into()
     }
     fn from_param(param: &str, v: &Bound<'_, PyAny>) -> PyResult<Self> {
-        if !v.is_instance_of::<PyString>() {
-            return Err(wrong_type(param, v, "str"));
-        }
-        match value_from(param, v)? {
+        match scalar(param, v, "str", "a str")? {
             Value::Str(s) => Ok(s),
-            _ => unreachable!("a str converts to Value::Str"),
+            _ => Err(wrong_type(param, v, "str")),
         }
     }
 }
@@ -346,6 +348,36 @@ impl<'a, 'py> Params<'a, 'py> {
             ))
         })?;
         T::from_param(&self.param(key), &v)
+    }
+
+    /// `key`'s value, an integer within `b` (a message says `b.allowed`
+    /// for any integer outside it, negative or beyond 64 bits).
+    pub fn bounded<T: TryFrom<u64>>(&mut self, key: &'static str, b: &Bounds) -> PyResult<T> {
+        let param = self.param(key);
+        let v = self
+            .item(key)?
+            .ok_or_else(|| PyErr::from(CoreError::invalid(&param, "<missing>", b.allowed)))?;
+        if !is_integer(&v) {
+            scalar(&param, &v, "int", b.allowed)?; // a lone surrogate says so
+            return Err(wrong_type(&param, &v, "int"));
+        }
+        let i: i128 = v
+            .extract()
+            .map_err(|_| PyErr::from(CoreError::invalid(&param, py_repr(&v), b.allowed)))?;
+        let x = b.check(&param, i)?;
+        T::try_from(x).map_err(|_| CoreError::invalid(&param, x, b.allowed).into())
+    }
+
+    /// [`Params::bounded`], `None` when absent or `None`.
+    pub fn opt_bounded<T: TryFrom<u64>>(
+        &mut self,
+        key: &'static str,
+        b: &Bounds,
+    ) -> PyResult<Option<T>> {
+        if self.opt_any(key)?.is_none() {
+            return Ok(None);
+        }
+        self.bounded(key, b).map(Some)
     }
 
     /// `key`'s value as a `T`, `None` when absent or `None`.

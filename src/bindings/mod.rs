@@ -168,16 +168,17 @@ fn cost_from(
 /// The `rt_kthreads` component (normalised by `schedlab.workloads.rt_kthreads`).
 fn rt_kthreads_from(d: &Bound<'_, PyDict>) -> PyResult<RtKthreads> {
     let mut p = Params::new(d, "rt_kthreads", "rt_kthreads.");
+    use crate::sched::rt::{IRQ_CPUS, IRQ_THREADS, PERIOD_NS, RT_PRIO, RUN_NS};
     let k = RtKthreads {
         watchdog: p.get("watchdog")?,
-        watchdog_period_ns: p.get("watchdog_period_ns")?,
-        watchdog_run_ns: p.get("watchdog_run_ns")?,
-        irq_threads: p.get("irq_threads")?,
-        irq_cpus: p.get("irq_cpus")?,
-        irq_prio: p.get("irq_prio")?,
+        watchdog_period_ns: p.bounded("watchdog_period_ns", &PERIOD_NS)?,
+        watchdog_run_ns: p.bounded("watchdog_run_ns", &RUN_NS)?,
+        irq_threads: p.bounded("irq_threads", &IRQ_THREADS)?,
+        irq_cpus: p.bounded("irq_cpus", &IRQ_CPUS)?,
+        irq_prio: p.bounded("irq_prio", &RT_PRIO)?,
         irq_policy: p.named::<RtPolicy>("irq_policy")?,
-        irq_period_ns: p.get("irq_period_ns")?,
-        irq_run_ns: p.get("irq_run_ns")?,
+        irq_period_ns: p.bounded("irq_period_ns", &PERIOD_NS)?,
+        irq_run_ns: p.bounded("irq_run_ns", &RUN_NS)?,
     };
     p.finish()?;
     Ok(k)

@@ -69,22 +69,46 @@ pub const IRQ_THREADS_PER_CPU: u64 = 64;
 const MIN_PERIOD_NS: u64 = 10_000;
 const MAX_PERIOD_NS: u64 = 3_600_000_000_000;
 
+use crate::config::Bounds;
+
+/// The machine-independent bounds of the `rt_kthreads` integers, in one
+/// place: `validate_params` checks them, the bindings read the values
+/// through them (so a negative or oversized value gets the same message).
+pub const PERIOD_NS: Bounds = Bounds {
+    lo: MIN_PERIOD_NS,
+    hi: MAX_PERIOD_NS,
+    allowed: "10000 ns (10 us) to 3600000000000 ns (1 hour)",
+};
+/// A run: at least 1 ns (and less than its period, checked apart).
+pub const RUN_NS: Bounds = Bounds {
+    lo: 1,
+    hi: MAX_PERIOD_NS,
+    allowed: "at least 1 ns and less than its period",
+};
+pub const IRQ_THREADS: Bounds = Bounds {
+    lo: 0,
+    hi: 100_000,
+    allowed: "0 to 100000",
+};
+pub const RT_PRIO: Bounds = Bounds {
+    lo: 1,
+    hi: 99,
+    allowed: "1 to 99 (SCHED_FIFO/SCHED_RR rt_priority)",
+};
+pub const IRQ_CPUS: Bounds = Bounds {
+    lo: 1,
+    hi: crate::topology::MAX_CPUS as u64,
+    allowed: "1 to 4096 CPUs",
+};
+
 impl RtKthreads {
-    /// Refuse what no machine can run: priorities outside 1..99, more than
-    /// 100000 IRQ threads, an affinity of no CPU or wider than the largest
-    /// machine, periods outside 10 µs .. 1 hour, a burst that does not fit
-    /// its period (a task that never sleeps). Every field is checked, in
-    /// use or not.
+    /// Refuse what no machine can run: the bounds above (priorities outside
+    /// 1..99, more than 100000 IRQ threads, an affinity of no CPU or wider
+    /// than the largest machine, periods outside 10 µs .. 1 hour), and a
+    /// burst that does not fit its period (a task that never sleeps). Every
+    /// field is checked, in use or not.
     pub fn validate_params(&self) -> crate::error::CoreResult<()> {
         use crate::error::CoreError;
-        let need = |ok: bool, name: &str, v: u64, allowed: &str| {
-            if ok {
-                Ok(())
-            } else {
-                Err(CoreError::invalid(name, v, allowed))
-            }
-        };
-        let periods = format!("{MIN_PERIOD_NS} ns (10 us) to {MAX_PERIOD_NS} ns (1 hour)");
         for (name, period, run, run_name) in [
             (
                 "rt_kthreads.watchdog_period_ns",
@@ -99,37 +123,23 @@ impl RtKthreads {
                 "rt_kthreads.irq_run_ns",
             ),
         ] {
-            need(
-                (MIN_PERIOD_NS..=MAX_PERIOD_NS).contains(&period),
-                name,
-                period,
-                &periods,
-            )?;
-            need(
-                run >= 1 && run < period,
-                run_name,
-                run,
-                &format!("at least 1 ns and less than {name} ({period} ns): the thread must sleep between runs"),
-            )?;
+            PERIOD_NS.check(name, period as i128)?;
+            RUN_NS.check(run_name, run as i128)?;
+            if run >= period {
+                return Err(CoreError::invalid(
+                    run_name,
+                    run,
+                    format!(
+                        "at least 1 ns and less than {name} ({period} ns): the thread must sleep \
+                         between runs"
+                    ),
+                ));
+            }
         }
-        need(
-            self.irq_threads <= 100_000,
-            "rt_kthreads.irq_threads",
-            self.irq_threads as u64,
-            "0 to 100000",
-        )?;
-        need(
-            (1..=99).contains(&self.irq_prio),
-            "rt_kthreads.irq_prio",
-            self.irq_prio as u64,
-            "1 to 99 (SCHED_FIFO/SCHED_RR rt_priority)",
-        )?;
-        need(
-            self.irq_cpus >= 1 && self.irq_cpus <= crate::topology::MAX_CPUS,
-            "rt_kthreads.irq_cpus",
-            self.irq_cpus as u64,
-            &format!("1 to {} CPUs", crate::topology::MAX_CPUS),
-        )
+        IRQ_THREADS.check("rt_kthreads.irq_threads", self.irq_threads as i128)?;
+        RT_PRIO.check("rt_kthreads.irq_prio", self.irq_prio as i128)?;
+        IRQ_CPUS.check("rt_kthreads.irq_cpus", self.irq_cpus as i128)?;
+        Ok(())
     }
 
     /// [`RtKthreads::validate_params`], then what the machine of `ncpus`
@@ -528,6 +538,15 @@ impl RtSched {
 #[cfg(test)]
 mod validate_tests {
     use super::*;
+
+    #[test]
+    fn each_bound_says_its_limits() {
+        for b in [PERIOD_NS, IRQ_THREADS, RT_PRIO, IRQ_CPUS] {
+            assert!(b.allowed.contains(&b.lo.to_string()), "{b:?}");
+            assert!(b.allowed.contains(&b.hi.to_string()), "{b:?}");
+        }
+        assert!(RUN_NS.allowed.contains(&RUN_NS.lo.to_string()));
+    }
 
     fn irq(threads: u32, period: u64, run: u64) -> RtKthreads {
         RtKthreads {
