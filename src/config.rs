@@ -64,35 +64,10 @@ impl Value {
             .map(|v| v as u64)
     }
 
-    /// A finite float in `[lo, hi]` (ints accepted).
-    pub fn as_f64(&self, param: &str, lo: f64, hi: f64) -> CoreResult<f64> {
-        let v = match self {
-            Value::Float(v) => *v,
-            Value::Int(v) => *v as f64,
-            _ => return Err(self.wrong(param, "float")),
-        };
-        if v.is_finite() && v >= lo && v <= hi {
-            Ok(v)
-        } else {
-            Err(CoreError::invalid(
-                param,
-                v,
-                format!("a finite number from {lo} to {hi}"),
-            ))
-        }
-    }
-
     pub fn as_bool(&self, param: &str) -> CoreResult<bool> {
         match self {
             Value::Bool(b) => Ok(*b),
             _ => Err(self.wrong(param, "bool")),
-        }
-    }
-
-    pub fn as_str(&self, param: &str) -> CoreResult<&str> {
-        match self {
-            Value::Str(s) => Ok(s),
-            _ => Err(self.wrong(param, "str")),
         }
     }
 }

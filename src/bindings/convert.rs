@@ -86,14 +86,22 @@ pub fn value_from(param: &str, v: &Bound<'_, PyAny>) -> PyResult<Value> {
     )
 }
 
-/// An integer from 0 to 2⁶⁴ − 1.
-pub fn u64_from(param: &str, v: &Bound<'_, PyAny>) -> PyResult<u64> {
-    let allowed = "an integer from 0 to 2**64 - 1";
+/// An integer scalar's value, or an error naming `param`: the wrong type
+/// (a str that cannot cross says so), or `allowed` beyond 128 bits.
+fn integer(param: &str, v: &Bound<'_, PyAny>, allowed: &str) -> PyResult<i128> {
     if !is_integer(v) {
-        return Err(wrong_type(param, v, allowed));
+        scalar(param, v, "int", allowed)?;
+        return Err(wrong_type(param, v, "int"));
     }
-    v.extract::<u64>()
+    v.extract::<i128>()
         .map_err(|_| CoreError::invalid(param, py_repr(v), allowed).into())
+}
+
+/// An integer within `b`, as a `T` (a message says `b.allowed` for any
+/// integer outside it, negative or beyond 64 bits).
+pub fn bounded_int<T: TryFrom<u64>>(param: &str, v: &Bound<'_, PyAny>, b: &Bounds) -> PyResult<T> {
+    let x = b.check(param, integer(param, v, b.allowed)?)?;
+    T::try_from(x).map_err(|_| CoreError::invalid(param, x, b.allowed).into())
 }
 
 /// What a str must be to cross into the core.
@@ -237,11 +245,8 @@ macro_rules! int_param {
             }
             fn from_param(param: &str, v: &Bound<'_, PyAny>) -> PyResult<Self> {
                 let allowed = format!("an integer from {} to {}", <$t>::MIN, <$t>::MAX);
-                match scalar(param, v, "int", &allowed)? {
-                    Value::Int(i) => <$t>::try_from(i)
-                        .map_err(|_| CoreError::invalid(param, i, &allowed).into()),
-                    _ => Err(wrong_type(param, v, "int")),
-                }
+                let i = integer(param, v, &allowed)?;
+                <$t>::try_from(i).map_err(|_| CoreError::invalid(param, i, &allowed).into())
             }
         }
     )+};
@@ -338,34 +343,31 @@ impl<'a, 'py> Params<'a, 'py> {
         Ok(self.item(key)?.filter(|v| !v.is_none()))
     }
 
-    /// `key`'s value as a `T`; an absent key is an error.
-    pub fn get<T: FromParam>(&mut self, key: &'static str) -> PyResult<T> {
-        let v = self.item(key)?.ok_or_else(|| {
-            PyErr::from(CoreError::invalid(
-                &self.param(key),
-                "<missing>",
-                format!("{} (a {} parameter)", T::expected(), self.what),
-            ))
-        })?;
-        T::from_param(&self.param(key), &v)
+    /// The parameter's name and the value of `key`; an absent key is an
+    /// error saying it takes `expected`.
+    fn required(
+        &mut self,
+        key: &'static str,
+        expected: &str,
+    ) -> PyResult<(String, Bound<'py, PyAny>)> {
+        let param = self.param(key);
+        match self.item(key)? {
+            Some(v) => Ok((param, v)),
+            None => Err(CoreError::invalid(&param, "<missing>", expected).into()),
+        }
     }
 
-    /// `key`'s value, an integer within `b` (a message says `b.allowed`
-    /// for any integer outside it, negative or beyond 64 bits).
+    /// `key`'s value as a `T`.
+    pub fn get<T: FromParam>(&mut self, key: &'static str) -> PyResult<T> {
+        let expected = format!("{} (a {} parameter)", T::expected(), self.what);
+        let (param, v) = self.required(key, &expected)?;
+        T::from_param(&param, &v)
+    }
+
+    /// `key`'s value, an integer within `b` ([`bounded_int`]).
     pub fn bounded<T: TryFrom<u64>>(&mut self, key: &'static str, b: &Bounds) -> PyResult<T> {
-        let param = self.param(key);
-        let v = self
-            .item(key)?
-            .ok_or_else(|| PyErr::from(CoreError::invalid(&param, "<missing>", b.allowed)))?;
-        if !is_integer(&v) {
-            scalar(&param, &v, "int", b.allowed)?; // a lone surrogate says so
-            return Err(wrong_type(&param, &v, "int"));
-        }
-        let i: i128 = v
-            .extract()
-            .map_err(|_| PyErr::from(CoreError::invalid(&param, py_repr(&v), b.allowed)))?;
-        let x = b.check(&param, i)?;
-        T::try_from(x).map_err(|_| CoreError::invalid(&param, x, b.allowed).into())
+        let (param, v) = self.required(key, b.allowed)?;
+        bounded_int(&param, &v, b)
     }
 
     /// [`Params::bounded`], `None` when absent or `None`.
@@ -390,23 +392,17 @@ impl<'a, 'py> Params<'a, 'py> {
 
     /// `key`'s value, a dict.
     pub fn dict(&mut self, key: &'static str) -> PyResult<Bound<'py, PyDict>> {
-        let param = self.param(key);
-        let v = self
-            .item(key)?
-            .ok_or_else(|| PyErr::from(CoreError::invalid(&param, "<missing>", "a dict")))?;
+        let (param, v) = self.required(key, "a dict")?;
         v.cast_into::<PyDict>()
             .map_err(|e| wrong_type(&param, &e.into_inner(), "dict"))
     }
 
     /// `key`'s value, one of `E`'s names.
     pub fn named<E: NamedEnum>(&mut self, key: &'static str) -> PyResult<E> {
-        let param = self.param(key);
-        let expected = || format!("str, {}", one_of_names(E::NAMES));
-        let v = self
-            .item(key)?
-            .ok_or_else(|| PyErr::from(CoreError::invalid(&param, "<missing>", expected())))?;
+        let expected = format!("str, {}", one_of_names(E::NAMES));
+        let (param, v) = self.required(key, &expected)?;
         if !v.is_instance_of::<PyString>() {
-            return Err(wrong_type(&param, &v, &expected()));
+            return Err(wrong_type(&param, &v, &expected));
         }
         Ok(E::parse(&param, &value_from(&param, &v)?)?)
     }

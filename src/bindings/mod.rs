@@ -57,10 +57,15 @@ fn derive_seed(
     point: &Bound<'_, PyAny>,
     replicate: &Bound<'_, PyAny>,
 ) -> PyResult<u64> {
+    const ANY_U64: crate::config::Bounds = crate::config::Bounds {
+        lo: 0,
+        hi: u64::MAX,
+        allowed: "an integer from 0 to 2**64 - 1",
+    };
     Ok(crate::rng::derive_seed(
-        convert::u64_from("seed", seed)?,
-        convert::u64_from("point", point)?,
-        convert::u64_from("replicate", replicate)?,
+        convert::bounded_int("seed", seed, &ANY_U64)?,
+        convert::bounded_int("point", point, &ANY_U64)?,
+        convert::bounded_int("replicate", replicate, &ANY_U64)?,
     ))
 }
 
@@ -250,13 +255,7 @@ fn workload_from(
                     skb_overhead: p.get("skb_overhead")?,
                 };
                 let rt = match p.opt_any("rt_kthreads")? {
-                    Some(d) => Some(rt_kthreads_from(d.cast::<PyDict>().map_err(|_| {
-                        PyErr::from(crate::CoreError::WrongType {
-                            param: "rt_kthreads".into(),
-                            got: "a value that is not a dict".into(),
-                            expected: "the dict of schedlab.workloads.rt_kthreads()".into(),
-                        })
-                    })?)?),
+                    Some(_) => Some(rt_kthreads_from(&p.dict("rt_kthreads")?)?),
                     None => None,
                 };
                 p.finish()?;
