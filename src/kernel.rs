@@ -443,6 +443,9 @@ config_struct! {
     recent_used_cpu: bool = false
         => origin(Change, "sched/fair: Use a recently used CPU as an idle candidate and the basis for SIS", "32e839dda3ba", "~v4.15", false),
         "select_idle_sibling(): before scanning the LLC, try the CPU the task last ran on before prev (p->recent_used_cpu) if it is idle, cache-affine with the target and allowed. Needs select_idle_sibling=\"idle_cpu\".";
+    sched_idle_cpu: bool = false
+        => origin(Change, "sched/fair: Fall back to sched-idle CPU if idle CPU isn't found", "3c29e651e16d", "~v5.4", false),
+        "select_idle_sibling() (the select_idle_sibling=\"idle_cpu\" path): a CPU whose runnable tasks are all SCHED_IDLE (sched_idle_cpu()) counts as idle for target, prev, recent_used_cpu, select_idle_smt() and the select_idle_cpu() scan, and is select_idle_core()'s fallback (17346452b25b, ~v5.6, made the uses consistent as 6.x has them). Changes nothing unless some task has policy \"idle\" (Workload.with_tasks).";
     sis_util: bool = false
         => origin(Change, "sched/fair: Introduce SIS_UTIL to search idle CPU based on sum of util_avg", "70fb5ccf2ebb", "~v6.0", false),
         "select_idle_cpu() scans at most sd_llc_shared->nr_idle_scan CPUs, which periodic load balancing at the LLC level sets from the LLC's summed PELT util (the quadratic of update_idle_cpu_scan(): no scan at 100/imbalance_pct busy, 85 % under sd_init=\"v5\"'s LLC imbalance_pct of 117 as in 6.x, 80 % under sd_init=\"v2.6\"'s 125). Simplified: every CPU's LLC pass refreshes it, where 6.x does so only on the CPU that should_we_balance() picks; the hint starts at the LLC size (a long-idle machine), where the kernel's zeroed sd_llc_shared starts at 0. Needs pelt and select_idle_sibling=\"idle_cpu\".";
@@ -715,6 +718,7 @@ kernel_presets! {
         wake_affine: WakeAffine::IdleWeight,
         select_idle_sibling: SelectIdleSibling::IdleCpu,
         recent_used_cpu: true,
+        sched_idle_cpu: true,
         sis_util: true,
         pick: Pick::Eevdf,
         base_slice_ns: 750_000,

@@ -473,6 +473,16 @@ FIELD_SCENARIOS: dict[str, Scenario] = {
         None,
         ("cpu_migrations", "context_switches"),
     ),
+    # A CPU running only SCHED_IDLE tasks taken as idle by wake-up
+    # placement: hackbench with its senders SCHED_IDLE.
+    "sched_idle_cpu": (
+        "vm-2",
+        "v6.18",
+        None,
+        lambda: hackbench(groups=2, loops=50).with_tasks(policy="idle", role="sender"),
+        None,
+        ("cpu_migrations", "context_switches"),
+    ),
     # The LLC scan limited by the summed util: 12 short sleepers keep
     # core2-2s's LLCs busy enough that wake-ups stop scanning them.
     "sis_util": (

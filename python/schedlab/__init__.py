@@ -19,6 +19,7 @@ from .config import CostModel, Kernel, Machine
 from .exceptions import ConfigError, ConfigTypeError, MeasureError, SchedlabError, SimulationError
 from .host.calibration import Calibration, calibrate
 from .host.measurement import measure
+from .host.validation import Validation, validate
 from .io.spec import load_spec, run_spec
 from .io.vmstat import format_vmstat, vmstat_table
 from .result import Result
@@ -61,6 +62,8 @@ __all__ = [
     "simulate",
     "summarize",
     "sweep",
+    "validate",
+    "Validation",
     "vmstat_table",
     "workloads",
 ]

@@ -51,6 +51,8 @@ __all__ = [
     "HACKBENCH_MODES",
     "SPINNER_DISTS",
     "RT_POLICIES",
+    "TASK_POLICIES",
+    "WORKLOAD_ROLES",
     "AIM7_WORKFILES",
 ]
 
@@ -118,6 +120,7 @@ class KernelFields(TypedDict):
     wake_wide: bool
     wake_affine: Literal["load", "idle", "weight", "idle_weight"]
     recent_used_cpu: bool
+    sched_idle_cpu: bool
     sis_util: bool
     balancer: Literal["cpu_load", "group_type"]
     balance_policy: Literal["performance", "balance", "powersaving"]
@@ -289,6 +292,8 @@ HACKBENCH_IPCS: list[str]
 HACKBENCH_MODES: list[str]
 SPINNER_DISTS: list[str]
 RT_POLICIES: list[str]
+TASK_POLICIES: list[str]
+WORKLOAD_ROLES: dict[str, list[str]]
 AIM7_WORKFILES: list[str]
 KERNEL_RETIRED_FIELDS: list[tuple[str, str]]
 COST_FIELDS: list[str]

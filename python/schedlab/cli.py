@@ -166,6 +166,32 @@ def _csv(text: str, conv: Any, flag: str) -> list[Any]:
         raise ConfigError(f"invalid {flag}={text!r}: expected a comma-separated list") from None
 
 
+def _change(text: str) -> dict[str, Any]:
+    """A ``--change`` value, ``"key=value key=value"`` (keys: name, policy,
+    rt_priority, nice, affinity — a comma-separated CPU list —,
+    rt_runtime_us, rt_period_us), as ``measure``'s ``changes`` entry."""
+    from .host.changes import KEYS
+
+    out: dict[str, Any] = {}
+    for part in text.split():
+        key, eq, val = part.partition("=")
+        if not eq or key not in (*KEYS, "name"):
+            raise ConfigError(
+                f"invalid --change={text!r}: expected key=value pairs with keys from name, "
+                f"{', '.join(KEYS)}"
+            )
+        if key in ("name", "policy"):
+            out[key] = val
+        elif key == "affinity":
+            out[key] = _csv(val, int, "--change affinity")
+        else:
+            try:
+                out[key] = int(val)
+            except ValueError:
+                raise ConfigError(f"invalid --change {key}={val!r}: expected an integer") from None
+    return out
+
+
 def _cmd_measure(args: argparse.Namespace) -> int:
     from .host.measurement import measure, metadata
 
@@ -187,6 +213,8 @@ def _cmd_measure(args: argparse.Namespace) -> int:
         if bad or not pins:
             raise ConfigError(f"invalid --pinned={args.pinned!r}: expected no, yes or no,yes")
         kw["pinned"] = [x == "yes" for x in pins]
+    if args.change:
+        kw["changes"] = [_change(c) for c in args.change]
     df = measure(args.bench, **kw)
     if output is not None:
         df.write_parquet(output, metadata=metadata(df))
@@ -270,6 +298,14 @@ def main(argv: list[str] | None = None) -> int:
         "--pinned",
         default=None,
         help="no and/or yes: under taskset -c 0 (default: no for hackbench, both for pipe)",
+    )
+    me.add_argument(
+        "--change",
+        action="append",
+        default=[],
+        help="also measure under a change, e.g. 'policy=fifo rt_priority=1', 'policy=batch', "
+        "'nice=5', 'affinity=0', 'policy=fifo rt_runtime_us=-1' (repeatable; the plain run is "
+        "always measured)",
     )
     me.add_argument("--perf", default="perf", help="the perf binary")
     me.add_argument("-o", "--output", default=None, help="Parquet file to write")

@@ -191,6 +191,7 @@ class Kernel(_Frozen):
     wake_wide: bool
     wake_affine: Literal["load", "idle", "weight", "idle_weight"]
     recent_used_cpu: bool
+    sched_idle_cpu: bool
     sis_util: bool
     balancer: Literal["cpu_load", "group_type"]
     balance_policy: Literal["performance", "balance", "powersaving"]

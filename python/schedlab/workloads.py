@@ -31,6 +31,9 @@ P = ParamSpec("P")
 #: MAX_CPUS is 4096); the machine a run uses checks them again.
 _MAX_CPU = 4095
 
+#: The scheduling policies ``Workload.with_tasks`` names (the core's).
+TASK_POLICIES = tuple(_core.TASK_POLICIES)
+
 #: The longest CPU or sleep time of one step, in ns (1e12 µs).
 _MAX_STEP_NS = 10**15
 
@@ -43,9 +46,13 @@ class Workload:
     params: dict[str, Any] = field(default_factory=dict)
     #: Every argument of the ``schedlab.workloads`` function that made it.
     args: dict[str, Any] = field(default_factory=dict)
+    #: The ``with_tasks`` settings, in the order they were made (each a dict
+    #: of ``role``, ``policy``, ``rt_priority``, ``nice``, ``cpus``).
+    tasks: tuple[dict[str, Any], ...] = ()
 
     def replace(self, **changes: Any) -> Workload:
-        """The same workload with some arguments changed (validated again)."""
+        """The same workload with some arguments changed (validated again);
+        its ``with_tasks`` settings are kept."""
         factory = _FACTORIES[self.kind]
         allowed = _PARAMS[self.kind]
         for k in changes:
@@ -54,7 +61,56 @@ class Workload:
                     f"unknown {self.kind} parameter {k!r}: expected one of {', '.join(allowed)}"
                 )
         w: Workload = factory(**{**self.args, **changes})
-        return w
+        return w._with_entries(self.tasks)
+
+    def with_tasks(
+        self,
+        policy: str | None = None,
+        rt_priority: int | None = None,
+        nice: int | None = None,
+        cpus: int | Sequence[int] | None = None,
+        role: str | None = None,
+    ) -> Workload:
+        """A new workload whose tasks of ``role`` (``None``: every task) get
+        these attributes when created — what ``chrt``, ``nice`` and
+        ``taskset`` do to a benchmark run under them. ``None`` leaves an
+        attribute as it was; a later call overrides an earlier one, field by
+        field.
+
+        ``policy``: ``"normal"``, ``"batch"`` or ``"idle"`` (``TASK_POLICIES``;
+        ``"fifo"`` and ``"rr"`` are refused: workload tasks in the RT class
+        are not modelled yet). ``rt_priority`` (1 to 99) only with an RT
+        policy. ``nice``: -20 to 19 (a SCHED_IDLE task's weight is 3 whatever
+        its nice). ``cpus``: a CPU number or a list (the affinity,
+        checked against the machine when it runs). ``role``: one of
+        ``roles(kind)`` (docs/tasks.md lists each workload's)."""
+        entry = {
+            "role": None if role is None else _plain(role),
+            "policy": None if policy is None else _plain(policy),
+            "rt_priority": None if rt_priority is None else _plain(rt_priority),
+            "nice": None if nice is None else _plain(nice),
+            "cpus": _cpuset(cpus),
+        }
+        return self._with_entries((*self.tasks, entry))
+
+    def _with_entries(self, entries: tuple[dict[str, Any], ...]) -> Workload:
+        if not entries:
+            return self
+        params = {k: v for k, v in self.params.items() if k != "with_tasks"}
+        params["with_tasks"] = [dict(e) for e in entries]
+        _core.workload_check(self.kind, params)  # the core checks every entry
+        return Workload(self.kind, params, dict(self.args), tuple(dict(e) for e in entries))
+
+    @staticmethod
+    def roles(kind: str) -> list[str]:
+        """The roles of workload ``kind``'s tasks (what ``with_tasks(role=)``
+        takes)."""
+        need_str("kind", kind)
+        if kind not in _FACTORIES:
+            raise ConfigError(
+                f"invalid workload kind {kind!r}: expected one of {', '.join(_FACTORIES)}"
+            )
+        return list(_core.WORKLOAD_ROLES[kind])
 
     @staticmethod
     def parameters(kind: str) -> list[str]:
@@ -68,7 +124,19 @@ class Workload:
 
     def __repr__(self) -> str:
         a = ", ".join(f"{k}={v!r}" for k, v in self.args.items() if v is not None)
-        return f"{self.kind}({a})"
+        t = "".join(
+            ".with_tasks(" + ", ".join(f"{k}={v!r}" for k, v in e.items() if v is not None) + ")"
+            for e in self.tasks
+        )
+        return f"{self.kind}({a}){t}"
+
+    def tasks_label(self) -> str:
+        """The ``with_tasks`` settings as one string (``""`` when none), e.g.
+        ``"policy=batch; role=sender nice=5"``: the ``workload.tasks`` column
+        of a result row."""
+        return "; ".join(
+            " ".join(f"{k}={v}" for k, v in e.items() if v is not None) for e in self.tasks
+        )
 
 
 def _checked_args(f: Callable[P, Workload]) -> Callable[P, Workload]:

@@ -23,7 +23,7 @@ fn shown(v: &Bound<'_, PyAny>) -> String {
     format!("{tn} {}", py_repr(v))
 }
 
-fn wrong_type(param: &str, v: &Bound<'_, PyAny>, expected: &str) -> PyErr {
+pub(crate) fn wrong_type(param: &str, v: &Bound<'_, PyAny>, expected: &str) -> PyErr {
     CoreError::WrongType {
         param: param.to_string(),
         got: shown(v),
@@ -405,6 +405,14 @@ impl<'a, 'py> Params<'a, 'py> {
             return Err(wrong_type(&param, &v, &expected));
         }
         Ok(E::parse(&param, &value_from(&param, &v)?)?)
+    }
+
+    /// [`Params::named`], `None` when absent or `None`.
+    pub fn opt_named<E: NamedEnum>(&mut self, key: &'static str) -> PyResult<Option<E>> {
+        if self.opt_any(key)?.is_none() {
+            return Ok(None);
+        }
+        self.named(key).map(Some)
     }
 
     /// Refuse the keys nobody read.

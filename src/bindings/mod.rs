@@ -19,9 +19,11 @@ use crate::config::{Fields, NamedEnum};
 use crate::engine::RunOptions;
 use crate::result::SimResult;
 use crate::sched::rt::{RtKthreads, RtPolicy};
+use crate::sched::task::Policy;
 use crate::topology::{Machine, MACHINE_PRESETS};
 use crate::trace::{EVENT_NAMES, PREV_STATE_NAMES};
 use crate::workload::aim7::{Aim7, Aim7Params};
+use crate::workload::attrs::{TaskAttrs, WithTasks};
 use crate::workload::hackbench::{Hackbench, HackbenchParams, Ipc, Mode};
 use crate::workload::pipe_pingpong::PipePingpong;
 use crate::workload::spinners::{Dist, SpinnerTask, Spinners};
@@ -196,8 +198,54 @@ fn rt_kthreads_check(d: &Bound<'_, PyDict>) -> PyResult<()> {
     Ok(rt_kthreads_from(d)?.validate_params()?)
 }
 
-/// Build the core workload from its kind and normalised parameters.
+/// One `with_tasks()` entry (`workload::attrs::TaskAttrs`).
+fn task_attrs_from(d: &Bound<'_, PyDict>) -> PyResult<TaskAttrs> {
+    let mut p = Params::new(d, "with_tasks", "");
+    let a = TaskAttrs {
+        role: p.opt("role")?,
+        policy: p.opt_named::<Policy>("policy")?,
+        rt_priority: p.opt("rt_priority")?,
+        nice: p.opt("nice")?,
+        cpus: p.opt("cpus")?,
+    };
+    p.finish()?;
+    Ok(a)
+}
+
+/// Build the core workload from its kind and normalised parameters; a
+/// `with_tasks` entry (the `with_tasks()` calls, in order) wraps it in
+/// `workload::attrs::WithTasks`.
 fn workload_from(
+    py: Python<'_>,
+    kind: &str,
+    params: &Bound<'_, PyDict>,
+) -> PyResult<Box<dyn Workload>> {
+    let Some(tasks) = params.get_item("with_tasks")? else {
+        return workload_base(py, kind, params);
+    };
+    let rest = params.copy()?;
+    rest.del_item("with_tasks")?;
+    let inner = workload_base(py, kind, &rest)?;
+    if tasks.is_none() {
+        return Ok(inner);
+    }
+    let list = tasks
+        .cast_into::<PyList>()
+        .map_err(|e| convert::wrong_type("with_tasks", &e.into_inner(), "a list of dicts"))?;
+    let mut attrs = Vec::with_capacity(list.len());
+    for (i, item) in list.iter().enumerate() {
+        let d = item.cast_into::<PyDict>().map_err(|e| {
+            convert::wrong_type(&format!("with_tasks[{i}]"), &e.into_inner(), "a dict")
+        })?;
+        attrs.push(task_attrs_from(&d)?);
+    }
+    Ok(Box::new(
+        WithTasks::new(inner, attrs).map_err(|e| py_err(py, e))?,
+    ))
+}
+
+/// The workload of `kind` without task attributes.
+fn workload_base(
     py: Python<'_>,
     kind: &str,
     params: &Bound<'_, PyDict>,
@@ -683,6 +731,18 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("HACKBENCH_MODES", Mode::NAMES.to_vec())?;
     m.add("SPINNER_DISTS", Dist::NAMES.to_vec())?;
     m.add("RT_POLICIES", RtPolicy::NAMES.to_vec())?;
+    m.add("TASK_POLICIES", Policy::NAMES.to_vec())?;
+    let roles = PyDict::new(m.py());
+    for (kind, r) in [
+        ("spinners", crate::workload::spinners::ROLES),
+        ("hackbench", crate::workload::hackbench::ROLES),
+        ("pipe_pingpong", crate::workload::pipe_pingpong::ROLES),
+        ("volano", crate::workload::volano::ROLES),
+        ("aim7", crate::workload::aim7::ROLES),
+    ] {
+        roles.set_item(kind, r.to_vec())?;
+    }
+    m.add("WORKLOAD_ROLES", roles)?;
     m.add("AIM7_WORKFILES", crate::workload::aim7::workfile_names())?;
     m.add(
         "IDLE_TYPES",

@@ -25,6 +25,8 @@
 //! through `Sched::rearm`). The `events` metric counts the events popped
 //! from the queue.
 
+#[cfg(test)]
+mod policy_tests;
 pub mod queue;
 mod report;
 pub(crate) mod sampler;

@@ -244,6 +244,7 @@ impl<E: Eq + Copy> EventQueue<E> {
 
     /// Place `k` at the hole `i`, moving the earlier child up while it is
     /// earlier than `k`.
+    #[inline]
     fn sift_down(&mut self, mut i: usize, k: SlotKey) {
         let n = self.slots.len();
         loop {

@@ -9,8 +9,8 @@
 
 use super::{Sim, MAX_ZERO_STEPS};
 use crate::sched::fair::TaskId;
-use crate::sched::task::{Task, TaskState, Work};
-use crate::workload::{Action, Ctx, TaskSpec};
+use crate::sched::task::{Policy, Task, TaskState, Work};
+use crate::workload::{attrs, Action, Ctx, TaskSpec};
 
 /// Longest single CPU burst a workload may ask for (≈ 12 days): larger ones
 /// are workload bugs that would overflow simulated time.
@@ -18,13 +18,21 @@ const MAX_BURST_NS: u64 = 1 << 50;
 
 impl Sim<'_> {
     /// `do_fork()`: `copy_process()` builds the child from the workload's
-    /// spec (sorted affinity, address space: a process of its own gets an mm
+    /// spec and the task attributes set on its role (`workload::attrs`:
+    /// policy, nice, affinity, as `sched_fork()` would inherit them from a
+    /// `chrt`/`nice`/`taskset` parent) (sorted affinity, address space: a process of its own gets an mm
     /// id no shared address space uses), `sched_fork()` places its entity on
     /// the parent's CPU, `wake_up_new_task()` puts it on a CPU. `parent`:
     /// the forking task and its CPU; `None` for harness-created tasks.
+    #[inline(never)]
     fn do_fork(&mut self, spec: TaskSpec, parent: Option<(TaskId, usize)>) {
         let id = self.sched.tasks.len() as TaskId;
-        let mut allowed = spec.cpus;
+        let attrs = self.workload.task_attrs();
+        let (policy, nice, mut allowed) = if attrs.is_empty() {
+            (Policy::Normal, spec.nice, spec.cpus)
+        } else {
+            attrs::resolve(attrs, spec.role, Policy::Normal, spec.nice, spec.cpus)
+        };
         if let Some(a) = allowed.as_mut() {
             a.sort_unstable();
             a.dedup();
@@ -34,14 +42,8 @@ impl Sim<'_> {
             |(_, cpu)| cpu,
         );
         let mm = spec.mm.unwrap_or(u32::MAX - id);
-        let task = Task::new(
-            spec.name,
-            mm,
-            spec.nice,
-            home as u32,
-            allowed,
-            self.sched.now,
-        );
+        let mut task = Task::new(spec.name, mm, nice, home as u32, allowed, self.sched.now);
+        task.policy = policy;
         self.sched.sched_fork(task, home);
         self.live_tasks += 1;
         self.sched.counters.forks += 1;

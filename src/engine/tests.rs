@@ -326,6 +326,9 @@ impl crate::workload::Workload for PingPong {
     fn name(&self) -> &'static str {
         "pingpong"
     }
+    fn roles(&self) -> &'static [&'static str] {
+        &["task"]
+    }
     fn nr_tasks(&self) -> u64 {
         self.done.len() as u64
     }
@@ -335,6 +338,7 @@ impl crate::workload::Workload for PingPong {
     fn init(&mut self, ctx: &mut crate::workload::Ctx) {
         for i in 0..self.done.len() {
             ctx.spawn(crate::workload::TaskSpec::process(
+                "task",
                 format!("pp/{i}"),
                 0,
                 None,

@@ -388,6 +388,15 @@ impl Sched<'_> {
         rq.cfs.curr.is_none() && (!self.kernel.idle_cpu_nr_running || rq.cfs.nr_running == 0)
     }
 
+    /// `sched_idle_cpu(cpu)` (kernel/sched/fair.c 5.4-6.18; Kernel field
+    /// `sched_idle_cpu`): the CPU has tasks and all of them are SCHED_IDLE
+    /// (`rq->nr_running == rq->cfs.idle_h_nr_running`). Simplified: the RT
+    /// kthreads of `sched::rt` are not counted in `nr_running`.
+    pub(crate) fn sched_idle_cpu(&self, cpu: usize) -> bool {
+        let cfs = &self.rqs[cpu].cfs;
+        self.kernel.sched_idle_cpu && cfs.nr_running > 0 && cfs.nr_running == cfs.idle_h_nr_running
+    }
+
     /// `update_cpu_load()` (2.6.36 with `decay_load_missed`): fold the
     /// current load into `cpu_load[1..]`, decaying for ticks missed while
     /// the CPU's tick was stopped.
@@ -738,6 +747,10 @@ impl Sched<'_> {
     /// `smt_ignore_hot` (ec73240b1627, 6.x alike): never hot in a domain
     /// with SD_SHARE_CPUCAPACITY, tested before the buddy test.
     fn task_hot(&self, p: TaskId, env: &LbEnv) -> bool {
+        // "SCHED_IDLE tasks are never cache hot" (2.6.36 to 6.18).
+        if self.ses[p as usize].policy == crate::sched::task::Policy::Idle {
+            return false;
+        }
         if self.kernel.smt_ignore_hot && self.sd[env.dst_cpu][env.sd].has(sd::SHARE_CPUPOWER) {
             return false;
         }

@@ -17,8 +17,8 @@
 use super::balance::avg_idle_sample;
 use super::cputime::Overhead;
 use super::fair::{DequeueFlags, EnqueueFlags, SchedEntity, TaskId};
-use super::task::{Task, TaskState, Work};
-use super::weights::nice_weight;
+use super::task::{Policy, Task, TaskState, Work};
+use super::weights::task_weight;
 use super::Sched;
 use crate::kernel::AvgIdleCap;
 use crate::trace::{TraceKind, PREV_STATE_DEAD, PREV_STATE_RUNNING, PREV_STATE_SLEEPING};
@@ -86,6 +86,9 @@ impl Sched<'_> {
             .enqueue_entity(&self.fair, &mut self.ses, t, flags, now);
         self.group_nodes
             .push_back(&mut self.rqs[cpu].bal.cfs_tasks, t);
+        if self.ses[t as usize].policy == Policy::Idle {
+            self.rqs[cpu].cfs.idle_h_nr_running += 1;
+        }
         self.nr_running_total += 1;
         self.nr_running_changed(old, old + 1);
         self.update_sg_sums(cpu);
@@ -147,6 +150,9 @@ impl Sched<'_> {
     #[inline]
     fn dequeued(&mut self, cpu: usize, t: TaskId, old: u32) {
         self.group_nodes.remove(&mut self.rqs[cpu].bal.cfs_tasks, t);
+        if self.ses[t as usize].policy == Policy::Idle {
+            self.rqs[cpu].cfs.idle_h_nr_running -= 1;
+        }
         self.nr_running_total -= 1;
         self.nr_running_changed(old, old - 1);
         self.update_sg_sums(cpu);
@@ -255,8 +261,9 @@ impl Sched<'_> {
     /// normalised. Adds the task and its entity; returns its id.
     pub(crate) fn sched_fork(&mut self, task: Task, home: usize) -> TaskId {
         let id = self.tasks.len() as TaskId;
-        let (w, inv) = nice_weight(task.nice);
+        let (w, inv) = task_weight(task.policy, task.nice);
         let mut se = SchedEntity::new(w, inv);
+        se.policy = task.policy;
         // 6.6+ (eevdf): __sched_fork() zeroes vlag; the entity is placed by
         // place_entity(ENQUEUE_INITIAL) when wake_up_new_task() enqueues it.
         if self.fair.eevdf.is_none() {

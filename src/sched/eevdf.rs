@@ -33,6 +33,7 @@
 //!   kernel's `avg_vruntime` uses.
 
 use super::fair::{CfsRq, DequeueFlags, EnqueueFlags, SchedEntity, TaskId};
+use super::task::Policy;
 use super::weights::calc_delta_fair;
 use crate::kernel::Kernel;
 
@@ -556,10 +557,21 @@ impl CfsRq {
         if c == wakee {
             return false;
         }
-        if ep.next_buddy && !fork && !ses[wakee as usize].sched_delayed {
+        let wakee_idle = ses[wakee as usize].policy == Policy::Idle;
+        if ep.next_buddy && !fork && !ses[wakee as usize].sched_delayed && !wakee_idle {
             self.next = Some(wakee);
         }
         if curr_need_resched || !ep.wakeup_preemption {
+            return false;
+        }
+        // se_is_idle() (5.15+, a task's SCHED_IDLE at task level): preempt
+        // an idle entity for a non-idle one, never the inverse; then "BATCH
+        // and IDLE tasks do not preempt others".
+        let curr_idle = ses[c as usize].policy == Policy::Idle;
+        if curr_idle && !wakee_idle {
+            return true;
+        }
+        if curr_idle != wakee_idle || ses[wakee as usize].policy != Policy::Normal {
             return false;
         }
         self.update_curr_eevdf(ses, now);

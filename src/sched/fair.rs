@@ -12,6 +12,7 @@
 //! dispatch to `sched::eevdf`, where the tree is keyed by virtual deadline.
 
 use super::eevdf::EevdfParams;
+use super::task::Policy;
 use super::timeline::Timeline;
 use super::weights::{calc_delta_fair, calc_delta_mine};
 use crate::kernel::{Kernel, Pick, YieldImpl};
@@ -55,6 +56,9 @@ pub struct SchedEntity {
     pub vprot: i64,
     /// The vruntime under which the entity sits in `CfsRq::by_vruntime`.
     pub(super) vkey: i64,
+    /// `task_of(se)->policy`, which the fair class's wake-up preemption,
+    /// buddies and `se_is_idle()` read.
+    pub policy: Policy,
 }
 
 impl SchedEntity {
@@ -124,6 +128,9 @@ pub struct CfsRq {
     pub load: u64,
     /// Queued entities, `curr` included (`cfs_rq->nr_running`).
     pub nr_running: u32,
+    /// Queued SCHED_IDLE tasks (`cfs_rq->idle_h_nr_running`, 5.4; 6.13+
+    /// `h_nr_idle`), kept by `activate_task()` and a completed dequeue.
+    pub idle_h_nr_running: u32,
     pub curr: Option<TaskId>,
     pub next: Option<TaskId>,
     pub last: Option<TaskId>,
@@ -488,11 +495,24 @@ impl CfsRq {
         }
         let scale = self.nr_running >= p.nr_latency;
         let mut next_marked = false;
-        if p.next_buddy && scale && !fork {
+        // set_next_buddy()/set_last_buddy() skip SCHED_IDLE tasks.
+        let wakee_idle = ses[wakee as usize].policy == Policy::Idle;
+        if p.next_buddy && scale && !fork && !wakee_idle {
             self.next = Some(wakee);
             next_marked = true;
         }
-        if curr_need_resched || !p.wakeup_preemption {
+        if curr_need_resched {
+            return false;
+        }
+        let curr_policy = ses[c as usize].policy;
+        // "Idle tasks are by definition preempted by everybody" (the
+        // preempt label: no last buddy for a SCHED_IDLE curr).
+        if curr_policy == Policy::Idle && !wakee_idle {
+            return true;
+        }
+        // "Batch and idle tasks do not preempt (their preemption is driven
+        // by the tick)".
+        if ses[wakee as usize].policy != Policy::Normal || !p.wakeup_preemption {
             return false;
         }
         self.update_curr(ses, now);
@@ -502,7 +522,7 @@ impl CfsRq {
         if p.preempt_sets_next_buddy && !next_marked {
             self.next = Some(wakee);
         }
-        if p.last_buddy && scale && ses[c as usize].on_rq {
+        if p.last_buddy && scale && ses[c as usize].on_rq && curr_policy != Policy::Idle {
             self.last = Some(c);
         }
         true
@@ -523,7 +543,10 @@ impl CfsRq {
             return;
         }
         self.clear_buddies(c);
-        if p.compat_yield {
+        // 2.6.36: a SCHED_BATCH yielder always takes the compat path.
+        let batch =
+            p.yield_impl == YieldImpl::UpdateCurr && ses[c as usize].policy == Policy::Batch;
+        if p.compat_yield || batch {
             if let Some(r) = self.rightmost() {
                 let rv = ses[r as usize].vruntime;
                 if rv >= ses[c as usize].vruntime {

@@ -3,6 +3,36 @@
 //! task's accounting. Its `sched_entity` lives beside it in `Sched::ses`
 //! (`sched::fair::SchedEntity`), indexed by the same `TaskId`.
 
+crate::named_enum! {
+    /// A task's scheduling policy (`task_struct::policy`,
+    /// include/uapi/linux/sched.h): SCHED_NORMAL, SCHED_BATCH and SCHED_IDLE
+    /// run in the fair class; SCHED_FIFO and SCHED_RR in the RT class. The
+    /// fair-class differences (kernel/sched/fair.c, 2.6.36 to 6.18):
+    /// SCHED_IDLE's weight is `WEIGHT_IDLEPRIO` (3) whatever the nice level,
+    /// BATCH and IDLE wakees never preempt on wake-up (`check_preempt_wakeup()`
+    /// / `check_preempt_wakeup_fair()`), an IDLE `curr` is always preempted
+    /// by a non-IDLE wakee, IDLE tasks are never cache hot (`task_hot()`)
+    /// nor buddies, and from 5.4 a CPU running only IDLE tasks counts as
+    /// idle for wake-up placement (`sched_idle_cpu()`, Kernel field
+    /// `sched_idle_cpu`).
+    #[derive(Default)]
+    pub enum Policy {
+        #[default]
+        Normal = "normal",
+        Batch = "batch",
+        Idle = "idle",
+        Fifo = "fifo",
+        Rr = "rr",
+    }
+}
+
+impl Policy {
+    /// `rt_policy()`: SCHED_FIFO or SCHED_RR.
+    pub fn is_rt(self) -> bool {
+        matches!(self, Policy::Fifo | Policy::Rr)
+    }
+}
+
 /// Which CPU time a burst is: user code or kernel work done for the task.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Work {
@@ -25,6 +55,7 @@ pub(crate) struct Task {
     /// Address-space id (threads of one process share it).
     pub mm: u32,
     pub nice: i32,
+    pub policy: Policy,
     pub state: TaskState,
     pub cpu: u32,
     /// Sorted allowed CPUs; `None` = all.
@@ -57,6 +88,7 @@ impl Task {
             name,
             mm,
             nice,
+            policy: Policy::Normal,
             state: TaskState::Runnable,
             cpu,
             allowed,

@@ -414,11 +414,17 @@ impl Sched<'_> {
 
     /// `select_idle_sibling(p, prev, target)` (6.6–6.18): target if idle,
     /// prev if idle and cache-affine, `recent_used_cpu`, then the LLC scan.
+    /// `available_idle_cpu(cpu) || sched_idle_cpu(cpu)`: what the 6.x
+    /// `select_idle_sibling()` path takes as idle.
+    fn idle_for_wakeup(&self, cpu: usize) -> bool {
+        self.idle_cpu(cpu) || self.sched_idle_cpu(cpu)
+    }
+
     fn select_idle_sibling_6x(&mut self, p: TaskId, prev: usize, target: usize) -> usize {
-        if self.idle_cpu(target) {
+        if self.idle_for_wakeup(target) {
             return target;
         }
-        if prev != target && self.cpus_share_cache(prev, target) && self.idle_cpu(prev) {
+        if prev != target && self.cpus_share_cache(prev, target) && self.idle_for_wakeup(prev) {
             return prev;
         }
         if self.kernel.recent_used_cpu {
@@ -427,7 +433,7 @@ impl Sched<'_> {
             if r != prev
                 && r != target
                 && self.cpus_share_cache(r, target)
-                && self.idle_cpu(r)
+                && self.idle_for_wakeup(r)
                 && self.allowed(p, r)
             {
                 return r;
@@ -455,7 +461,7 @@ impl Sched<'_> {
     fn select_idle_smt(&self, p: TaskId, lvl: usize, target: usize, prev: usize) -> Option<usize> {
         let d = &self.sd[target][lvl];
         self.smt_mask(prev)
-            .find(|&c| c != prev && self.allowed(p, c) && d.contains(c) && self.idle_cpu(c))
+            .find(|&c| c != prev && self.allowed(p, c) && d.contains(c) && self.idle_for_wakeup(c))
     }
 
     /// `select_idle_cpu(p, sd_llc, has_idle_core, target)` (6.x): walk the
@@ -558,6 +564,10 @@ impl Sched<'_> {
                     if !self.idle_cpu(c) {
                         idle = false;
                         if idle_cpu.is_none() {
+                            if self.sched_idle_cpu(c) && cpus[c] {
+                                idle_cpu = Some(c);
+                                break;
+                            }
                             continue;
                         }
                         break;
@@ -577,7 +587,7 @@ impl Sched<'_> {
                 if nr <= 0 {
                     return None;
                 }
-                if self.idle_cpu(cpu) {
+                if self.idle_cpu(cpu) || self.sched_idle_cpu(cpu) {
                     idle_cpu = Some(cpu);
                     break;
                 }
@@ -621,6 +631,10 @@ impl Sched<'_> {
                 if !self.idle_cpu(c) {
                     idle = false;
                     if idle_cpu.is_none() {
+                        if self.sched_idle_cpu(c) && in_cpus(c) {
+                            idle_cpu = Some(c);
+                            break;
+                        }
                         continue;
                     }
                     break;
@@ -651,7 +665,7 @@ impl Sched<'_> {
             if nr <= 0 {
                 return None;
             }
-            if self.idle_cpu(cpu) {
+            if self.idle_cpu(cpu) || self.sched_idle_cpu(cpu) {
                 return Some(cpu);
             }
         }

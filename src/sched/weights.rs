@@ -35,6 +35,20 @@ pub fn nice_weight(nice: i32) -> (u64, u64) {
     (PRIO_TO_WEIGHT[i], PRIO_TO_WMULT[i])
 }
 
+/// `WEIGHT_IDLEPRIO` / `WMULT_IDLEPRIO` (kernel/sched.c 2.6.36,
+/// kernel/sched/sched.h 6.18): a SCHED_IDLE task's load weight.
+pub const WEIGHT_IDLEPRIO: u64 = 3;
+pub const WMULT_IDLEPRIO: u64 = 1_431_655_765;
+
+/// `set_load_weight(p)`: SCHED_IDLE's fixed weight, else the nice level's.
+pub fn task_weight(policy: crate::sched::task::Policy, nice: i32) -> (u64, u64) {
+    if policy == crate::sched::task::Policy::Idle {
+        (WEIGHT_IDLEPRIO, WMULT_IDLEPRIO)
+    } else {
+        nice_weight(nice)
+    }
+}
+
 /// `calc_delta_mine(delta_exec, weight, lw)` (kernel/sched.c 2.6.36):
 /// `delta_exec · weight / lw.weight` in 32.32 fixed point with the kernel's
 /// rounding. Simplification: the product is formed in 128 bits instead of the

@@ -391,8 +391,8 @@ impl Aim7 {
         self.procs_per_user
     }
 
-    fn spec(&self, name: String) -> TaskSpec {
-        TaskSpec::process(name, 0, self.p.cpus.clone())
+    fn spec(&self, role: &'static str, name: String) -> TaskSpec {
+        TaskSpec::process(role, name, 0, self.p.cpus.clone())
     }
 
     fn wake_driver(&mut self, ctx: &mut Ctx) {
@@ -408,7 +408,7 @@ impl Aim7 {
         loop {
             match self.driver {
                 Phase::Forking(k) if k < n => {
-                    let id = ctx.spawn(self.spec(format!("aim7/{}", k + 1)));
+                    let id = ctx.spawn(self.spec(ROLES[1], format!("aim7/{}", k + 1)));
                     debug_assert_eq!(id as usize, self.kids.len());
                     self.kids.push(Child {
                         phase: Phase::Start,
@@ -659,9 +659,16 @@ pub fn job_timing(elapsed: &[f64]) -> (f64, f64, i64) {
     }
 }
 
+/// AIM7's roles (re-aim-7): the `driver` (`reaim`, which forks, starts
+/// and reaps the children) and the `child` processes that run the jobs.
+pub const ROLES: &[&str] = &["driver", "child"];
+
 impl Workload for Aim7 {
     fn name(&self) -> &'static str {
         "aim7"
+    }
+    fn roles(&self) -> &'static [&'static str] {
+        ROLES
     }
 
     fn validate(&self, machine: &Machine) -> CoreResult<()> {
@@ -673,7 +680,7 @@ impl Workload for Aim7 {
 
     fn init(&mut self, ctx: &mut Ctx) {
         self.seed = ctx.rng.next_u64();
-        ctx.spawn(self.spec("reaim".into()));
+        ctx.spawn(self.spec(ROLES[0], "reaim".into()));
         self.kids.push(Child {
             phase: Phase::Done,
             walk: None,

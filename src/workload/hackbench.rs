@@ -206,9 +206,9 @@ impl Hackbench {
             match self.w[0].phase {
                 Phase::Forking(k) if (k as u64) < total => {
                     let role = self.role_of(k);
-                    let name = match role {
-                        Role::Receiver { chan } => format!("receiver/{chan}"),
-                        Role::Sender { group } => format!("sender/{group}"),
+                    let (role_name, name) = match role {
+                        Role::Receiver { chan } => (ROLES[2], format!("receiver/{chan}")),
+                        Role::Sender { group } => (ROLES[1], format!("sender/{group}")),
                         Role::Main => unreachable!(),
                     };
                     let mm = match self.p.mode {
@@ -216,6 +216,7 @@ impl Hackbench {
                         Mode::Thread => Some(MAIN_MM),
                     };
                     let id = ctx.spawn(TaskSpec {
+                        role: role_name,
                         name,
                         nice: 0,
                         cpus: None,
@@ -282,9 +283,16 @@ impl Hackbench {
     }
 }
 
+/// hackbench's roles: the harness process (`main`: forks the workers,
+/// waits for them, reaps them), the senders and the receivers.
+pub const ROLES: &[&str] = &["main", "sender", "receiver"];
+
 impl Workload for Hackbench {
     fn name(&self) -> &'static str {
         "hackbench"
+    }
+    fn roles(&self) -> &'static [&'static str] {
+        ROLES
     }
 
     fn validate(&self, _machine: &Machine) -> CoreResult<()> {
@@ -293,6 +301,7 @@ impl Workload for Hackbench {
 
     fn init(&mut self, ctx: &mut Ctx) {
         ctx.spawn(TaskSpec {
+            role: ROLES[0],
             name: "hackbench".into(),
             nice: 0,
             cpus: None,

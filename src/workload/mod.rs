@@ -9,6 +9,7 @@
 //! the run's RNG, so runs are deterministic.
 
 pub mod aim7;
+pub mod attrs;
 pub mod hackbench;
 pub mod ipc;
 pub mod pipe_pingpong;
@@ -77,6 +78,9 @@ pub fn user(ns: u64) -> Action {
 /// A task to create.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TaskSpec {
+    /// The task's role, one of the workload's `roles()` (what
+    /// `with_tasks(role=...)` selects).
+    pub role: &'static str,
     pub name: String,
     pub nice: i32,
     /// Allowed CPUs (`cpus_allowed`); `None` = all.
@@ -88,9 +92,10 @@ pub struct TaskSpec {
 }
 
 impl TaskSpec {
-    /// A single-threaded process.
-    pub fn process(name: String, nice: i32, cpus: Option<Vec<u32>>) -> Self {
+    /// A single-threaded process of `role`.
+    pub fn process(role: &'static str, name: String, nice: i32, cpus: Option<Vec<u32>>) -> Self {
         TaskSpec {
+            role,
             name,
             nice,
             cpus,
@@ -183,6 +188,13 @@ impl<'a> Ctx<'a> {
 /// A benchmark as the engine drives it.
 pub trait Workload: Send {
     fn name(&self) -> &'static str;
+    /// The roles its tasks have (each `TaskSpec::role` is one), as the
+    /// workload's docs describe them.
+    fn roles(&self) -> &'static [&'static str];
+    /// The task attributes set on it (`attrs::WithTasks`); none by default.
+    fn task_attrs(&self) -> &[attrs::TaskAttrs] {
+        &[]
+    }
     /// Refuse inputs the machine cannot honour (e.g. pinning to CPU 9 of 8).
     fn validate(&self, machine: &Machine) -> CoreResult<()>;
     /// Create the initial tasks (outside the measured interval).

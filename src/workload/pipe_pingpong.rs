@@ -75,6 +75,7 @@ impl PipePingpong {
             Mode::Thread => Some(0),
         };
         ctx.spawn(TaskSpec {
+            role: if is_a { ROLES[1] } else { ROLES[2] },
             name: name.into(),
             nice: 0,
             cpus: None,
@@ -91,9 +92,17 @@ impl PipePingpong {
     }
 }
 
+/// pipe_pingpong's roles (`perf bench sched pipe`): `a` and `b`, the two
+/// ends; `main`, the thread that starts and joins them in thread mode (in
+/// process mode the parent is end `b`).
+pub const ROLES: &[&str] = &["main", "a", "b"];
+
 impl Workload for PipePingpong {
     fn name(&self) -> &'static str {
         "pipe_pingpong"
+    }
+    fn roles(&self) -> &'static [&'static str] {
+        ROLES
     }
 
     fn validate(&self, _machine: &Machine) -> CoreResult<()> {
@@ -102,6 +111,12 @@ impl Workload for PipePingpong {
 
     fn init(&mut self, ctx: &mut Ctx) {
         ctx.spawn(TaskSpec {
+            // The parent is end B in process mode, a waiting main thread in
+            // thread mode.
+            role: match self.mode {
+                Mode::Process => ROLES[2],
+                Mode::Thread => ROLES[0],
+            },
             name: "sched-pipe".into(),
             nice: 0,
             cpus: None,

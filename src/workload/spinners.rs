@@ -112,9 +112,15 @@ impl Spinners {
     }
 }
 
+/// The spinners' one role: every task is a `spinner`.
+pub const ROLES: &[&str] = &["spinner"];
+
 impl Workload for Spinners {
     fn name(&self) -> &'static str {
         "spinners"
+    }
+    fn roles(&self) -> &'static [&'static str] {
+        ROLES
     }
 
     fn validate(&self, machine: &Machine) -> CoreResult<()> {
@@ -127,6 +133,7 @@ impl Workload for Spinners {
     fn init(&mut self, ctx: &mut Ctx) {
         for (i, t) in self.tasks.iter().enumerate() {
             ctx.spawn(TaskSpec::process(
+                ROLES[0],
                 format!("spinner/{i}"),
                 t.nice,
                 t.cpus.clone(),

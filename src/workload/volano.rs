@@ -447,9 +447,17 @@ impl Volano {
     }
 }
 
+/// VolanoMark's roles: the chat server's threads (`server`: a reader and
+/// a writer per connection, in the server JVM) and the client's (`client`:
+/// the same pair per simulated user, in the client JVM).
+pub const ROLES: &[&str] = &["server", "client"];
+
 impl Workload for Volano {
     fn name(&self) -> &'static str {
         "volano"
+    }
+    fn roles(&self) -> &'static [&'static str] {
+        ROLES
     }
 
     fn validate(&self, _machine: &Machine) -> CoreResult<()> {
@@ -464,13 +472,14 @@ impl Workload for Volano {
     fn init(&mut self, ctx: &mut Ctx) {
         let n = (self.p.rooms * self.p.users) as usize;
         for u in 0..n {
-            for (kind, mm, name) in [
-                (Kind::ClientRecv, CLIENT_MM, "client-recv"),
-                (Kind::ClientSend, CLIENT_MM, "client-send"),
-                (Kind::ServerRecv, SERVER_MM, "server-recv"),
-                (Kind::ServerSend, SERVER_MM, "server-send"),
+            for (kind, mm, name, role) in [
+                (Kind::ClientRecv, CLIENT_MM, "client-recv", ROLES[1]),
+                (Kind::ClientSend, CLIENT_MM, "client-send", ROLES[1]),
+                (Kind::ServerRecv, SERVER_MM, "server-recv", ROLES[0]),
+                (Kind::ServerSend, SERVER_MM, "server-send", ROLES[0]),
             ] {
                 ctx.spawn(TaskSpec {
+                    role,
                     name: format!("{name}/{u}"),
                     nice: 0,
                     cpus: None,

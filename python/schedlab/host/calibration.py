@@ -119,6 +119,13 @@ def _configs(real: pl.DataFrame) -> pl.DataFrame:
             )
     if "pinned" in df.columns and df["pinned"].any():
         raise ConfigError("invalid real: pinned rows; expected unpinned hackbench runs")
+    if "change" in df.columns:
+        other = sorted(set(df["change"].drop_nulls().to_list()) - {"plain"})
+        if other:
+            raise ConfigError(
+                f"invalid real: rows of changes {other}; calibrate fits plain runs only "
+                "(filter pl.col('change') == 'plain', or use validate() to predict the changes)"
+            )
     if df.height == 0:
         raise ConfigError("invalid real: no rows; expected measured hackbench runs")
     for c, allowed in (("ipc", ("pipe", "socket")), ("mode", ("process", "thread"))):
@@ -196,15 +203,21 @@ def model_runs(
     seed: int = 0,
     threads: int | None = None,
     ids: Sequence[int] | None = None,
+    tasks: Mapping[str, Any] | None = None,
+    metrics: Sequence[str] = METRICS,
 ) -> pl.DataFrame:
     """The model's hackbench runs of ``configs`` (dicts of ``ipc``, ``mode``,
     ``groups``, ``loops``) × ``seeds``, one batch on the sweep runner. Run
     (i, r)'s seed is ``derive_seed(seed, ids[i], r)``: the same config gets
-    the same streams whatever else is in the batch. Columns: the config,
-    ``rep`` and ``METRICS``; a run that did not finish raises."""
+    the same streams whatever else is in the batch. ``tasks``: arguments of
+    ``Workload.with_tasks`` for every run. Columns: the config, ``rep`` and
+    ``metrics`` (the model's metric names); a run that did not finish
+    raises."""
     m, k = machine_arg(machine), kernel_arg(kernel)
     ids = list(range(len(configs))) if ids is None else list(ids)
     w = hackbench()
+    if tasks:
+        w = w.with_tasks(**tasks)
     points = [{f"workload.{c}": cfg[c] for c in CONFIG} for cfg in configs]
     runs = plan_runs(m, k, costs, w, points, seeds, seed, None, None, 100_000_000)
     for r in runs:
@@ -220,7 +233,7 @@ def model_runs(
     return df.select(
         [pl.col(f"workload.{c}").alias(c) for c in CONFIG]
         + [pl.col("replicate").alias("rep")]
-        + [pl.col(x).cast(pl.Float64) for x in METRICS]
+        + [pl.col(x).cast(pl.Float64) for x in metrics]
     )
 
 

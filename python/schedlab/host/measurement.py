@@ -23,6 +23,7 @@ import polars as pl
 from .. import _core
 from .._check import is_list, need_bool, need_str, show, type_name
 from ..exceptions import ConfigError, ConfigTypeError, MeasureError
+from . import changes as _changes
 
 #: The events ``measure`` counts (``perf stat -e``).
 EVENTS = ("task-clock", "context-switches", "cpu-migrations")
@@ -39,11 +40,14 @@ COLUMNS = (
     "groups",
     "loops",
     "pinned",
+    "change",
+    *_changes.KEYS,
     "rep",
     "elapsed_s",
     "task_clock_s",
     "context_switches",
     "cpu_migrations",
+    *_changes.INTERRUPTS.values(),
     "kernel_release",
     "cpus",
     "cpu_model",
@@ -102,13 +106,24 @@ def parse_perf(text: str) -> dict[str, float]:
 
 
 def bench_command(
-    bench: str, ipc: str, mode: str, groups: int, loops: int, pinned: bool, perf: str = "perf"
+    bench: str,
+    ipc: str,
+    mode: str,
+    groups: int,
+    loops: int,
+    pinned: bool,
+    perf: str = "perf",
+    change: dict[str, Any] | None = None,
 ) -> list[str]:
     """The command one run executes (``perf stat`` around ``perf bench``);
-    ``pinned`` runs it under ``taskset -c 0`` (every task on CPU 0)."""
+    ``pinned`` runs it under ``taskset -c 0`` (every task on CPU 0),
+    ``change`` (a normalised ``changes`` entry) under ``taskset``/``nice``/
+    ``chrt``."""
     cmd = [perf, "stat", "-x,", "-e", ",".join(EVENTS), "--"]
     if pinned:
         cmd += ["taskset", "-c", "0"]
+    if change is not None:
+        cmd += _changes.prefix(change)
     if bench == "hackbench":
         cmd += [perf, "bench", "sched", "messaging", "-g", str(groups), "-l", str(loops)]
         if ipc == "pipe":
@@ -245,6 +260,9 @@ def measure(
     perf: str = "perf",
     progress: bool = True,
     runner: Runner | None = None,
+    changes: Sequence[dict[str, Any]] | None = None,
+    interrupts: Callable[[], str | None] | None = None,
+    sysctl_root: str | Path = "/proc/sys/kernel",
 ) -> pl.DataFrame:
     """Run ``perf bench sched messaging`` (``bench="hackbench"``) or ``perf
     bench sched pipe`` (``bench="pipe"``) on this host under ``perf stat -x,
@@ -265,6 +283,24 @@ def measure(
     ``runner`` replaces ``subprocess.run`` (it gets the command, returns a
     ``CompletedProcess``): for tests and for running perf elsewhere; the
     perf checks are then the runner's business.
+
+    ``changes``: what else to run besides the plain benchmark, each a dict
+    of ``policy`` (``chrt --batch 0``, ``--idle 0``, ``--fifo P``, ``--rr
+    P``, ``--other 0``), ``rt_priority`` (P, default 1 for fifo/rr),
+    ``nice`` (``nice -n``), ``affinity`` (a CPU list, ``taskset -c``), ``rt_runtime_us`` /
+    ``rt_period_us`` (``kernel.sched_rt_runtime_us`` / ``_period_us``, set
+    for the run and restored after it, also on Ctrl-C and SIGTERM; -1 is no
+    RT throttling) and an optional ``name``. The plain run is always
+    measured too; within each rep, the plain run and each change alternate
+    per configuration. The ``change`` column names each row's change
+    (``"plain"`` for none), the change's keys are columns of their own.
+    ``res_ipis``, ``cal_ipis`` and ``iwi_ipis`` are the run's deltas of the
+    RES, CAL and IWI rows of ``interrupts()`` (default: read
+    ``/proc/interrupts``; NaN when it cannot be read), summed over CPUs:
+    the whole machine's, as a user reading /proc/interrupts sees them.
+    ``sysctl_root``: where the sysctls are written (tests point it at a
+    directory). A change this host does not permit (an RT policy without
+    the privilege, a sysctl without root) raises ``MeasureError`` saying so.
     """
     if not isinstance(bench, str):
         raise ConfigTypeError(
@@ -295,10 +331,21 @@ def measure(
         lp = _ints("loops", 20_000 if loops is None else loops, 1, 100_000_000)[0]
         pins = _bools("pinned", [False, True] if pinned is None else pinned)
     nrep = _ints("reps", reps, 1, 1000)[0]
+    todo = _changes.need_changes(changes)
+    if interrupts is not None and not callable(interrupts):
+        raise ConfigTypeError(
+            f"invalid type for interrupts: got {type_name(interrupts)}, expected a callable "
+            "returning /proc/interrupts' text, or None"
+        )
+    if not isinstance(sysctl_root, str | Path):
+        raise ConfigTypeError(
+            f"invalid type for sysctl_root: got {type_name(sysctl_root)}, expected a path"
+        )
+    read_irqs = _changes.read_interrupts if interrupts is None else interrupts
     if runner is None:
         check_perf_access(_paranoid(), os.geteuid(), shutil.which(perf), perf)
         runner = _run
-    configs = list(itertools.product(ipcs, modes, gs, pins))
+    configs = list(itertools.product(ipcs, modes, gs, pins, range(len(todo))))
     total = nrep * len(configs)
     bar = None
     if progress:
@@ -308,18 +355,25 @@ def measure(
     rows: list[dict[str, Any]] = []
     try:
         for rep in range(nrep):
-            for ipc_, mode_, g, pin in configs:
-                cmd = bench_command(bench, ipc_, mode_, g, lp, pin, perf)
+            for ipc_, mode_, g, pin, ci in configs:
+                ch = todo[ci]
+                cmd = bench_command(bench, ipc_, mode_, g, lp, pin, perf, ch)
                 host = host_info()
-                try:
-                    p = runner(cmd)
-                except FileNotFoundError as e:
-                    raise MeasureError(
-                        f"cannot run {cmd[0]!r}: {e}; install perf (Debian: apt-get "
-                        "install linux-perf)"
-                    ) from None
+                with _changes.sysctls(_changes.sysctl_values(ch), Path(sysctl_root)):
+                    before = read_irqs()
+                    try:
+                        p = runner(cmd)
+                    except FileNotFoundError as e:
+                        raise MeasureError(
+                            f"cannot run {cmd[0]!r}: {e}; install perf (Debian: apt-get "
+                            "install linux-perf)"
+                        ) from None
+                    after = read_irqs()
                 text = p.stdout + "\n" + p.stderr
                 if p.returncode != 0:
+                    why = _changes.refusal(ch, text)
+                    if why is not None:
+                        raise MeasureError(why)
                     low = text.lower()
                     if "paranoid" in low or "permission" in low or "not permitted" in low:
                         check_perf_access(PARANOID_MAX + 1, 1, "perf")
@@ -335,11 +389,14 @@ def measure(
                         "groups": g,
                         "loops": lp,
                         "pinned": pin,
+                        "change": ch["name"],
+                        **{k: _cell(k, ch[k]) for k in _changes.KEYS},
                         "rep": rep,
                         "elapsed_s": nums["elapsed_s"],
                         "task_clock_s": nums["task_clock_s"],
                         "context_switches": nums["context_switches"],
                         "cpu_migrations": nums["cpu_migrations"],
+                        **_changes.interrupt_deltas(before, after),
                         **host,
                     }
                 )
@@ -358,11 +415,21 @@ _SCHEMA: dict[str, Any] = {
     "groups": pl.Int64,
     "loops": pl.Int64,
     "pinned": pl.Boolean,
+    "change": pl.String,
+    "policy": pl.String,
+    "rt_priority": pl.Int64,
+    "nice": pl.Int64,
+    "affinity": pl.String,
+    "rt_runtime_us": pl.Int64,
+    "rt_period_us": pl.Int64,
     "rep": pl.Int64,
     "elapsed_s": pl.Float64,
     "task_clock_s": pl.Float64,
     "context_switches": pl.Float64,
     "cpu_migrations": pl.Float64,
+    "res_ipis": pl.Float64,
+    "cal_ipis": pl.Float64,
+    "iwi_ipis": pl.Float64,
     "kernel_release": pl.String,
     "cpus": pl.Int64,
     "cpu_model": pl.String,
@@ -371,9 +438,19 @@ _SCHEMA: dict[str, Any] = {
 }
 
 
+def _cell(key: str, v: Any) -> Any:
+    """A change's value as its column holds it (``affinity`` as "0,1")."""
+    if key == "affinity" and v is not None:
+        return ",".join(map(str, v))
+    return v
+
+
 def frame(rows: Sequence[dict[str, Any]]) -> pl.DataFrame:
-    """Rows as ``measure`` returns them, in ``COLUMNS`` order."""
-    return pl.DataFrame(list(rows), schema=_SCHEMA)
+    """Rows as ``measure`` returns them, in ``COLUMNS`` order (columns a row
+    lacks, as in frames saved before they existed, are null; ``change`` is
+    then ``"plain"``)."""
+    df = pl.DataFrame(list(rows), schema=_SCHEMA)
+    return df.with_columns(pl.col("change").fill_null(_changes.PLAIN))
 
 
 def metadata(df: pl.DataFrame) -> dict[str, str]:

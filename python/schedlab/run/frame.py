@@ -53,6 +53,8 @@ def config_row(
     for k, v in workload.args.items():
         if isinstance(v, bool | int | float | str):
             row[f"workload.{k}"] = v
+    if workload.tasks:
+        row["workload.tasks"] = workload.tasks_label()
     row["seed"] = seed
     row["duration_s"] = duration_s
     return row

@@ -1,0 +1,287 @@
+"""``validate``: the model's prediction of what each change does, checked
+against this host. Calibrate on the plain runs (``calibrate``), predict the
+changed ones (``measure``'s ``changes``: policy, nice, affinity, RT sysctls)
+as effects — change ÷ plain, per configuration and metric — and set them
+beside the measured effects.
+
+A change the model cannot express (SCHED_FIFO/SCHED_RR workload tasks) is
+reported with ``modelled`` False and no prediction, never left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from .._check import need_frame, need_int, show, type_name
+from ..config import CostModel, Kernel, Machine
+from ..exceptions import ConfigError, ConfigTypeError
+from ..run.args import kernel_arg, machine_arg
+from . import changes as _changes
+from .calibration import CONFIG, Calibration, calibrate, model_runs
+
+#: The measured metric, the model's metric it is compared with, and the
+#: target for the median |predicted ÷ measured − 1| of the effects (None:
+#: reported, no target).
+METRICS: dict[str, tuple[str, float | None]] = {
+    "elapsed_s": ("elapsed_s", 0.10),
+    "context_switches": ("context_switches", 0.30),
+    "cpu_migrations": ("cpu_migrations", 0.30),
+    "res_ipis": ("resched_ipis", 0.50),
+    "cal_ipis": ("function_call_ipis", None),
+}
+#: An effect this large (|effect − 1|) must have the model's direction.
+BIG_EFFECT = 0.20
+
+
+@dataclass(frozen=True)
+class Validation:
+    """What ``validate`` found.
+
+    ``effects``: one row per change, configuration and metric: ``measured``
+    (median of the change's reps ÷ median of the plain reps), its
+    ``measured_lo``/``measured_hi`` (the change's reps' min and max ÷ the
+    plain median), ``predicted`` (the same from the model's seeds),
+    ``error`` (predicted ÷ measured − 1), ``same_direction`` (for effects
+    beyond ±20 %), ``modelled`` and ``why`` (what the model lacks when
+    not). ``summary``: per metric, over the modelled rows, ``n``, the median
+    |error|, its ``target``, ``met``, the effects beyond ±20 % and how many
+    of them the model has in the other direction. ``calibration``: the fit
+    on the plain runs."""
+
+    effects: pl.DataFrame
+    summary: pl.DataFrame
+    calibration: Calibration
+
+    def __repr__(self) -> str:
+        return f"Validation({self.calibration!r}, {self.effects.height} effects)"
+
+
+def model_change(change: Mapping[str, Any]) -> tuple[dict[str, Any] | None, str]:
+    """The ``Workload.with_tasks`` arguments that make ``change`` in the
+    model, or ``None`` and why it cannot."""
+    pol = change.get("policy")
+    if pol in _changes.RT_POLICIES:
+        return None, f"policy {pol!r}: workload tasks in the RT class are not modelled"
+    tasks: dict[str, Any] = {}
+    if pol is not None:
+        tasks["policy"] = pol
+    if change.get("nice") is not None:
+        tasks["nice"] = change["nice"]
+    if change.get("affinity") is not None:
+        tasks["cpus"] = list(change["affinity"])
+    # rt_runtime_us / rt_period_us throttle RT-class tasks only: with every
+    # workload task in the fair class they change nothing, in the kernel as
+    # in the model.
+    return tasks, ""
+
+
+def _changes_of(real: pl.DataFrame) -> list[dict[str, Any]]:
+    rows = real.select(["change", *_changes.KEYS]).unique(maintain_order=True).to_dicts()
+    out = []
+    for r in rows:
+        r = dict(r)
+        if r.get("affinity") is not None:
+            r["affinity"] = [int(c) for c in str(r["affinity"]).split(",")]
+        out.append(r)
+    return out
+
+
+def validate(
+    real: pl.DataFrame,
+    machine: Machine | str,
+    kernel: Kernel | str,
+    *,
+    baseline: str = _changes.PLAIN,
+    seeds: int = 3,
+    threads: int | None = None,
+    progress: bool = True,
+    fit: Sequence[str] | str | None = None,
+    train: Sequence[Mapping[str, Any]] | pl.Expr | None = None,
+    costs: CostModel | None = None,
+    seed: int = 0,
+    max_evaluations: int = 40,
+) -> Validation:
+    """Calibrate ``machine``'s costs under ``kernel`` on the ``baseline``
+    rows of ``real`` (a ``measure("hackbench", changes=...)`` frame; by
+    default ``calibrate``'s training set, every ipc × mode at the middle
+    group count: 4 configurations), then predict every other change's
+    effect on every measured configuration. ``fit``, ``train``, ``costs``,
+    ``seed`` and ``max_evaluations`` are ``calibrate``'s; ``seeds`` model
+    runs per configuration, the plain and the changed ones on the same
+    seeds. Returns a ``Validation``."""
+    real = need_frame(
+        "real",
+        real,
+        ["change", *_changes.KEYS, *CONFIG, *METRICS],
+        "measure('hackbench', changes=...)'s frame",
+    )
+    if not isinstance(baseline, str):
+        raise ConfigTypeError(
+            f"invalid type for baseline: got {type_name(baseline)} {show(baseline)}, expected "
+            "the name of a change (str)"
+        )
+    names = sorted(set(real["change"].to_list()))
+    if baseline not in names:
+        raise ConfigError(f"invalid baseline={show(baseline)}: expected one of {names}")
+    if len(names) < 2:
+        raise ConfigError(
+            f"invalid real: only the baseline {baseline!r} was measured; expected changes too"
+        )
+    if "pinned" in real.columns and real["pinned"].any():
+        raise ConfigError(
+            "invalid real: pinned rows; measure the pinned run as a change "
+            "(changes=[{'affinity': [0]}])"
+        )
+    m, k = machine_arg(machine), kernel_arg(kernel)
+    nseeds = need_int("seeds", seeds, lo=1, hi=1000)
+    base_real = real.filter(pl.col("change") == baseline)
+    cal = calibrate(
+        base_real.with_columns(pl.lit(_changes.PLAIN).alias("change")),
+        m,
+        k,
+        fit=fit,
+        seeds=nseeds,
+        threads=threads,
+        progress=progress,
+        train=train,
+        costs=costs,
+        seed=seed,
+        max_evaluations=max_evaluations,
+    )
+    cfg_rows = base_real.select(list(CONFIG)).unique().sort(list(CONFIG)).to_dicts()
+    model_metrics = [v[0] for v in METRICS.values()]
+    ids = list(range(len(cfg_rows)))
+
+    def model(tasks: dict[str, Any] | None) -> pl.DataFrame:
+        df = model_runs(
+            cfg_rows,
+            m,
+            k,
+            cal.costs,
+            seeds=nseeds,
+            seed=seed,
+            threads=threads,
+            ids=ids,
+            tasks=tasks,
+            metrics=model_metrics,
+        )
+        return df.group_by(list(CONFIG)).agg([pl.col(x).median() for x in model_metrics])
+
+    plain_model = model(None)
+    rows: list[dict[str, Any]] = []
+    real_med = real.group_by(["change", *CONFIG]).agg(
+        [pl.col(c).cast(pl.Float64).median().alias(c) for c in METRICS]
+        + [pl.col(c).cast(pl.Float64).min().alias(f"{c}__lo") for c in METRICS]
+        + [pl.col(c).cast(pl.Float64).max().alias(f"{c}__hi") for c in METRICS]
+    )
+    base_med = {
+        tuple(r[c] for c in CONFIG): r
+        for r in real_med.filter(pl.col("change") == baseline).to_dicts()
+    }
+    pm = {tuple(r[c] for c in CONFIG): r for r in plain_model.to_dicts()}
+    for ch in _changes_of(real):
+        if ch["change"] == baseline:
+            continue
+        tasks, why = model_change(ch)
+        cm: dict[tuple[Any, ...], dict[str, Any]] = {}
+        if tasks is not None:
+            cm = {tuple(r[c] for c in CONFIG): r for r in model(tasks).to_dicts()}
+        for r in real_med.filter(pl.col("change") == ch["change"]).to_dicts():
+            key = tuple(r[c] for c in CONFIG)
+            b = base_med.get(key)
+            if b is None:
+                continue
+            for met, (mmet, _) in METRICS.items():
+                measured = _ratio(r[met], b[met])
+                pred = None
+                if tasks is not None and key in cm:
+                    pred = _ratio(cm[key][mmet], pm[key][mmet])
+                rows.append(
+                    {
+                        "change": ch["change"],
+                        **dict(zip(CONFIG, key, strict=True)),
+                        "metric": met,
+                        "measured": measured,
+                        "measured_lo": _ratio(r[f"{met}__lo"], b[met]),
+                        "measured_hi": _ratio(r[f"{met}__hi"], b[met]),
+                        "predicted": pred,
+                        "error": _error(pred, measured),
+                        "same_direction": _direction(pred, measured),
+                        "modelled": tasks is not None,
+                        "why": why,
+                    }
+                )
+    effects = pl.DataFrame(rows, schema=_EFFECTS)
+    effects = effects.sort(["metric", "change", *CONFIG])
+    return Validation(effects=effects, summary=summary(effects), calibration=cal)
+
+
+_EFFECTS: dict[str, Any] = {
+    "change": pl.String,
+    "ipc": pl.String,
+    "mode": pl.String,
+    "groups": pl.Int64,
+    "loops": pl.Int64,
+    "metric": pl.String,
+    "measured": pl.Float64,
+    "measured_lo": pl.Float64,
+    "measured_hi": pl.Float64,
+    "predicted": pl.Float64,
+    "error": pl.Float64,
+    "same_direction": pl.Boolean,
+    "modelled": pl.Boolean,
+    "why": pl.String,
+}
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    if a is None or b is None or not np.isfinite(a) or not np.isfinite(b):
+        return None
+    if b == 0:
+        return 1.0 if a == 0 else None
+    return float(a) / float(b)
+
+
+def _error(pred: float | None, measured: float | None) -> float | None:
+    """predicted ÷ measured − 1 (0 when both are 0: an effect of ×0 met)."""
+    if pred is None or measured is None:
+        return None
+    if measured == 0:
+        return 0.0 if pred == 0 else None
+    return pred / measured - 1.0
+
+
+def _direction(pred: float | None, measured: float | None) -> bool | None:
+    if pred is None or measured is None or abs(measured - 1.0) <= BIG_EFFECT:
+        return None
+    return (pred - 1.0) * (measured - 1.0) > 0
+
+
+def summary(effects: pl.DataFrame) -> pl.DataFrame:
+    """Per metric, over the modelled rows of ``effects``: ``n``,
+    ``median_abs_err``, ``target``, ``met``, ``big_effects`` (beyond ±20 %)
+    and ``direction_misses`` among them."""
+    targets = pl.DataFrame(
+        {"metric": list(METRICS), "target": [t for _, t in METRICS.values()]},
+        schema={"metric": pl.String, "target": pl.Float64},
+    )
+    got = (
+        effects.filter(pl.col("modelled"))
+        .group_by("metric")
+        .agg(
+            pl.len().alias("n"),
+            pl.col("error").abs().median().alias("median_abs_err"),
+            pl.col("same_direction").is_not_null().sum().alias("big_effects"),
+            (pl.col("same_direction") == False).sum().alias("direction_misses"),  # noqa: E712
+        )
+    )
+    return (
+        targets.join(got, on="metric", how="left")
+        .with_columns((pl.col("median_abs_err") <= pl.col("target")).alias("met"))
+        .select("metric", "n", "median_abs_err", "target", "met", "big_effects", "direction_misses")
+    )

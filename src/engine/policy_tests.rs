@@ -1,0 +1,220 @@
+//! Task attributes (`workload::attrs`) end to end: each policy's semantics
+//! on a hand-built two-role workload, under the CFS (v3.8) and EEVDF
+//! (v6.18) presets.
+
+use crate::cost::CostModel;
+use crate::error::CoreResult;
+use crate::kernel::Kernel;
+use crate::result::{SimResult, Status};
+use crate::sched::fair::TaskId;
+use crate::sched::task::Policy;
+use crate::topology::Machine;
+use crate::workload::attrs::{TaskAttrs, WithTasks};
+use crate::workload::{user, Action, Ctx, TaskSpec, Workload};
+use crate::{simulate, RunOptions};
+
+/// Tasks of roles `a`, `b`, `c`: each a CPU hog or a sleeper (sleeps 1 ms,
+/// runs 50 us), optionally pinned.
+struct Mix {
+    tasks: Vec<(&'static str, bool, Option<Vec<u32>>)>,
+    slept: Vec<bool>,
+}
+
+const ROLES: &[&str] = &["a", "b", "c"];
+const HOG: bool = false;
+const SLEEPER: bool = true;
+
+impl Workload for Mix {
+    fn name(&self) -> &'static str {
+        "mix"
+    }
+    fn roles(&self) -> &'static [&'static str] {
+        ROLES
+    }
+    fn validate(&self, _: &Machine) -> CoreResult<()> {
+        Ok(())
+    }
+    fn init(&mut self, ctx: &mut Ctx) {
+        for (i, (role, _, cpus)) in self.tasks.iter().enumerate() {
+            ctx.spawn(TaskSpec::process(
+                role,
+                format!("{role}/{i}"),
+                0,
+                cpus.clone(),
+            ));
+            self.slept.push(false);
+        }
+    }
+    fn step(&mut self, t: TaskId, _ctx: &mut Ctx) -> Action {
+        let i = t as usize;
+        if !self.tasks[i].1 {
+            return user(1_000_000_000);
+        }
+        self.slept[i] = !self.slept[i];
+        if self.slept[i] {
+            Action::Sleep { ns: 1_000_000 }
+        } else {
+            user(50_000)
+        }
+    }
+    fn nr_tasks(&self) -> u64 {
+        self.tasks.len() as u64
+    }
+    fn finite(&self) -> bool {
+        false
+    }
+    fn metrics(&self, _: u64) -> Vec<(&'static str, f64)> {
+        vec![]
+    }
+}
+
+type Spec = Vec<(&'static str, bool, Option<Vec<u32>>)>;
+
+fn run(m: &Machine, k: &Kernel, tasks: Spec, attrs: Vec<TaskAttrs>) -> SimResult {
+    let w = Box::new(Mix {
+        tasks,
+        slept: vec![],
+    });
+    let opts = RunOptions {
+        seed: 1,
+        duration_ns: Some(2_000_000_000),
+        trace_limit: None,
+        sample_interval_ns: 100_000_000,
+        max_sample_bytes: crate::limits::MAX_VMSTAT_BYTES,
+    };
+    let w: Box<dyn Workload> = if attrs.is_empty() {
+        w
+    } else {
+        Box::new(WithTasks::new(w, attrs).unwrap())
+    };
+    let r = simulate(m, k, &CostModel::default(), w, opts, &|| false).unwrap();
+    assert_eq!(r.status, Status::Ok);
+    r
+}
+
+fn on(role: &str, p: Policy) -> TaskAttrs {
+    TaskAttrs {
+        role: Some(role.into()),
+        policy: Some(p),
+        ..Default::default()
+    }
+}
+
+fn one_cpu() -> Machine {
+    Machine::new(1, 1, 1, None, None).unwrap()
+}
+
+/// Task `t`'s mean wait per wake-up, in us (`perf sched latency`'s average).
+fn wait_us(r: &SimResult, t: usize) -> f64 {
+    r.tasks.wait_s[t] / r.tasks.wakeups[t].max(1) as f64 * 1e6
+}
+
+fn presets() -> [Kernel; 2] {
+    [Kernel::v3_8(), Kernel::v6_18()]
+}
+
+fn hog_and_sleeper() -> Spec {
+    vec![("a", HOG, None), ("b", SLEEPER, None)]
+}
+
+#[test]
+fn batch_and_idle_wakees_never_preempt_on_wake_up() {
+    for k in presets() {
+        let normal = wait_us(&run(&one_cpu(), &k, hog_and_sleeper(), vec![]), 1);
+        assert!(
+            normal < 100.0,
+            "{}: a normal wakee waits {normal} us",
+            k.name
+        );
+        // As a BATCH or IDLE wakee the sleeper no longer preempts the hog:
+        // it waits for the tick's check (hundreds of us on average).
+        for p in [Policy::Batch, Policy::Idle] {
+            let r = run(&one_cpu(), &k, hog_and_sleeper(), vec![on("b", p)]);
+            let w = wait_us(&r, 1);
+            assert!(
+                w > 200.0 && w > 3.0 * normal,
+                "{}: a {p:?} wakee waits {w} us, a normal one {normal} us",
+                k.name
+            );
+        }
+    }
+}
+
+#[test]
+fn an_idle_curr_is_preempted_by_every_non_idle_wakee() {
+    for k in presets() {
+        // A BATCH wakee does not preempt a normal curr, but does an idle one.
+        let attrs = vec![on("a", Policy::Idle), on("b", Policy::Batch)];
+        let w = wait_us(&run(&one_cpu(), &k, hog_and_sleeper(), attrs), 1);
+        let batch = wait_us(
+            &run(
+                &one_cpu(),
+                &k,
+                hog_and_sleeper(),
+                vec![on("b", Policy::Batch)],
+            ),
+            1,
+        );
+        assert!(
+            w < 100.0 && batch > 3.0 * w,
+            "{}: a batch wakee waits {w} us on an idle curr, {batch} us on a normal one",
+            k.name
+        );
+    }
+}
+
+#[test]
+fn sched_idle_against_nice_0_shares_3_to_1024() {
+    for k in presets() {
+        let hogs = || vec![("a", HOG, None), ("b", HOG, None)];
+        let r = run(&one_cpu(), &k, hogs(), vec![]);
+        let even = r.tasks.cpu_s[1] / r.tasks.cpu_s[0];
+        assert!((0.9..1.1).contains(&even), "{}: {even}", k.name);
+        let r = run(&one_cpu(), &k, hogs(), vec![on("b", Policy::Idle)]);
+        let share = r.tasks.cpu_s[1] / r.tasks.cpu_s[0];
+        let want = 3.0 / 1024.0;
+        assert!(
+            share > want / 2.0 && share < want * 2.0,
+            "{}: idle : normal = {share}, expected about {want}",
+            k.name
+        );
+        // nice has no say in a SCHED_IDLE task's weight.
+        let niced = TaskAttrs {
+            nice: Some(-20),
+            ..on("b", Policy::Idle)
+        };
+        let r2 = run(&one_cpu(), &k, hogs(), vec![niced]);
+        assert_eq!(r2.tasks.cpu_s, r.tasks.cpu_s, "{}", k.name);
+    }
+}
+
+#[test]
+fn a_cpu_running_only_idle_tasks_takes_wake_ups_from_6x() {
+    // CPU 0: a normal hog; CPU 1: 400 SCHED_IDLE hogs (weight 1200, so the
+    // load puts a new task on CPU 0); a normal sleeper free to move. With
+    // sched_idle_cpu() (v6.18) the sleeper's wake-ups go to CPU 1 and
+    // preempt an idle hog, leaving the normal hog alone; without it (the
+    // same kernel, the field off) they stay on CPU 0, where nothing is idle.
+    let m = Machine::new(1, 2, 1, None, None).unwrap();
+    let tasks = || {
+        let mut t = vec![("a", HOG, Some(vec![0]))];
+        t.extend((0..400).map(|_| ("b", HOG, Some(vec![1]))));
+        t.push(("c", SLEEPER, None));
+        t
+    };
+    let attrs = || vec![on("b", Policy::Idle)];
+    // SIS_UTIL off: with both CPUs fully busy it would scan no CPU at all.
+    let mut k = Kernel::v6_18();
+    k.sis_util = false;
+    let on_ = run(&m, &k, tasks(), attrs());
+    let mut k_off = k.clone();
+    k_off.sched_idle_cpu = false;
+    let off = run(&m, &k_off, tasks(), attrs());
+    let lost = |r: &SimResult| 2.0 - r.tasks.cpu_s[0];
+    assert!(
+        lost(&on_) < 0.5 * lost(&off),
+        "normal hog's lost CPU time: {} s with sched_idle_cpu, {} s without",
+        lost(&on_),
+        lost(&off)
+    );
+}

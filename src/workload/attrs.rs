@@ -1,0 +1,259 @@
+//! Task attributes a user sets on a workload's tasks — scheduling policy,
+//! RT priority, nice and CPU affinity — for all of them or per role
+//! (`Workload.with_tasks` in Python). What `chrt`, `nice` and `taskset`
+//! do to a benchmark on a real machine: the attributes a task is created
+//! with, as `sched_setscheduler()`, `setpriority()` and
+//! `sched_setaffinity()` on the benchmark's first task leave them to every
+//! task it forks (`sched_fork()` inherits policy, priority and affinity).
+//!
+//! [`WithTasks`] wraps a workload with a list of [`TaskAttrs`]; the engine
+//! asks it, at each fork, what a task of a given role gets
+//! ([`resolve`]). Later entries override earlier ones, field by field.
+
+use super::{check_cpuset, Action, Ctx, Workload};
+use crate::config::{one_of_names, Bounds, NamedEnum};
+use crate::error::{CoreError, CoreResult};
+use crate::sched::fair::TaskId;
+use crate::sched::rt::{RtKthreads, RT_PRIO};
+use crate::sched::task::Policy;
+use crate::topology::Machine;
+
+/// `MIN_NICE`..`MAX_NICE` (include/linux/sched/prio.h).
+pub const NICE: (i32, i32) = (-20, 19);
+/// At most this many `with_tasks` entries on one workload.
+pub const MAX_ENTRIES: usize = 64;
+/// CPU numbers a `cpus` entry may name before the machine is known.
+pub const CPU: Bounds = Bounds {
+    lo: 0,
+    hi: crate::topology::MAX_CPUS as u64 - 1,
+    allowed: "CPU numbers from 0 (the machine's CPUs, checked when it is known)",
+};
+
+/// One `with_tasks(...)` call: the attributes it sets (`None`: unchanged)
+/// on the tasks of `role` (`None`: every task).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TaskAttrs {
+    pub role: Option<String>,
+    pub policy: Option<Policy>,
+    pub rt_priority: Option<u32>,
+    pub nice: Option<i32>,
+    pub cpus: Option<Vec<u32>>,
+}
+
+impl TaskAttrs {
+    /// Refuse what no machine could honour, naming the parameter: an
+    /// unknown role, a priority without an RT policy (or out of 1..99),
+    /// a nice level out of −20..19, an empty CPU list. SCHED_FIFO and
+    /// SCHED_RR for workload tasks are refused too: the RT class models
+    /// only `rt_kthreads` (docs/tasks.md).
+    pub fn validate_params(&self, kind: &str, roles: &[&str]) -> CoreResult<()> {
+        if let Some(r) = &self.role {
+            if !roles.contains(&r.as_str()) {
+                return Err(CoreError::invalid(
+                    "role",
+                    format!("{r:?}"),
+                    format!(
+                        "None (every task) or a {kind} role: {}",
+                        one_of_names(roles)
+                    ),
+                ));
+            }
+        }
+        if let Some(p) = self.rt_priority {
+            if !self.policy.is_some_and(Policy::is_rt) {
+                return Err(CoreError::invalid(
+                    "rt_priority",
+                    p,
+                    "None unless policy is \"fifo\" or \"rr\" (a priority needs an RT policy)",
+                ));
+            }
+            RT_PRIO.check("rt_priority", p as i128)?;
+        }
+        if let Some(p) = self.policy.filter(|p| p.is_rt()) {
+            return Err(CoreError::invalid(
+                "policy",
+                format!("{:?}", p.name()),
+                "\"normal\", \"batch\" or \"idle\": workload tasks in the RT class \
+                 (\"fifo\", \"rr\") are not modelled yet; RT kernel threads are \
+                 (rt_kthreads)",
+            ));
+        }
+        if let Some(n) = self.nice {
+            if !(NICE.0..=NICE.1).contains(&n) {
+                return Err(CoreError::invalid("nice", n, "-20 to 19"));
+            }
+        }
+        if let Some(c) = &self.cpus {
+            if c.is_empty() {
+                return Err(CoreError::invalid(
+                    "cpus",
+                    "[]",
+                    "None (every CPU) or a non-empty list of CPU numbers",
+                ));
+            }
+            for &x in c {
+                CPU.check("cpus", x as i128)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What a task of `role` gets from `attrs` (later entries win, field by
+/// field) on top of the workload's own `policy`, `nice` and `cpus`.
+pub fn resolve(
+    attrs: &[TaskAttrs],
+    role: &str,
+    mut policy: Policy,
+    mut nice: i32,
+    mut cpus: Option<Vec<u32>>,
+) -> (Policy, i32, Option<Vec<u32>>) {
+    for a in attrs {
+        if a.role.as_deref().is_some_and(|r| r != role) {
+            continue;
+        }
+        if let Some(p) = a.policy {
+            policy = p;
+        }
+        if let Some(n) = a.nice {
+            nice = n;
+        }
+        if let Some(c) = &a.cpus {
+            cpus = Some(c.clone());
+        }
+    }
+    (policy, nice, cpus)
+}
+
+/// A workload whose tasks get `attrs` as they are created.
+pub struct WithTasks {
+    inner: Box<dyn Workload>,
+    attrs: Vec<TaskAttrs>,
+}
+
+impl WithTasks {
+    /// `inner` with `attrs` (each checked; at most [`MAX_ENTRIES`]).
+    pub fn new(inner: Box<dyn Workload>, attrs: Vec<TaskAttrs>) -> CoreResult<Self> {
+        if attrs.len() > MAX_ENTRIES {
+            return Err(CoreError::invalid(
+                "with_tasks",
+                format!("a list of {}", attrs.len()),
+                format!("at most {MAX_ENTRIES} with_tasks() entries"),
+            ));
+        }
+        for a in &attrs {
+            a.validate_params(inner.name(), inner.roles())?;
+        }
+        Ok(WithTasks { inner, attrs })
+    }
+}
+
+impl Workload for WithTasks {
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+    fn roles(&self) -> &'static [&'static str] {
+        self.inner.roles()
+    }
+    fn task_attrs(&self) -> &[TaskAttrs] {
+        &self.attrs
+    }
+    fn validate(&self, machine: &Machine) -> CoreResult<()> {
+        for c in self.attrs.iter().filter_map(|a| a.cpus.as_deref()) {
+            check_cpuset(c, machine)?;
+        }
+        self.inner.validate(machine)
+    }
+    fn init(&mut self, ctx: &mut Ctx) {
+        self.inner.init(ctx)
+    }
+    fn step(&mut self, task: TaskId, ctx: &mut Ctx) -> Action {
+        self.inner.step(task, ctx)
+    }
+    fn nr_tasks(&self) -> u64 {
+        self.inner.nr_tasks()
+    }
+    fn finite(&self) -> bool {
+        self.inner.finite()
+    }
+    fn metrics(&self, elapsed_ns: u64) -> Vec<(&'static str, f64)> {
+        self.inner.metrics(elapsed_ns)
+    }
+    fn metrics_with_tasks(
+        &self,
+        elapsed_ns: u64,
+        task_cpu: &[(u64, u64)],
+    ) -> Vec<(&'static str, f64)> {
+        self.inner.metrics_with_tasks(elapsed_ns, task_cpu)
+    }
+    fn process_name(&self, leader: &str) -> String {
+        self.inner.process_name(leader)
+    }
+    fn rt_kthreads(&self) -> Option<&RtKthreads> {
+        self.inner.rt_kthreads()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn a(role: Option<&str>, policy: Option<Policy>, nice: Option<i32>) -> TaskAttrs {
+        TaskAttrs {
+            role: role.map(str::to_string),
+            policy,
+            nice,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn later_entries_override_field_by_field() {
+        let attrs = [
+            a(None, Some(Policy::Batch), Some(5)),
+            a(Some("sender"), Some(Policy::Idle), None),
+            TaskAttrs {
+                role: Some("receiver".into()),
+                cpus: Some(vec![1]),
+                ..Default::default()
+            },
+        ];
+        let s = resolve(&attrs, "sender", Policy::Normal, 0, None);
+        assert_eq!(s, (Policy::Idle, 5, None));
+        let r = resolve(&attrs, "receiver", Policy::Normal, 0, None);
+        assert_eq!(r, (Policy::Batch, 5, Some(vec![1])));
+        let m = resolve(&attrs, "main", Policy::Normal, 0, Some(vec![0]));
+        assert_eq!(m, (Policy::Batch, 5, Some(vec![0])));
+    }
+
+    #[test]
+    fn invalid_combinations_name_the_parameter() {
+        let roles = &["main", "sender"];
+        let bad_role = a(Some("client"), None, None);
+        let e = bad_role.validate_params("hackbench", roles).unwrap_err();
+        assert!(e.to_string().contains("role"), "{e}");
+        assert!(e.to_string().contains("\"sender\""), "{e}");
+        let prio = TaskAttrs {
+            rt_priority: Some(10),
+            policy: Some(Policy::Batch),
+            ..Default::default()
+        };
+        let e = prio.validate_params("hackbench", roles).unwrap_err();
+        assert!(e.to_string().contains("rt_priority"), "{e}");
+        let e = a(None, None, Some(20))
+            .validate_params("hackbench", roles)
+            .unwrap_err();
+        assert!(e.to_string().contains("nice"), "{e}");
+        let fifo = a(None, Some(Policy::Fifo), None);
+        let e = fifo.validate_params("hackbench", roles).unwrap_err();
+        assert!(e.to_string().contains("not modelled"), "{e}");
+        let empty = TaskAttrs {
+            cpus: Some(vec![]),
+            ..Default::default()
+        };
+        assert!(empty.validate_params("hackbench", roles).is_err());
+        assert!(a(Some("main"), Some(Policy::Idle), Some(-20))
+            .validate_params("hackbench", roles)
+            .is_ok());
+    }
+}

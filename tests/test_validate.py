@@ -1,0 +1,202 @@
+"""measure's changes (chrt, nice, taskset, RT sysctls; /proc/interrupts)
+and validate's predicted-vs-measured effects, from recorded output: perf,
+chrt and root are never needed."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import polars as pl
+import pytest
+import schedlab as sl
+from schedlab.cli import _change
+from schedlab.host import changes as ch
+from schedlab.host import measurement as me
+
+DATA = Path(__file__).parent / "data" / "perf"
+REAL = Path(__file__).parent.parent / "notebooks" / "data" / "policy-effects-vm2.parquet"
+
+
+def _ok(cmd: list[str]) -> subprocess.CompletedProcess[str]:
+    name = "messaging-g2-socket-thread" if "-t" in cmd else "messaging-g1-pipe-process"
+    return subprocess.CompletedProcess(
+        cmd, 0, (DATA / f"{name}.stdout").read_text(), (DATA / f"{name}.stderr").read_text()
+    )
+
+
+def test_interrupt_rows_are_summed_over_cpus():
+    before = (DATA / "interrupts-before.txt").read_text()
+    after = (DATA / "interrupts-after.txt").read_text()
+    assert ch.parse_interrupts(before) == {"IWI": 0, "RES": 445410, "CAL": 1302685}
+    assert ch.interrupt_deltas(before, after) == {
+        "res_ipis": 139.0,
+        "cal_ipis": 38.0,
+        "iwi_ipis": 0.0,
+    }
+    nan = ch.interrupt_deltas(None, after)
+    assert all(v != v for v in nan.values())
+
+
+def test_changes_become_chrt_nice_and_taskset():
+    fifo = ch.normalise({"policy": "fifo"})
+    assert fifo["rt_priority"] == 1 and fifo["name"] == "policy=fifo rt_priority=1"
+    assert ch.prefix(fifo) == ["chrt", "--fifo", "1"]
+    both = ch.normalise({"policy": "batch", "nice": 5, "affinity": [1, 0, 1]})
+    assert ch.prefix(both) == ["taskset", "-c", "0,1", "nice", "-n", "5", "chrt", "--batch", "0"]
+    assert ch.prefix(ch.normalise({"policy": "normal"})) == ["chrt", "--other", "0"]
+    cmd = me.bench_command("hackbench", "pipe", "thread", 2, 200, False, "perf", both)
+    assert cmd[: cmd.index("perf", 1)][-9:] == ch.prefix(both)
+    assert ch.sysctl_values(ch.normalise({"rt_runtime_us": -1, "rt_period_us": 10**6})) == {
+        "rt_period_us": 10**6,
+        "rt_runtime_us": -1,
+    }
+
+
+@pytest.mark.parametrize(
+    "change, match",
+    [
+        ({"policy": "deadline"}, "policy='deadline'"),
+        ({"policy": "batch", "rt_priority": 3}, "rt_priority=3: only with policy"),
+        ({"policy": "fifo", "rt_priority": 100}, "rt_priority=100"),
+        ({"nice": 30}, "nice=30"),
+        ({"affinity": []}, "affinity=\\[\\]"),
+        ({"rt_runtime_us": -2}, "rt_runtime_us=-2"),
+        ({"prio": 1}, "unknown keys \\['prio'\\]"),
+    ],
+)
+def test_bad_changes_name_the_key(change, match):
+    with pytest.raises((sl.ConfigError, sl.ConfigTypeError), match=match):
+        ch.normalise(change)
+
+
+def test_measure_runs_each_change_and_restores_the_sysctl(tmp_path):
+    (tmp_path / "sched_rt_runtime_us").write_text("950000\n")
+    seen: list[tuple[list[str], str]] = []
+    snaps = iter(
+        [(DATA / "interrupts-before.txt").read_text(), (DATA / "interrupts-after.txt").read_text()]
+        * 100
+    )
+
+    def runner(cmd: list[str]) -> subprocess.CompletedProcess[str]:
+        seen.append((cmd, (tmp_path / "sched_rt_runtime_us").read_text().strip()))
+        return _ok(cmd)
+
+    df = sl.measure(
+        "hackbench",
+        groups=2,
+        ipc="pipe",
+        mode="process",
+        reps=2,
+        progress=False,
+        runner=runner,
+        changes=[{"name": "fifo, no throttling", "policy": "fifo", "rt_runtime_us": -1}],
+        interrupts=lambda: next(snaps),
+        sysctl_root=tmp_path,
+    )
+    assert df.columns == list(me.COLUMNS)
+    assert df["change"].to_list() == ["plain", "fifo, no throttling"] * 2
+    assert [s for _, s in seen] == ["950000", "-1"] * 2  # set for the run only
+    assert (tmp_path / "sched_rt_runtime_us").read_text().strip() == "950000"
+    assert "chrt" in seen[1][0] and "chrt" not in seen[0][0]
+    assert set(df["res_ipis"]) == {139.0}
+    assert df.filter(pl.col("change") != "plain")["rt_runtime_us"].to_list() == [-1, -1]
+
+
+def test_the_sysctl_is_restored_on_ctrl_c(tmp_path):
+    (tmp_path / "sched_rt_runtime_us").write_text("950000\n")
+
+    def runner(cmd: list[str]) -> subprocess.CompletedProcess[str]:
+        if "chrt" in cmd:
+            raise KeyboardInterrupt
+        return _ok(cmd)
+
+    with pytest.raises(KeyboardInterrupt):
+        sl.measure(
+            "hackbench",
+            groups=2,
+            ipc="pipe",
+            mode="process",
+            reps=1,
+            progress=False,
+            runner=runner,
+            changes=[{"policy": "fifo", "rt_runtime_us": -1}],
+            interrupts=lambda: None,
+            sysctl_root=tmp_path,
+        )
+    assert (tmp_path / "sched_rt_runtime_us").read_text().strip() == "950000"
+
+
+def test_a_change_not_permitted_is_refused_cleanly(tmp_path):
+    def runner(cmd: list[str]) -> subprocess.CompletedProcess[str]:
+        if "chrt" in cmd:
+            return subprocess.CompletedProcess(
+                cmd, 1, "", "chrt: failed to set pid 0's policy: Operation not permitted\n"
+            )
+        return _ok(cmd)
+
+    kw = dict(groups=2, ipc="pipe", mode="process", reps=1, progress=False, runner=runner)
+    with pytest.raises(sl.MeasureError, match="CAP_SYS_NICE"):
+        sl.measure("hackbench", changes=[{"policy": "rr"}], **kw)  # type: ignore[arg-type]
+    # a sysctl this process cannot write (here: absent)
+    with pytest.raises(sl.MeasureError, match="sched_rt_runtime_us=-1.*needs root"):
+        sl.measure(
+            "hackbench",
+            changes=[{"rt_runtime_us": -1}],
+            sysctl_root=tmp_path / "nowhere",
+            **kw,  # type: ignore[arg-type]
+        )
+
+
+def test_change_names_must_differ_and_the_plain_run_is_always_there():
+    with pytest.raises(sl.ConfigError, match="used twice"):
+        ch.need_changes([{"policy": "batch", "name": "x"}, {"policy": "idle", "name": "x"}])
+    assert [c["name"] for c in ch.need_changes([{}, {"nice": 5}])] == ["plain", "nice=5"]
+
+
+def test_cli_change_syntax():
+    assert _change("policy=fifo rt_priority=2 affinity=0,1 name=x") == {
+        "policy": "fifo",
+        "rt_priority": 2,
+        "affinity": [0, 1],
+        "name": "x",
+    }
+    with pytest.raises(sl.ConfigError, match="key=value"):
+        _change("fifo")
+
+
+def test_calibrate_refuses_changed_rows():
+    real = pl.read_parquet(REAL)
+    with pytest.raises(sl.ConfigError, match="calibrate fits plain runs only"):
+        sl.calibrate(real, "vm-2", "v6.18", progress=False, max_evaluations=1)
+
+
+def test_validate_predicts_the_modelled_changes_and_flags_the_rest():
+    real = pl.read_parquet(REAL).filter(
+        (pl.col("groups") == 2)
+        & pl.col("change").is_in(["plain", "chrt --batch 0", "taskset -c 0", "chrt --fifo 1"])
+    )
+    v = sl.validate(real, "vm-2", "v6.18", seeds=1, progress=False, max_evaluations=1)
+    e = v.effects
+    assert set(e["change"]) == {"chrt --batch 0", "taskset -c 0", "chrt --fifo 1"}
+    fifo = e.filter(pl.col("change") == "chrt --fifo 1")
+    assert not fifo["modelled"].any() and fifo["predicted"].null_count() == fifo.height
+    assert fifo["why"][0].startswith("policy 'fifo'")
+    batch = e.filter((pl.col("change") == "chrt --batch 0") & (pl.col("metric") == "elapsed_s"))
+    assert batch.height == 4 and batch["predicted"].null_count() == 0
+    # the measured effect is the medians' ratio, inside the reps' range
+    assert (batch["measured_lo"] <= batch["measured"]).all()
+    assert (batch["measured"] <= batch["measured_hi"]).all()
+    pin = e.filter((pl.col("change") == "taskset -c 0") & (pl.col("metric") == "elapsed_s"))
+    assert (pin["predicted"] > 1).all() and (pin["measured"] > 1).all()
+    s = v.summary
+    assert s["metric"].to_list() == list(sl.host.validation.METRICS)
+    assert s.filter(pl.col("metric") == "elapsed_s")["n"][0] == 8
+
+
+def test_validate_needs_changes_and_a_known_baseline():
+    real = pl.read_parquet(REAL)
+    with pytest.raises(sl.ConfigError, match="baseline='nope'"):
+        sl.validate(real, "vm-2", "v6.18", baseline="nope", progress=False)
+    with pytest.raises(sl.ConfigError, match="only the baseline"):
+        sl.validate(real.filter(pl.col("change") == "plain"), "vm-2", "v6.18", progress=False)
