@@ -445,7 +445,13 @@ config_struct! {
         "select_idle_sibling(): before scanning the LLC, try the CPU the task last ran on before prev (p->recent_used_cpu) if it is idle, cache-affine with the target and allowed. Needs select_idle_sibling=\"idle_cpu\".";
     sched_idle_cpu: bool = false
         => origin(Change, "sched/fair: Fall back to sched-idle CPU if idle CPU isn't found", "3c29e651e16d", "~v5.4", false),
-        "select_idle_sibling() (the select_idle_sibling=\"idle_cpu\" path): a CPU whose runnable tasks are all SCHED_IDLE (sched_idle_cpu()) counts as idle for target, prev, recent_used_cpu, select_idle_smt() and the select_idle_cpu() scan, and is select_idle_core()'s fallback (17346452b25b, ~v5.6, made the uses consistent as 6.x has them). Changes nothing unless some task has policy \"idle\" (Workload.with_tasks).";
+        "select_idle_sibling() (the select_idle_sibling=\"idle_cpu\" path): a CPU whose runnable tasks are all SCHED_IDLE (sched_idle_cpu()) counts as idle for target, prev, recent_used_cpu, select_idle_smt() and the select_idle_cpu() scan, and is select_idle_core()'s fallback (17346452b25b, ~v5.6, made the uses consistent as 6.x has them). Not modelled: its other 6.x uses, find_idlest_group_cpu() on the fork path (the model's fork placement is 2.6.36's find_idlest_cpu), the busy factor of sched_balance_domains() and the next_balance reset when a dequeue leaves only SCHED_IDLE tasks (323af6deaf70, ~v5.6). Changes nothing unless some task has policy \"idle\" (Workload.with_tasks). Needs select_idle_sibling=\"idle_cpu\".";
+    sched_idle_balance: bool = false
+        => origin(Change, "sched/fair: Load balance aggressively for SCHED_IDLE CPUs", "323af6deaf70", "~v5.6", false),
+        "A CPU whose runnable tasks are all SCHED_IDLE (sched_idle_rq()) balances periodically at the idle interval (no busy_factor, rebalance_domains()), and a dequeue that leaves only SCHED_IDLE tasks on a CPU sets its rq->next_balance to now (dequeue_task_fair(): 'balance early to pull high priority tasks'). Changes nothing unless some task has policy \"idle\" (Workload.with_tasks).";
+    idle_preempt_non_idle: bool = false
+        => origin(Change, "check_preempt_wakeup(): 'Idle tasks are by definition preempted by non-idle tasks', tested before the BATCH/IDLE wakee return (the 2.6.36-3.x order is the reverse, 'preempted by everybody' after it)", "", "5.x (by task_has_idle_policy(), 5.0)", false),
+        "The order of check_preempt_wakeup()'s two policy tests. false (2.6.36-4.x): 'Batch and idle tasks do not preempt' returns first, so a SCHED_BATCH wakee never preempts, not even a SCHED_IDLE curr; a SCHED_IDLE curr is 'preempted by everybody' (every SCHED_NORMAL wakee). true (5.x, and check_preempt_wakeup_fair() in 6.6-6.18): a SCHED_IDLE curr is preempted by every non-idle wakee, SCHED_BATCH included, before that return. The eevdf pick always has the later order. The commit that swapped them is not identified.";
     sis_util: bool = false
         => origin(Change, "sched/fair: Introduce SIS_UTIL to search idle CPU based on sum of util_avg", "70fb5ccf2ebb", "~v6.0", false),
         "select_idle_cpu() scans at most sd_llc_shared->nr_idle_scan CPUs, which periodic load balancing at the LLC level sets from the LLC's summed PELT util (the quadratic of update_idle_cpu_scan(): no scan at 100/imbalance_pct busy, 85 % under sd_init=\"v5\"'s LLC imbalance_pct of 117 as in 6.x, 80 % under sd_init=\"v2.6\"'s 125). Simplified: every CPU's LLC pass refreshes it, where 6.x does so only on the CPU that should_we_balance() picks; the hint starts at the LLC size (a long-idle machine), where the kernel's zeroed sd_llc_shared starts at 0. Needs pelt and select_idle_sibling=\"idle_cpu\".";
@@ -719,6 +725,8 @@ kernel_presets! {
         select_idle_sibling: SelectIdleSibling::IdleCpu,
         recent_used_cpu: true,
         sched_idle_cpu: true,
+        sched_idle_balance: true,
+        idle_preempt_non_idle: true,
         sis_util: true,
         pick: Pick::Eevdf,
         base_slice_ns: 750_000,
@@ -860,6 +868,9 @@ impl Fields for Kernel {
             }
             if self.sis_util {
                 return Err(needs_sis("sis_util"));
+            }
+            if self.sched_idle_cpu {
+                return Err(needs_sis("sched_idle_cpu"));
             }
         }
         Ok(())

@@ -483,6 +483,29 @@ FIELD_SCENARIOS: dict[str, Scenario] = {
         None,
         ("cpu_migrations", "context_switches"),
     ),
+    # SCHED_IDLE CPUs balance at the idle interval: hackbench all SCHED_IDLE.
+    "sched_idle_balance": (
+        "vm-2",
+        "v6.18",
+        None,
+        lambda: hackbench(groups=2, loops=50).with_tasks(policy="idle"),
+        None,
+        ("cpu_migrations", "context_switches", "schedstat.lb_count_busy"),
+    ),
+    # The order of check_preempt_wakeup()'s policy tests: batch senders
+    # waking onto CPUs running idle-policy receivers (3.8's CFS pick).
+    "idle_preempt_non_idle": (
+        "vm-2",
+        "v3.8",
+        None,
+        lambda: (
+            hackbench(groups=2, loops=50)
+            .with_tasks(policy="idle", role="receiver")
+            .with_tasks(policy="batch", role="sender")
+        ),
+        None,
+        ("context_switches", "cpu_migrations"),
+    ),
     # The LLC scan limited by the summed util: 12 short sleepers keep
     # core2-2s's LLCs busy enough that wake-ups stop scanning them.
     "sis_util": (

@@ -36,7 +36,10 @@ def test_with_tasks_returns_a_new_workload_and_keeps_the_old():
         ({"rt_priority": 5}, "rt_priority=5: expected None unless policy"),
         ({"policy": "batch", "rt_priority": 5}, "rt_priority"),
         ({"policy": "deadline"}, 'policy="deadline"'),
-        ({"role": "client"}, 'role="client".*"main", "sender", "receiver"'),
+        ({"role": "client", "nice": 1}, 'role="client".*"main", "sender", "receiver"'),
+        ({"role": "sender"}, "sets nothing"),
+        ({"nice": 2**40}, "nice=1099511627776: expected -20 to 19"),
+        ({"policy": "fifo", "rt_priority": -1}, "rt_priority=-1: expected 1 to 99"),
         ({"nice": 20}, "nice=20: expected -20 to 19"),
         ({"nice": -21}, "nice=-21"),
         ({"cpus": []}, "cpus=\\[\\]"),
@@ -107,3 +110,12 @@ def test_with_tasks_is_deterministic_and_labelled_in_frames():
     assert _metrics(w, 3) == _metrics(w, 3)
     df = sl.sweep("vm-2", "v6.18", w, {"workload.loops": [20, 30]}, progress=False)
     assert set(df["workload.tasks"].to_list()) == {"role=sender policy=idle"}
+
+
+def test_an_unknown_key_is_named_once_in_the_allowed_list():
+    w = W.hackbench(groups=1, loops=20)
+    params = {**w.params, "with_tasks": [{"policy": "batch", "prio": 1}]}
+    with pytest.raises(sl.ConfigError) as e:
+        _core.workload_check("hackbench", params)
+    msg = str(e.value)
+    assert "prio" in msg and msg.count("policy") == 1, msg

@@ -121,6 +121,8 @@ class KernelFields(TypedDict):
     wake_affine: Literal["load", "idle", "weight", "idle_weight"]
     recent_used_cpu: bool
     sched_idle_cpu: bool
+    sched_idle_balance: bool
+    idle_preempt_non_idle: bool
     sis_util: bool
     balancer: Literal["cpu_load", "group_type"]
     balance_policy: Literal["performance", "balance", "powersaving"]

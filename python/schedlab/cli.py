@@ -173,8 +173,14 @@ def _change(text: str) -> dict[str, Any]:
     from .host.changes import KEYS
 
     out: dict[str, Any] = {}
+    if not text.split():
+        raise ConfigError(
+            "invalid --change='': expected key=value pairs (the plain run is always measured)"
+        )
     for part in text.split():
         key, eq, val = part.partition("=")
+        if key in out:
+            raise ConfigError(f"invalid --change={text!r}: {key} given twice")
         if not eq or key not in (*KEYS, "name"):
             raise ConfigError(
                 f"invalid --change={text!r}: expected key=value pairs with keys from name, "

@@ -192,6 +192,8 @@ class Kernel(_Frozen):
     wake_affine: Literal["load", "idle", "weight", "idle_weight"]
     recent_used_cpu: bool
     sched_idle_cpu: bool
+    sched_idle_balance: bool
+    idle_preempt_non_idle: bool
     sis_util: bool
     balancer: Literal["cpu_load", "group_type"]
     balance_policy: Literal["performance", "balance", "powersaving"]

@@ -84,6 +84,11 @@ class Workload:
         its nice). ``cpus``: a CPU number or a list (the affinity,
         checked against the machine when it runs). ``role``: one of
         ``roles(kind)`` (docs/tasks.md lists each workload's)."""
+        if policy is None and rt_priority is None and nice is None and cpus is None:
+            raise ConfigError(
+                "invalid with_tasks(): it sets nothing; expected one or more of policy, "
+                "rt_priority, nice, cpus"
+            )
         entry = {
             "role": None if role is None else _plain(role),
             "policy": None if policy is None else _plain(policy),

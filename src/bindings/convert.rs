@@ -334,7 +334,9 @@ impl<'a, 'py> Params<'a, 'py> {
 
     /// The value of `key`; `None` when absent.
     fn item(&mut self, key: &'static str) -> PyResult<Option<Bound<'py, PyAny>>> {
-        self.read.push(key);
+        if !self.read.contains(&key) {
+            self.read.push(key);
+        }
         self.d.get_item(key)
     }
 
@@ -405,6 +407,44 @@ impl<'a, 'py> Params<'a, 'py> {
             return Err(wrong_type(&param, &v, &expected));
         }
         Ok(E::parse(&param, &value_from(&param, &v)?)?)
+    }
+
+    /// `key`'s integer within `lo..=hi` (`allowed` says so), `None` when
+    /// absent or `None`.
+    pub fn opt_signed(
+        &mut self,
+        key: &'static str,
+        (lo, hi, allowed): (i64, i64, &str),
+    ) -> PyResult<Option<i64>> {
+        let Some(v) = self.opt_any(key)? else {
+            return Ok(None);
+        };
+        let param = self.param(key);
+        let x = integer(&param, &v, allowed)?;
+        if x < lo as i128 || x > hi as i128 {
+            return Err(CoreError::invalid(&param, x, allowed).into());
+        }
+        Ok(Some(x as i64))
+    }
+
+    /// `key`'s list of integers each within `b`, `None` when absent or
+    /// `None`.
+    pub fn opt_bounded_list(
+        &mut self,
+        key: &'static str,
+        b: &Bounds,
+    ) -> PyResult<Option<Vec<u32>>> {
+        let Some(v) = self.opt_any(key)? else {
+            return Ok(None);
+        };
+        let param = self.param(key);
+        if !(v.is_instance_of::<PyList>() || v.is_instance_of::<PyTuple>()) {
+            return Err(wrong_type(&param, &v, "a list of int"));
+        }
+        v.try_iter()?
+            .map(|x| bounded_int::<u32>(&param, &x?, b))
+            .collect::<PyResult<Vec<u32>>>()
+            .map(Some)
     }
 
     /// [`Params::named`], `None` when absent or `None`.

@@ -201,12 +201,15 @@ fn rt_kthreads_check(d: &Bound<'_, PyDict>) -> PyResult<()> {
 /// One `with_tasks()` entry (`workload::attrs::TaskAttrs`).
 fn task_attrs_from(d: &Bound<'_, PyDict>) -> PyResult<TaskAttrs> {
     let mut p = Params::new(d, "with_tasks", "");
+    use crate::workload::attrs::{CPU, NICE_RANGE, RT_PRIO_RANGE};
     let a = TaskAttrs {
         role: p.opt("role")?,
         policy: p.opt_named::<Policy>("policy")?,
-        rt_priority: p.opt("rt_priority")?,
-        nice: p.opt("nice")?,
-        cpus: p.opt("cpus")?,
+        rt_priority: p
+            .opt_signed("rt_priority", RT_PRIO_RANGE)?
+            .map(|x| x as u32),
+        nice: p.opt_signed("nice", NICE_RANGE)?.map(|x| x as i32),
+        cpus: p.opt_bounded_list("cpus", &CPU)?,
     };
     p.finish()?;
     Ok(a)

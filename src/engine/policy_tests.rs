@@ -110,7 +110,9 @@ fn wait_us(r: &SimResult, t: usize) -> f64 {
 }
 
 fn presets() -> [Kernel; 2] {
-    [Kernel::v3_8(), Kernel::v6_18()]
+    let k = [Kernel::v3_8(), Kernel::v6_18()];
+    assert!(!k[0].idle_preempt_non_idle && k[1].idle_preempt_non_idle);
+    k
 }
 
 fn hog_and_sleeper() -> Spec {
@@ -141,12 +143,22 @@ fn batch_and_idle_wakees_never_preempt_on_wake_up() {
 }
 
 #[test]
-fn an_idle_curr_is_preempted_by_every_non_idle_wakee() {
+fn an_idle_curr_is_preempted_by_every_non_idle_wakee_from_5x() {
     for k in presets() {
-        // A BATCH wakee does not preempt a normal curr, but does an idle one.
-        let attrs = vec![on("a", Policy::Idle), on("b", Policy::Batch)];
-        let w = wait_us(&run(&one_cpu(), &k, hog_and_sleeper(), attrs), 1);
-        let batch = wait_us(
+        let batch_on_idle = {
+            let attrs = vec![on("a", Policy::Idle), on("b", Policy::Batch)];
+            wait_us(&run(&one_cpu(), &k, hog_and_sleeper(), attrs), 1)
+        };
+        let normal_on_idle = wait_us(
+            &run(
+                &one_cpu(),
+                &k,
+                hog_and_sleeper(),
+                vec![on("a", Policy::Idle)],
+            ),
+            1,
+        );
+        let batch_on_normal = wait_us(
             &run(
                 &one_cpu(),
                 &k,
@@ -155,11 +167,25 @@ fn an_idle_curr_is_preempted_by_every_non_idle_wakee() {
             ),
             1,
         );
-        assert!(
-            w < 100.0 && batch > 3.0 * w,
-            "{}: a batch wakee waits {w} us on an idle curr, {batch} us on a normal one",
-            k.name
-        );
+        // A normal wakee always preempts an idle curr ("preempted by
+        // everybody" / "by non-idle tasks").
+        assert!(normal_on_idle < 100.0, "{}: {normal_on_idle} us", k.name);
+        if k.idle_preempt_non_idle {
+            // 5.x+: a BATCH wakee preempts an idle curr too.
+            assert!(
+                batch_on_idle < 100.0 && batch_on_normal > 3.0 * batch_on_idle,
+                "{}: a batch wakee waits {batch_on_idle} us on an idle curr, \
+                 {batch_on_normal} us on a normal one",
+                k.name
+            );
+        } else {
+            // 2.6.36-4.x: "Batch and idle tasks do not preempt" comes first.
+            assert!(
+                batch_on_idle > 200.0,
+                "{}: a batch wakee waits {batch_on_idle} us on an idle curr",
+                k.name
+            );
+        }
     }
 }
 

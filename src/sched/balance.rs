@@ -393,8 +393,13 @@ impl Sched<'_> {
     /// (`rq->nr_running == rq->cfs.idle_h_nr_running`). Simplified: the RT
     /// kthreads of `sched::rt` are not counted in `nr_running`.
     pub(crate) fn sched_idle_cpu(&self, cpu: usize) -> bool {
+        self.kernel.sched_idle_cpu && self.sched_idle_rq(cpu)
+    }
+
+    /// `sched_idle_rq(rq)` (5.4-6.18): whatever a Kernel field says.
+    pub(crate) fn sched_idle_rq(&self, cpu: usize) -> bool {
         let cfs = &self.rqs[cpu].cfs;
-        self.kernel.sched_idle_cpu && cfs.nr_running > 0 && cfs.nr_running == cfs.idle_h_nr_running
+        cfs.nr_running > 0 && cfs.nr_running == cfs.idle_h_nr_running
     }
 
     /// `update_cpu_load()` (2.6.36 with `decay_load_missed`): fold the
@@ -1228,7 +1233,10 @@ impl Sched<'_> {
                 continue;
             }
             let mut interval_ms = d.balance_interval;
-            if idle != IdleType::Idle {
+            // 323af6deaf70 (sched_idle_balance): a CPU running only
+            // SCHED_IDLE tasks balances at the idle interval.
+            let sched_idle = self.kernel.sched_idle_balance && self.sched_idle_rq(cpu);
+            if idle != IdleType::Idle && !sched_idle {
                 interval_ms *= d.busy_factor;
             }
             let interval =

@@ -152,6 +152,10 @@ impl Sched<'_> {
         self.group_nodes.remove(&mut self.rqs[cpu].bal.cfs_tasks, t);
         if self.ses[t as usize].policy == Policy::Idle {
             self.rqs[cpu].cfs.idle_h_nr_running -= 1;
+        } else if self.kernel.sched_idle_balance && self.sched_idle_rq(cpu) {
+            // dequeue_task_fair() (323af6deaf70): "balance early to pull
+            // high priority tasks" once only SCHED_IDLE tasks are left.
+            self.rqs[cpu].bal.next_balance = self.jiffies() * self.tick_ns;
         }
         self.nr_running_total -= 1;
         self.nr_running_changed(old, old - 1);

@@ -88,6 +88,8 @@ pub struct FairParams {
     pub yield_impl: YieldImpl,
     pub next_buddy_over_last: bool,
     pub preempt_sets_next_buddy: bool,
+    /// `Kernel::idle_preempt_non_idle`: the order of the two policy tests.
+    pub idle_preempt_non_idle: bool,
     /// `Some` under `pick = eevdf`.
     pub eevdf: Option<EevdfParams>,
 }
@@ -113,6 +115,7 @@ impl FairParams {
             yield_impl: k.yield_impl,
             next_buddy_over_last: k.next_buddy_over_last,
             preempt_sets_next_buddy: k.preempt_sets_next_buddy,
+            idle_preempt_non_idle: k.idle_preempt_non_idle,
             eevdf: (k.pick == Pick::Eevdf).then(|| EevdfParams::new(k, f)),
         }
     }
@@ -505,15 +508,30 @@ impl CfsRq {
             return false;
         }
         let curr_policy = ses[c as usize].policy;
-        // "Idle tasks are by definition preempted by everybody" (the
-        // preempt label: no last buddy for a SCHED_IDLE curr).
-        if curr_policy == Policy::Idle && !wakee_idle {
-            return true;
-        }
-        // "Batch and idle tasks do not preempt (their preemption is driven
-        // by the tick)".
-        if ses[wakee as usize].policy != Policy::Normal || !p.wakeup_preemption {
-            return false;
+        let wakee_normal = ses[wakee as usize].policy == Policy::Normal;
+        if p.idle_preempt_non_idle {
+            // 5.x: "Idle tasks are by definition preempted by non-idle
+            // tasks" (the preempt label: no last buddy for an idle curr),
+            // then "Batch and idle tasks do not preempt non-idle tasks".
+            if curr_policy == Policy::Idle && !wakee_idle {
+                return true;
+            }
+            if !wakee_normal || !p.wakeup_preemption {
+                return false;
+            }
+        } else {
+            // 2.6.36-4.x: "Batch and idle tasks do not preempt (their
+            // preemption is driven by the tick)", then "Idle tasks are by
+            // definition preempted by everybody", then WAKEUP_PREEMPT.
+            if !wakee_normal {
+                return false;
+            }
+            if curr_policy == Policy::Idle {
+                return true;
+            }
+            if !p.wakeup_preemption {
+                return false;
+            }
         }
         self.update_curr(ses, now);
         if Self::wakeup_preempt_entity(p, &ses[c as usize], &ses[wakee as usize]) != 1 {
@@ -555,7 +573,11 @@ impl CfsRq {
             }
             return;
         }
-        self.update_curr(ses, now);
+        // 2.6.39+: "if (curr->policy != SCHED_BATCH)" update_curr() (a
+        // batch yielder's runtime is charged at the next put_prev_entity()).
+        if !(p.yield_impl == YieldImpl::SkipBuddy && ses[c as usize].policy == Policy::Batch) {
+            self.update_curr(ses, now);
+        }
         if p.yield_impl == YieldImpl::SkipBuddy {
             self.skip = Some(c);
         }

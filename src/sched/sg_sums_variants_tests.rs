@@ -121,6 +121,7 @@ fn kernels() -> Vec<(String, Kernel)> {
             vec![
                 ("recent_used_cpu", Value::Bool(false)),
                 ("sis_util", Value::Bool(false)),
+                ("sched_idle_cpu", Value::Bool(false)),
                 ("select_idle_sibling", Value::Str("idle_group".into())),
             ],
         ),
@@ -129,6 +130,7 @@ fn kernels() -> Vec<(String, Kernel)> {
             vec![
                 ("recent_used_cpu", Value::Bool(false)),
                 ("sis_util", Value::Bool(false)),
+                ("sched_idle_cpu", Value::Bool(false)),
                 ("select_idle_sibling", Value::Str("any_idle".into())),
             ],
         ),
@@ -137,6 +139,7 @@ fn kernels() -> Vec<(String, Kernel)> {
             vec![
                 ("recent_used_cpu", Value::Bool(false)),
                 ("sis_util", Value::Bool(false)),
+                ("sched_idle_cpu", Value::Bool(false)),
                 ("balancer", Value::Str("cpu_load".into())),
                 ("select_idle_sibling", Value::Str("idle_group".into())),
             ],

@@ -20,6 +20,10 @@ use crate::topology::Machine;
 
 /// `MIN_NICE`..`MAX_NICE` (include/linux/sched/prio.h).
 pub const NICE: (i32, i32) = (-20, 19);
+/// The same as the bindings read it: (lo, hi, what is allowed).
+pub const NICE_RANGE: (i64, i64, &str) = (NICE.0 as i64, NICE.1 as i64, "-20 to 19");
+/// `rt_priority` as the bindings read it (`RT_PRIO`'s range).
+pub const RT_PRIO_RANGE: (i64, i64, &str) = (RT_PRIO.lo as i64, RT_PRIO.hi as i64, RT_PRIO.allowed);
 /// At most this many `with_tasks` entries on one workload.
 pub const MAX_ENTRIES: usize = 64;
 /// CPU numbers a `cpus` entry may name before the machine is known.
@@ -80,7 +84,7 @@ impl TaskAttrs {
         }
         if let Some(n) = self.nice {
             if !(NICE.0..=NICE.1).contains(&n) {
-                return Err(CoreError::invalid("nice", n, "-20 to 19"));
+                return Err(CoreError::invalid("nice", n, NICE_RANGE.2));
             }
         }
         if let Some(c) = &self.cpus {

@@ -10,6 +10,8 @@ function of its arguments, tested without perf or root.
 from __future__ import annotations
 
 import contextlib
+import errno
+import numbers
 import signal
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -71,6 +73,12 @@ def normalise(change: Any) -> dict[str, Any]:
         out["rt_runtime_us"] = _int("rt_runtime_us", out["rt_runtime_us"], -1, 2**31 - 1)
     if out["rt_period_us"] is not None:
         out["rt_period_us"] = _int("rt_period_us", out["rt_period_us"], 1, 2**31 - 1)
+    rt, period = out["rt_runtime_us"], out["rt_period_us"]
+    if rt is not None and period is not None and rt > period:
+        raise ConfigError(
+            f"invalid rt_runtime_us={rt}: expected -1 or at most rt_period_us={period} (the "
+            "kernel refuses a runtime longer than its period)"
+        )
     name = change.get("name")
     if name is None:
         name = label(out)
@@ -84,13 +92,14 @@ def normalise(change: Any) -> dict[str, Any]:
 
 
 def _int(name: str, v: Any, lo: int, hi: int) -> int:
-    if isinstance(v, bool) or not isinstance(v, int):
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
         raise ConfigTypeError(
             f"invalid type for {name}: got {type_name(v)} {show(v)}, expected int"
         )
-    if not lo <= v <= hi:
-        raise ConfigError(f"invalid {name}={v}: expected an integer from {lo} to {hi}")
-    return int(v)
+    iv = int(v)
+    if not lo <= iv <= hi:
+        raise ConfigError(f"invalid {name}={iv}: expected an integer from {lo} to {hi}")
+    return iv
 
 
 def label(change: Mapping[str, Any]) -> str:
@@ -130,48 +139,76 @@ def refusal(change: Mapping[str, Any], text: str) -> str | None:
     """What to tell the user when a run under ``change`` failed with
     ``text`` because the change is not permitted here; ``None`` otherwise."""
     low = text.lower()
-    if "chrt" in low and ("not permitted" in low or "permission" in low):
-        return (
-            f"chrt may not set policy {change.get('policy')!r} here ({text.strip()[-200:]}): "
+    pol = change.get("policy")
+    if pol is not None and "chrt" in low and ("not permitted" in low or "permission" in low):
+        need = (
             "an RT policy needs root, CAP_SYS_NICE or an RLIMIT_RTPRIO (ulimit -r) of at "
             f"least {change.get('rt_priority')}"
+            if pol in RT_POLICIES
+            else "leaving an RT or idle policy, or this policy, needs CAP_SYS_NICE here"
         )
-    if "nice" in low and "permission" in low:
-        return f"nice may not lower the nice level to {change.get('nice')} without root"
+        return f"chrt may not set policy {pol!r} here ({text.strip()[-200:]}): {need}"
+    if change.get("nice") is not None and "cannot set niceness" in low:
+        # GNU nice runs the command anyway (exit 0) at the old nice level.
+        return (
+            f"nice could not set nice {change.get('nice')} (a negative nice needs root or "
+            "CAP_SYS_NICE); the run was not made under the change"
+        )
     if "taskset" in low and ("invalid" in low or "failed" in low):
         return f"taskset could not set affinity {change.get('affinity')}: {text.strip()[-200:]}"
     return None
 
 
-def parse_interrupts(text: str) -> dict[str, int]:
+#: The descriptions of those rows, for architectures that number their IPI
+#: rows (arm64's ``IPI0:`` ... ``IPI6:``).
+_DESCRIPTIONS = {
+    "rescheduling interrupts": "RES",
+    "function call interrupts": "CAL",
+    "irq work interrupts": "IWI",
+}
+
+
+def parse_interrupts(text: str) -> dict[str, int] | None:
     """The totals over all CPUs of the ``INTERRUPTS`` rows of a
-    ``/proc/interrupts`` text (a row missing: not counted here, absent)."""
-    out: dict[str, int] = {}
-    lines = text.splitlines()
-    if not lines:
-        return out
+    ``/proc/interrupts`` text, and the header's CPU names under ``"cpus"``
+    as their count; ``None`` when the text is not such a table (a row
+    missing: not counted here, absent). A row is found by its name (x86's
+    RES, CAL, IWI) or by its description (arm64's IPIn rows)."""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if not lines or not lines[0].split() or not all(c.startswith("CPU") for c in lines[0].split()):
+        return None
     ncpus = len(lines[0].split())
+    out: dict[str, int] = {"cpus": ncpus}
     for line in lines[1:]:
         head, _, rest = line.partition(":")
         key = head.strip()
         if key not in INTERRUPTS:
-            continue
+            desc = " ".join(rest.split()[ncpus:]).lower()
+            key = _DESCRIPTIONS.get(desc, "")
+            if not key:
+                continue
         nums = rest.split()[:ncpus]
-        try:
-            out[key] = sum(int(x) for x in nums)
-        except ValueError:
-            raise MeasureError(f"/proc/interrupts: cannot read row {key}: {line!r}") from None
+        if len(nums) < ncpus or not all(x.isdigit() for x in nums):
+            continue
+        out[key] = sum(int(x) for x in nums)
     return out
 
 
-def interrupt_deltas(before: str | None, after: str | None) -> dict[str, float]:
-    """The frame's interrupt columns: after − before per row, NaN when a
-    snapshot is missing or lacks the row."""
+def interrupt_deltas(before: Any, after: Any) -> dict[str, float]:
+    """The frame's interrupt columns: after − before per row; NaN when a
+    snapshot is missing or is not a /proc/interrupts text, when the CPU
+    count changed between them (hotplug) or a row is absent."""
     nan = float("nan")
-    if before is None or after is None:
-        return dict.fromkeys(INTERRUPTS.values(), nan)
+    none = dict.fromkeys(INTERRUPTS.values(), nan)
+    if not isinstance(before, str) or not isinstance(after, str):
+        return none
     b, a = parse_interrupts(before), parse_interrupts(after)
-    return {col: float(a[k] - b[k]) if k in a and k in b else nan for k, col in INTERRUPTS.items()}
+    if b is None or a is None or b["cpus"] != a["cpus"]:
+        return none
+    return {
+        col: float(a[k] - b[k]) if k in a and k in b and a[k] >= b[k] else nan
+        for k, col in INTERRUPTS.items()
+    }
 
 
 def read_interrupts() -> str | None:
@@ -184,51 +221,75 @@ def read_interrupts() -> str | None:
 
 @contextlib.contextmanager
 def sysctls(values: Mapping[str, int], root: Path = Path("/proc/sys/kernel")) -> Iterator[None]:
-    """Set the sysctls ``values`` (keys of ``SYSCTLS``) for the duration of
-    the block and restore what was there on the way out — on an exception,
-    on Ctrl-C and on SIGTERM (turned into ``SystemExit`` meanwhile). A
-    sysctl this process may not write raises ``MeasureError``."""
+    """Set the sysctls ``values`` (keys of ``SYSCTLS``, in the order given:
+    ``sysctl_values`` orders them) for the duration of the block and restore
+    what was there on the way out, in the reverse order — on an exception,
+    on Ctrl-C, and on SIGTERM and SIGHUP (turned into ``SystemExit``
+    meanwhile; SIGKILL cannot be caught: ``sysctl kernel.sched_rt_runtime_us``
+    then shows what is left). A sysctl this process may not write, or a
+    value the kernel refuses, raises ``MeasureError``."""
     saved: list[tuple[Path, str]] = []
-    old_term: Any = None
-    installed = False
+    old_handlers: dict[signal.Signals, Any] = {}
 
-    def on_term(signum: int, frame: Any) -> None:
+    def on_signal(signum: int, frame: Any) -> None:
         raise SystemExit(128 + signum)
 
     try:
         if values:
-            with contextlib.suppress(ValueError):  # not the main thread
-                old_term = signal.signal(signal.SIGTERM, on_term)
-                installed = True
+            for sig in (signal.SIGTERM, signal.SIGHUP):
+                with contextlib.suppress(ValueError):  # not the main thread
+                    old_handlers[sig] = signal.signal(sig, on_signal)
         for key, v in values.items():
             path = root / SYSCTLS[key]
             try:
                 old = path.read_text().strip()
-                path.write_text(f"{v}\n")
             except OSError as e:
                 raise MeasureError(
-                    f"cannot set kernel.{SYSCTLS[key]}={v} ({path}): {e.strerror or e}; "
-                    "changing it needs root"
+                    f"cannot read kernel.{SYSCTLS[key]} ({path}): {e.strerror or e}"
                 ) from None
-            saved.append((path, old))
+            saved.append((path, old))  # before the write: a Ctrl-C in it still restores
+            try:
+                path.write_text(f"{v}\n")
+            except OSError as e:
+                why = (
+                    "the kernel refused the value (sched_rt_runtime_us may not exceed "
+                    "sched_rt_period_us, nor leave RT groups without runtime)"
+                    if e.errno == errno.EINVAL
+                    else "changing it needs root"
+                )
+                raise MeasureError(
+                    f"cannot set kernel.{SYSCTLS[key]}={v} ({path}): {e.strerror or e}; {why}"
+                ) from None
         yield
     finally:
         errors = []
         for path, old in reversed(saved):
             try:
-                path.write_text(f"{old}\n")
+                if path.read_text().strip() != old:
+                    path.write_text(f"{old}\n")
             except OSError as e:
                 errors.append(f"{path}: {e}")
-        if installed:
-            signal.signal(signal.SIGTERM, old_term)
+        for sig, h in old_handlers.items():
+            signal.signal(sig, h)
         if errors:
             raise MeasureError(f"could not restore {'; '.join(errors)}")
 
 
-def sysctl_values(change: Mapping[str, Any]) -> dict[str, int]:
-    """The sysctls ``change`` sets (period before runtime: the kernel
-    refuses a runtime longer than the period)."""
-    return {k: change[k] for k in ("rt_period_us", "rt_runtime_us") if change.get(k) is not None}
+def sysctl_values(
+    change: Mapping[str, Any], root: Path = Path("/proc/sys/kernel")
+) -> dict[str, int]:
+    """The sysctls ``change`` sets, in an order the kernel accepts at every
+    step (it refuses a runtime longer than the period): a shorter period
+    after the runtime, a longer one before it."""
+    vals = {k: change[k] for k in ("rt_period_us", "rt_runtime_us") if change.get(k) is not None}
+    if len(vals) == 2:
+        try:
+            cur_period = int((root / SYSCTLS["rt_period_us"]).read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            cur_period = None
+        if cur_period is not None and vals["rt_period_us"] < cur_period:
+            return {"rt_runtime_us": vals["rt_runtime_us"], "rt_period_us": vals["rt_period_us"]}
+    return vals
 
 
 Reader = Callable[[], "str | None"]

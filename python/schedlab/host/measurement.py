@@ -342,6 +342,12 @@ def measure(
             f"invalid type for sysctl_root: got {type_name(sysctl_root)}, expected a path"
         )
     read_irqs = _changes.read_interrupts if interrupts is None else interrupts
+    if any(c["affinity"] is not None for c in todo) and True in pins:
+        raise ConfigError(
+            "invalid pinned=True with a change that sets affinity: the two tasksets would "
+            "nest and the inner one win; measure the pinned run as a change "
+            "({'affinity': [0]}) instead"
+        )
     if runner is None:
         check_perf_access(_paranoid(), os.geteuid(), shutil.which(perf), perf)
         runner = _run
@@ -359,7 +365,8 @@ def measure(
                 ch = todo[ci]
                 cmd = bench_command(bench, ipc_, mode_, g, lp, pin, perf, ch)
                 host = host_info()
-                with _changes.sysctls(_changes.sysctl_values(ch), Path(sysctl_root)):
+                root = Path(sysctl_root)
+                with _changes.sysctls(_changes.sysctl_values(ch, root), root):
                     before = read_irqs()
                     try:
                         p = runner(cmd)
@@ -370,10 +377,10 @@ def measure(
                         ) from None
                     after = read_irqs()
                 text = p.stdout + "\n" + p.stderr
+                why = _changes.refusal(ch, text)
+                if why is not None:
+                    raise MeasureError(why)
                 if p.returncode != 0:
-                    why = _changes.refusal(ch, text)
-                    if why is not None:
-                        raise MeasureError(why)
                     low = text.lower()
                     if "paranoid" in low or "permission" in low or "not permitted" in low:
                         check_perf_access(PARANOID_MAX + 1, 1, "perf")

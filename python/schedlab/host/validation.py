@@ -61,12 +61,17 @@ class Validation:
         return f"Validation({self.calibration!r}, {self.effects.height} effects)"
 
 
-def model_change(change: Mapping[str, Any]) -> tuple[dict[str, Any] | None, str]:
+def model_change(
+    change: Mapping[str, Any], nr_cpus: int | None = None
+) -> tuple[dict[str, Any] | None, str]:
     """The ``Workload.with_tasks`` arguments that make ``change`` in the
-    model, or ``None`` and why it cannot."""
+    model (on a machine of ``nr_cpus``), or ``None`` and why it cannot."""
     pol = change.get("policy")
     if pol in _changes.RT_POLICIES:
         return None, f"policy {pol!r}: workload tasks in the RT class are not modelled"
+    aff = change.get("affinity")
+    if aff is not None and nr_cpus is not None and max(aff) >= nr_cpus:
+        return None, f"affinity {aff}: the model's machine has CPUs 0 to {nr_cpus - 1}"
     tasks: dict[str, Any] = {}
     if pol is not None:
         tasks["policy"] = pol
@@ -120,6 +125,7 @@ def validate(
         ["change", *_changes.KEYS, *CONFIG, *METRICS],
         "measure('hackbench', changes=...)'s frame",
     )
+    real = real.with_columns(pl.col("change").fill_null(_changes.PLAIN))
     if not isinstance(baseline, str):
         raise ConfigTypeError(
             f"invalid type for baseline: got {type_name(baseline)} {show(baseline)}, expected "
@@ -128,6 +134,23 @@ def validate(
     names = sorted(set(real["change"].to_list()))
     if baseline not in names:
         raise ConfigError(f"invalid baseline={show(baseline)}: expected one of {names}")
+    settings = real.select(["change", *_changes.KEYS]).unique()
+    twice = sorted(
+        {n for n in settings["change"].to_list() if settings["change"].to_list().count(n) > 1}
+    )
+    if twice:
+        raise ConfigError(
+            f"invalid real: the changes {twice} name rows of different settings; expected one "
+            "setting per change name"
+        )
+    base_row = settings.filter(pl.col("change") == baseline).row(0, named=True)
+    if any(base_row[k] is not None for k in _changes.KEYS):
+        raise ConfigError(
+            f"invalid baseline={show(baseline)}: its rows set "
+            f"{' '.join(f'{k}={base_row[k]}' for k in _changes.KEYS if base_row[k] is not None)}; "
+            "the baseline must be runs without a change "
+            "(calibrate fits the unchanged model to it)"
+        )
     if len(names) < 2:
         raise ConfigError(
             f"invalid real: only the baseline {baseline!r} was measured; expected changes too"
@@ -139,6 +162,9 @@ def validate(
         )
     m, k = machine_arg(machine), kernel_arg(kernel)
     nseeds = need_int("seeds", seeds, lo=1, hi=1000)
+    # NaN (a count not read) is missing, not a value: polars sorts NaN last
+    # and a median over it would move.
+    real = real.with_columns([pl.col(c).cast(pl.Float64).fill_nan(None) for c in METRICS])
     base_real = real.filter(pl.col("change") == baseline)
     cal = calibrate(
         base_real.with_columns(pl.lit(_changes.PLAIN).alias("change")),
@@ -187,7 +213,7 @@ def validate(
     for ch in _changes_of(real):
         if ch["change"] == baseline:
             continue
-        tasks, why = model_change(ch)
+        tasks, why = model_change(ch, m.nr_cpus)
         cm: dict[tuple[Any, ...], dict[str, Any]] = {}
         if tasks is not None:
             cm = {tuple(r[c] for c in CONFIG): r for r in model(tasks).to_dicts()}
@@ -274,7 +300,7 @@ def summary(effects: pl.DataFrame) -> pl.DataFrame:
         effects.filter(pl.col("modelled"))
         .group_by("metric")
         .agg(
-            pl.len().alias("n"),
+            pl.col("error").is_not_null().sum().alias("n"),
             pl.col("error").abs().median().alias("median_abs_err"),
             pl.col("same_direction").is_not_null().sum().alias("big_effects"),
             (pl.col("same_direction") == False).sum().alias("direction_misses"),  # noqa: E712
