@@ -144,6 +144,11 @@ pub enum Domain {
         lo: u64,
         hi: u64,
     },
+    /// A signed integer from `lo` to `hi` (a sysctl whose -1 means "none").
+    SInt {
+        lo: i64,
+        hi: i64,
+    },
     /// One of these integers.
     IntIn(&'static [u64]),
     /// One of these names (a [`NamedEnum`]'s).
@@ -155,7 +160,7 @@ impl Domain {
     pub fn py_type(&self) -> String {
         match self {
             Domain::Bool => "bool".into(),
-            Domain::Int { .. } => "int".into(),
+            Domain::Int { .. } | Domain::SInt { .. } => "int".into(),
             Domain::IntIn(v) => {
                 let v: Vec<String> = v.iter().map(u64::to_string).collect();
                 format!("Literal[{}]", v.join(", "))
@@ -171,7 +176,7 @@ impl Domain {
     pub fn expected_type(&self) -> String {
         match self {
             Domain::Bool => "bool".into(),
-            Domain::Int { .. } | Domain::IntIn(_) => "int".into(),
+            Domain::Int { .. } | Domain::SInt { .. } | Domain::IntIn(_) => "int".into(),
             Domain::Enum(names) => format!("str, {}", one_of_names(names)),
         }
     }
@@ -181,6 +186,7 @@ impl Domain {
         match self {
             Domain::Bool => "True or False".into(),
             Domain::Int { lo, hi } => format!("an integer from {lo} to {hi}"),
+            Domain::SInt { lo, hi } => format!("an integer from {lo} to {hi}"),
             Domain::IntIn(v) => {
                 let v: Vec<String> = v.iter().map(u64::to_string).collect();
                 format!("one of {}", v.join(", "))
@@ -198,8 +204,8 @@ impl Domain {
                 Value::Int(x) => Err(CoreError::invalid(param, x, self.allowed())),
                 _ => Err(v.wrong(param, "int")),
             },
-            Domain::Bool | Domain::Enum(_) => {
-                unreachable!("an integer field has an integer domain")
+            Domain::Bool | Domain::Enum(_) | Domain::SInt { .. } => {
+                unreachable!("an unsigned integer field has an unsigned integer domain")
             }
         }
     }
@@ -244,7 +250,7 @@ fn int_domain_ok(domain: &Domain, hi: u64) -> bool {
     match domain {
         Domain::Int { lo, hi: h } => lo <= h && *h <= hi,
         Domain::IntIn(v) => !v.is_empty() && v.iter().all(|x| *x <= hi),
-        Domain::Bool | Domain::Enum(_) => false,
+        Domain::Bool | Domain::Enum(_) | Domain::SInt { .. } => false,
     }
 }
 
@@ -271,6 +277,25 @@ impl FieldType for u64 {
     }
     fn domain_ok(domain: &Domain) -> bool {
         int_domain_ok(domain, i64::MAX as u64)
+    }
+}
+
+impl FieldType for i64 {
+    const DOMAIN: Domain = Domain::SInt {
+        lo: i64::MIN,
+        hi: i64::MAX,
+    };
+    fn to_value(self) -> Value {
+        Value::Int(self)
+    }
+    fn from_value(param: &str, v: &Value, domain: &Domain) -> CoreResult<Self> {
+        match domain {
+            Domain::SInt { lo, hi } => v.as_int(param, *lo, *hi),
+            _ => unreachable!("a signed integer field has a signed domain"),
+        }
+    }
+    fn domain_ok(domain: &Domain) -> bool {
+        matches!(domain, Domain::SInt { lo, hi } if lo <= hi)
     }
 }
 

@@ -37,6 +37,20 @@ named_enum! {
 }
 
 named_enum! {
+    /// Which wake-ups are queued on the target CPU's wake list
+    /// (`ttwu_queue_wakelist()`): a function-call IPI instead of a
+    /// reschedule IPI.
+    pub enum TtwuQueue {
+        /// 2.6.36-2.6.39: none.
+        Off = "off",
+        /// 3.0 (317f394160e9): onto a CPU sharing no cache with the waker.
+        CrossLlc = "cross_llc",
+        /// 6.0 (f3dd3f674555): also onto an idle CPU of the same LLC.
+        Idle = "idle",
+    }
+}
+
+named_enum! {
     /// How the sched-domain levels get their parameters.
     pub enum SdInit {
         /// The per-level SD_*_INIT tables of 2.6.36–3.x
@@ -338,6 +352,12 @@ config_struct! {
     rt_push: RtPush = RtPush::Pull
         => origin(Feature, "RT_PUSH_IPI (sched/rt: Use IPI to trigger RT task push migration instead of pulling)", "b6366f048e0c", "v4.1", true),
         "How pull_rt_task() finds RT work queued on RT-overloaded CPUs when a CPU lowers its priority (an RT task or the stopper migration/N schedules out: need_pull_rt_task()). pull: before 4.1, for each CPU of rd->rto_mask whose highest_prio.next beats this rq, double_lock_balance() and pull the highest pushable task. push_ipi: 4.1-4.14 RT_PUSH_IPI, tell_cpu_to_push() starts this CPU's own irq_work chain (rt_rq->push_work) at the next overloaded CPU after it whose highest_prio.next beats it, never itself; try_to_push_tasks() pushes one task and forwards the IPI, restarting from the source on RESTART. push_ipi_rd: 4bdced5c9a29 (v4.15, 'sched/rt: Simplify the IPI based RT balancing logic'), one irq_work per root domain: rto_next_cpu() walks rto_mask from -1 including the initiating CPU (a self-IPI), rto_push_irq_work_func() runs push_rt_tasks() and forwards, and the walk restarts while rto_loop_next moved; no priority filter. Every walk step is an irq_work IPI counted in function_call_ipis. All of it is gated on rto_count > 0: without RT overload (no rt_kthreads) the field changes nothing.";
+    sched_rt_period_us: i64 [Domain::SInt { lo: 1, hi: i32::MAX as i64 }] = 1_000_000
+        => origin(Tunable, "sysctl_sched_rt_period (/proc/sys/kernel/sched_rt_period_us)", "", "", true),
+        "The RT bandwidth period in us: each CPU's RT class may run sched_rt_runtime_us of every sched_rt_period_us (sched_rt_runtime_exceeded(), the rt_period_timer's do_sched_rt_period_timer()). Read by the RT class (rt_kthreads).";
+    sched_rt_runtime_us: i64 [Domain::SInt { lo: -1, hi: i32::MAX as i64 }] = 950_000
+        => origin(Tunable, "sysctl_sched_rt_runtime (/proc/sys/kernel/sched_rt_runtime_us)", "", "", true),
+        "The RT runtime per period in us; -1 (RUNTIME_INF) is no RT throttling. At most sched_rt_period_us, as sched_rt_global_validate() requires. Simplification: one budget per CPU, no RT_RUNTIME_SHARE borrowing between CPUs.";
     rt_pull_skip_only_self: bool = false
         => origin(Change, "sched/rt: Do not pull from current CPU if only one CPU to pull", "f73c52a5bcd1", "~v4.15", false),
         "pull_rt_task() returns when rto_count == 1 and this CPU is the one in rto_mask (all rt_push modes). The commit id is from a distribution changelog, not verified against the upstream tree.";
@@ -446,6 +466,9 @@ config_struct! {
     sched_idle_cpu: bool = false
         => origin(Change, "sched/fair: Fall back to sched-idle CPU if idle CPU isn't found", "3c29e651e16d", "~v5.4", false),
         "select_idle_sibling() (the select_idle_sibling=\"idle_cpu\" path): a CPU whose runnable tasks are all SCHED_IDLE (sched_idle_cpu()) counts as idle for target, prev, recent_used_cpu, select_idle_smt() and the select_idle_cpu() scan, and is select_idle_core()'s fallback (17346452b25b, ~v5.6, made the uses consistent as 6.x has them). Not modelled: its other 6.x uses, find_idlest_group_cpu() on the fork path (the model's fork placement is 2.6.36's find_idlest_cpu), the busy factor of sched_balance_domains() and the next_balance reset when a dequeue leaves only SCHED_IDLE tasks (323af6deaf70, ~v5.6). Changes nothing unless some task has policy \"idle\" (Workload.with_tasks). Needs select_idle_sibling=\"idle_cpu\".";
+    ttwu_queue: TtwuQueue = TtwuQueue::Off
+        => origin(Change, "sched: Remove the limitation of WF_ON_CPU on wakelist if wakee cpu is idle", "f3dd3f674555", "~v6.0", false),
+        "Which wake-ups go by the target CPU's wake list (ttwu_queue_wakelist(), TTWU_QUEUE) and so send a function-call IPI (counted in function_call_ipis, /proc/interrupts' CAL) instead of a reschedule IPI (resched_ipis, RES). off: none (2.6.36-2.6.39). cross_llc: a wake-up onto a CPU sharing no cache with the waker (317f394160e9, 'sched: Move the second half of ttwu() to the remote cpu', v3.0). idle: that, and a wake-up onto an idle CPU (nr_running 0) of the same LLC (this commit, 6.0-6.18). The v3.8-v4.11 presets leave it off although 3.x had cross_llc: it moves seed case 4's function-call IPI counts, which are to be redone against the real benchmark (docs/cases/rt-push-ipi.md). Changes only the IPI counts: the model still enqueues at the waker, with the reschedule IPI's latency; the idle loop never polls (no IPI saved by set_nr_if_polling()); every queueing sends its IPI.";
     sched_idle_balance: bool = false
         => origin(Change, "sched/fair: Load balance aggressively for SCHED_IDLE CPUs", "323af6deaf70", "~v5.6", false),
         "A CPU whose runnable tasks are all SCHED_IDLE (sched_idle_rq()) balances periodically at the idle interval (no busy_factor, rebalance_domains()), and a dequeue that leaves only SCHED_IDLE tasks on a CPU sets its rq->next_balance to now (dequeue_task_fair(): 'balance early to pull high priority tasks'). Changes nothing unless some task has policy \"idle\" (Workload.with_tasks).";
@@ -726,6 +749,7 @@ kernel_presets! {
         recent_used_cpu: true,
         sched_idle_cpu: true,
         sched_idle_balance: true,
+        ttwu_queue: TtwuQueue::Idle,
         idle_preempt_non_idle: true,
         sis_util: true,
         pick: Pick::Eevdf,
@@ -862,6 +886,16 @@ impl Fields for Kernel {
                 ),
             )
         };
+        if self.sched_rt_runtime_us > self.sched_rt_period_us {
+            return Err(CoreError::invalid(
+                "sched_rt_runtime_us",
+                self.sched_rt_runtime_us,
+                format!(
+                    "-1 (no RT throttling) or at most sched_rt_period_us={} (sched_rt_global_validate())",
+                    self.sched_rt_period_us
+                ),
+            ));
+        }
         if self.select_idle_sibling != SelectIdleSibling::IdleCpu {
             if self.recent_used_cpu {
                 return Err(needs_sis("recent_used_cpu"));

@@ -83,11 +83,28 @@ def rt_hackbench() -> sl.workloads.Workload:
     return hackbench(groups=2, fds=10, loops=150, ipc="pipe", mode="thread", rt_kthreads=rt)
 
 
+def rt_hog_hackbench() -> sl.workloads.Workload:
+    """hackbench under 1 ms watchdogs that want 99 % of each CPU: the RT
+    class runs into its sched_rt_runtime_us budget."""
+    rt = sl.workloads.rt_kthreads(watchdog_period_ms=1, watchdog_run_us=990)
+    return hackbench(groups=1, fds=2, loops=1500, ipc="pipe", mode="thread", rt_kthreads=rt)
+
+
 V38_RT_RD = sl.Kernel.preset("v3.8").replace(rt_push="push_ipi_rd")
 RT_IPIS = ("function_call_ipis", "irq_work", "rt_push_ipis", "rt_self_ipis")
 
 FIELD_SCENARIOS: dict[str, Scenario] = {
     # -- RT class (docs/rt.md) -------------------------------------------------
+    # RT throttling: no limit, and a longer period at the same runtime.
+    "sched_rt_runtime_us": ("vm-2", "v6.18", -1, rt_hog_hackbench, None, ("rt_throttled_s",)),
+    "sched_rt_period_us": (
+        "vm-2",
+        "v6.18",
+        2_000_000,
+        rt_hog_hackbench,
+        None,
+        ("rt_throttled_s", "elapsed_s"),
+    ),
     # pull -> the 2017 root-domain walk: push IPIs instead of pulls.
     "rt_push": ("core2-2s", "v3.8", "push_ipi_rd", rt_hackbench, None, (*RT_IPIS, "rt_pulls")),
     # An overloaded CPU no longer starts a walk that would only reach itself.
@@ -482,6 +499,15 @@ FIELD_SCENARIOS: dict[str, Scenario] = {
         lambda: hackbench(groups=2, loops=50).with_tasks(policy="idle", role="sender"),
         None,
         ("cpu_migrations", "context_switches"),
+    ),
+    # Wake-ups onto idle CPUs by the wake list: CAL instead of RES IPIs.
+    "ttwu_queue": (
+        "vm-2",
+        "v6.18",
+        "off",
+        lambda: hackbench(groups=2, loops=50),
+        None,
+        ("function_call_ipis", "resched_ipis"),
     ),
     # SCHED_IDLE CPUs balance at the idle interval: hackbench all SCHED_IDLE.
     "sched_idle_balance": (

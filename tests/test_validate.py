@@ -25,6 +25,13 @@ def _ok(cmd: list[str]) -> subprocess.CompletedProcess[str]:
     )
 
 
+def _measure_one(**kw):
+    """One plain hackbench configuration, 1 rep, and ``kw``'s changes."""
+    return sl.measure(
+        "hackbench", groups=2, ipc="pipe", mode="process", reps=1, progress=False, **kw
+    )
+
+
 def test_interrupt_rows_are_summed_over_cpus():
     before = (DATA / "interrupts-before.txt").read_text()
     after = (DATA / "interrupts-after.txt").read_text()
@@ -230,17 +237,7 @@ def test_nice_refused_by_the_os_is_not_recorded_as_niced():
         return r
 
     with pytest.raises(sl.MeasureError, match="could not set nice -5"):
-        sl.measure(
-            "hackbench",
-            groups=2,
-            ipc="pipe",
-            mode="process",
-            reps=1,
-            progress=False,
-            runner=runner,
-            changes=[{"nice": -5}],
-            interrupts=lambda: None,
-        )
+        _measure_one(runner=runner, changes=[{"nice": -5}], interrupts=lambda: None)
 
 
 def test_rt_sysctls_are_written_in_an_order_the_kernel_accepts(tmp_path):
@@ -260,17 +257,7 @@ def test_rt_sysctls_are_written_in_an_order_the_kernel_accepts(tmp_path):
 
 def test_pinned_and_an_affinity_change_are_refused_together():
     with pytest.raises(sl.ConfigError, match="nest"):
-        sl.measure(
-            "hackbench",
-            groups=2,
-            ipc="pipe",
-            mode="process",
-            reps=1,
-            progress=False,
-            runner=_ok,
-            pinned=True,
-            changes=[{"affinity": [1]}],
-        )
+        _measure_one(runner=_ok, pinned=True, changes=[{"affinity": [1]}])
 
 
 def test_numpy_integers_are_taken_in_changes():

@@ -156,6 +156,8 @@ class Kernel(_Frozen):
     avg_idle_ewma_first: bool
     newidle_random: bool
     rt_push: Literal["pull", "push_ipi", "push_ipi_rd"]
+    sched_rt_period_us: int
+    sched_rt_runtime_us: int
     rt_pull_skip_only_self: bool
     rt_rto_skip_self: bool
     avg_idle_on_move: bool
@@ -192,6 +194,7 @@ class Kernel(_Frozen):
     wake_affine: Literal["load", "idle", "weight", "idle_weight"]
     recent_used_cpu: bool
     sched_idle_cpu: bool
+    ttwu_queue: Literal["off", "cross_llc", "idle"]
     sched_idle_balance: bool
     idle_preempt_non_idle: bool
     sis_util: bool

@@ -188,8 +188,9 @@ fn decl_dict<'py, M>(py: Python<'py>, f: &FieldDecl<M>) -> PyResult<Bound<'py, P
     d.set_item("name", f.name)?;
     d.set_item("type", f.domain.py_type())?;
     d.set_item("allowed", f.domain.allowed())?;
-    let (min, max) = match f.domain {
-        Domain::Int { lo, hi } => (Some(lo), Some(hi)),
+    let (min, max): (Option<i128>, Option<i128>) = match f.domain {
+        Domain::Int { lo, hi } => (Some(lo as i128), Some(hi as i128)),
+        Domain::SInt { lo, hi } => (Some(lo as i128), Some(hi as i128)),
         _ => (None, None),
     };
     d.set_item("min", min)?;
@@ -197,7 +198,9 @@ fn decl_dict<'py, M>(py: Python<'py>, f: &FieldDecl<M>) -> PyResult<Bound<'py, P
     match f.domain {
         Domain::Enum(names) => d.set_item("values", names.to_vec())?,
         Domain::IntIn(v) => d.set_item("values", v.to_vec())?,
-        Domain::Bool | Domain::Int { .. } => d.set_item("values", py.None())?,
+        Domain::Bool | Domain::Int { .. } | Domain::SInt { .. } => {
+            d.set_item("values", py.None())?
+        }
     }
     d.set_item("doc", f.doc)?;
     Ok(d)

@@ -7,6 +7,7 @@ use crate::error::CoreResult;
 use crate::kernel::Kernel;
 use crate::result::{SimResult, Status};
 use crate::sched::fair::TaskId;
+use crate::sched::rt::{RtKthreads, RtPolicy};
 use crate::sched::task::Policy;
 use crate::topology::Machine;
 use crate::workload::attrs::{TaskAttrs, WithTasks};
@@ -18,6 +19,7 @@ use crate::{simulate, RunOptions};
 struct Mix {
     tasks: Vec<(&'static str, bool, Option<Vec<u32>>)>,
     slept: Vec<bool>,
+    rt: Option<RtKthreads>,
 }
 
 const ROLES: &[&str] = &["a", "b", "c"];
@@ -66,14 +68,28 @@ impl Workload for Mix {
     fn metrics(&self, _: u64) -> Vec<(&'static str, f64)> {
         vec![]
     }
+    fn rt_kthreads(&self) -> Option<&RtKthreads> {
+        self.rt.as_ref()
+    }
 }
 
 type Spec = Vec<(&'static str, bool, Option<Vec<u32>>)>;
 
 fn run(m: &Machine, k: &Kernel, tasks: Spec, attrs: Vec<TaskAttrs>) -> SimResult {
+    run_rt(m, k, tasks, attrs, None)
+}
+
+fn run_rt(
+    m: &Machine,
+    k: &Kernel,
+    tasks: Spec,
+    attrs: Vec<TaskAttrs>,
+    rt: Option<RtKthreads>,
+) -> SimResult {
     let w = Box::new(Mix {
         tasks,
         slept: vec![],
+        rt,
     });
     let opts = RunOptions {
         seed: 1,
@@ -242,5 +258,56 @@ fn a_cpu_running_only_idle_tasks_takes_wake_ups_from_6x() {
         "normal hog's lost CPU time: {} s with sched_idle_cpu, {} s without",
         lost(&on_),
         lost(&off)
+    );
+}
+
+#[test]
+fn rt_throttling_leaves_fair_tasks_5_percent_and_none_at_minus_1() {
+    // A watchdog RT thread wanting 99 % of the one CPU, beside a fair hog.
+    let rt = RtKthreads {
+        watchdog: true,
+        watchdog_period_ns: 1_000_000,
+        watchdog_run_ns: 990_000,
+        irq_threads: 0,
+        irq_cpus: 1,
+        irq_prio: 50,
+        irq_policy: RtPolicy::Fifo,
+        irq_period_ns: 1_000_000,
+        irq_run_ns: 50_000,
+    };
+    let hog = || vec![("a", HOG, None)];
+    let k = Kernel::v6_18();
+    assert_eq!(
+        (k.sched_rt_runtime_us, k.sched_rt_period_us),
+        (950_000, 1_000_000)
+    );
+    let r = run_rt(&one_cpu(), &k, hog(), vec![], Some(rt.clone()));
+    // 950 ms of RT per 1 s period: the fair hog's own work (its user time;
+    // the RT class's time is charged beside it as system time, sched::rt)
+    // gets the rest, about 5 % of the 2 s, and the RT class is throttled
+    // about 2 × 40 ms.
+    let fair = r.tasks.user_s[0];
+    let throttled = r.metric("rt_throttled_s").unwrap();
+    assert!((0.07..0.13).contains(&fair), "fair hog ran {fair} s");
+    assert!((0.06..0.12).contains(&throttled), "throttled {throttled} s");
+    let mut none = k.clone();
+    none.sched_rt_runtime_us = -1;
+    let r = run_rt(&one_cpu(), &none, hog(), vec![], Some(rt.clone()));
+    assert_eq!(r.metric("rt_throttled_s"), Some(0.0));
+    // Only the 1 % the watchdog leaves between its runs.
+    assert!(
+        r.tasks.user_s[0] < 0.05,
+        "fair hog ran {} s",
+        r.tasks.user_s[0]
+    );
+    // A shorter period at the same share throttles as much in total.
+    let mut short = k.clone();
+    short.sched_rt_period_us = 100_000;
+    short.sched_rt_runtime_us = 95_000;
+    let r = run_rt(&one_cpu(), &short, hog(), vec![], Some(rt));
+    assert!(
+        (0.07..0.13).contains(&r.tasks.user_s[0]),
+        "{}",
+        r.tasks.user_s[0]
     );
 }

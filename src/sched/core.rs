@@ -20,7 +20,7 @@ use super::fair::{DequeueFlags, EnqueueFlags, SchedEntity, TaskId};
 use super::task::{Policy, Task, TaskState, Work};
 use super::weights::task_weight;
 use super::Sched;
-use crate::kernel::AvgIdleCap;
+use crate::kernel::{AvgIdleCap, TtwuQueue};
 use crate::trace::{TraceKind, PREV_STATE_DEAD, PREV_STATE_RUNNING, PREV_STATE_SLEEPING};
 
 /// ftrace pid of a task (0 is the idle task, "swapper").
@@ -172,9 +172,14 @@ impl Sched<'_> {
             return;
         }
         rq.resched_pending = true;
-        self.counters.resched_ipis += 1;
-        if rq.cfs.curr.is_none() {
-            self.counters.resched_ipis_idle += 1;
+        // Woken through its wake list, the CPU reschedules in that IPI's
+        // handler (sched_ttwu_pending()): no reschedule IPI is sent. The
+        // model keeps the event, with the same latency.
+        if !self.wakelist_ipi {
+            self.counters.resched_ipis += 1;
+            if rq.cfs.curr.is_none() {
+                self.counters.resched_ipis_idle += 1;
+            }
         }
         self.smp_send_reschedule(cpu);
     }
@@ -350,6 +355,11 @@ impl Sched<'_> {
         }
         self.set_task_cpu(t, cpu, waker_cpu);
         self.rq_sync(cpu);
+        let wakelist =
+            self.kernel.ttwu_queue != TtwuQueue::Off && self.ttwu_queue_cond(cpu, waker_cpu);
+        if wakelist {
+            self.counters.function_call_ipis += 1;
+        }
         self.activate_task(
             cpu,
             t,
@@ -359,12 +369,39 @@ impl Sched<'_> {
                 initial: false,
             },
         );
-        self.ttwu_do_wakeup(t, cpu, waker_cpu);
+        if wakelist {
+            self.wakelist_ipi = true;
+            self.ttwu_do_wakeup(t, cpu, waker_cpu);
+            self.wakelist_ipi = false;
+        } else {
+            self.ttwu_do_wakeup(t, cpu, waker_cpu);
+        }
         if !self.kernel.avg_idle_on_move {
             self.update_avg_idle_on_wakeup(cpu);
         }
         self.rearm(cpu);
         true
+    }
+
+    /// `ttwu_queue_cond()` (kernel/sched/core.c 3.0-6.18; Kernel field
+    /// `ttwu_queue`): a wake-up onto another CPU goes by that CPU's wake
+    /// list, a function-call IPI (CAL in /proc/interrupts), when the two
+    /// CPUs share no cache (3.0) or, from 6.0, the target runs nothing
+    /// (`!cpu_rq(cpu)->nr_running`). Simplifications: the target's idle
+    /// loop never polls (a halted idle, as this project's VMs run: no
+    /// `set_nr_if_polling()` saving), every queueing sends its IPI (no
+    /// `llist_add()` batching), and the task is still enqueued by the
+    /// waker (the timing is the reschedule IPI's).
+    #[inline(never)]
+    fn ttwu_queue_cond(&self, cpu: usize, waker_cpu: usize) -> bool {
+        match self.kernel.ttwu_queue {
+            TtwuQueue::Off => false,
+            _ if cpu == waker_cpu => false,
+            TtwuQueue::CrossLlc => !self.cpus_share_cache(waker_cpu, cpu),
+            TtwuQueue::Idle => {
+                !self.cpus_share_cache(waker_cpu, cpu) || self.rqs[cpu].cfs.nr_running == 0
+            }
+        }
     }
 
     /// `ttwu_do_wakeup()`: the queued task becomes runnable (its wait

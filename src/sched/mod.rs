@@ -140,6 +140,10 @@ pub(crate) struct Sched<'a> {
     /// The workload's `init` is running: wake-ups send no IPI (every CPU
     /// reschedules once `init` is done).
     pub(crate) in_init: bool,
+    /// A wake-up is going by the target's wake list (`ttwu_queue_wakelist()`,
+    /// Kernel field `ttwu_queue`): its function-call IPI is counted,
+    /// so the reschedule it causes sends no reschedule IPI.
+    pub(crate) wakelist_ipi: bool,
     /// Each CPU's sched domains, lowest level first.
     pub(crate) sd: Vec<Vec<Domain>>,
     pub(crate) cpu_power: Vec<u64>,
@@ -231,6 +235,7 @@ impl<'a> Sched<'a> {
             nr_running_total: 0,
             pending_timers: 0,
             in_init: false,
+            wakelist_ipi: false,
             cpu_power: crate::domains::cpu_power(machine),
             sg_sums: sg_sums::wanted(n)
                 .then(|| sg_sums::SgSums::new(&sd, sg_sums::groups_wanted(kernel))),

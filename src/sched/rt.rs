@@ -28,10 +28,6 @@
 pub const MAX_RT_PRIO: u32 = 100;
 /// `sched_rr_timeslice` (RR_TIMESLICE, 100 ms).
 pub const RR_TIMESLICE_NS: u64 = 100_000_000;
-/// `sysctl_sched_rt_period` (1 s).
-pub const RT_PERIOD_NS: u64 = 1_000_000_000;
-/// `sysctl_sched_rt_runtime` (0.95 s).
-pub const RT_RUNTIME_NS: u64 = 950_000_000;
 
 /// `RT_PUSH_IPI_EXECUTING` / `RT_PUSH_IPI_RESTART` (4.1-4.14).
 pub(crate) const PUSH_EXECUTING: u8 = 1;

@@ -11,7 +11,6 @@
 
 use super::cputime::Overhead;
 use super::rt::{RtPolicy, RtState, MAX_RT_PRIO, PUSH_EXECUTING, PUSH_RESTART, RR_TIMESLICE_NS};
-use super::rt::{RT_PERIOD_NS, RT_RUNTIME_NS};
 use super::Sched;
 use crate::kernel::RtPush;
 
@@ -19,6 +18,16 @@ use crate::kernel::RtPush;
 pub(crate) const RD_WORK: u32 = u32::MAX;
 
 impl Sched<'_> {
+    /// `def_rt_bandwidth` from the sysctls: the period and the runtime per
+    /// period in ns (`None`: RUNTIME_INF, no throttling).
+    fn rt_bandwidth(&self) -> (u64, Option<u64>) {
+        let period = self.kernel.sched_rt_period_us as u64 * 1000;
+        let runtime = u64::try_from(self.kernel.sched_rt_runtime_us)
+            .ok()
+            .map(|r| r * 1000);
+        (period, runtime)
+    }
+
     fn rt_charge(&mut self, cpu: usize, ns: u64) {
         self.charge_as(cpu, ns, Overhead::Other);
         self.rearm(cpu);
@@ -185,11 +194,13 @@ impl Sched<'_> {
             self.rearm(cpu);
             return;
         };
-        // sched_rt_runtime_exceeded(): 950 ms of RT per 1 s period.
+        // sched_rt_runtime_exceeded(): sched_rt_runtime_us of RT per
+        // sched_rt_period_us (950 ms per 1 s by default; -1: no limit).
+        let (period_ns, runtime_ns) = self.rt_bandwidth();
         let rt = self.rt.as_mut().unwrap();
         let rq = &mut rt.rqs[cpu];
-        if now >= rq.period_start + RT_PERIOD_NS {
-            rq.period_start = now - now % RT_PERIOD_NS;
+        if now >= rq.period_start + period_ns {
+            rq.period_start = now - now % period_ns;
             rq.rt_time = 0;
         }
         let task = &mut rt.tasks[n];
@@ -197,27 +208,29 @@ impl Sched<'_> {
         if task.policy == RtPolicy::Rr {
             run = run.min(task.slice_left);
         }
-        let budget = RT_RUNTIME_NS.saturating_sub(rq.rt_time);
-        let period_end = rq.period_start + RT_PERIOD_NS;
-        if budget == 0 {
-            rq.throttled = true;
-            let end = rq.period_start + RT_PERIOD_NS;
-            rt.stats.throttled_ns += end - now;
-            self.start_rt_bandwidth(cpu, end);
-            self.rearm(cpu);
-            return;
-        }
-        let allowed = if now + budget < period_end {
-            budget
-        } else {
-            period_end + RT_RUNTIME_NS - now
-        };
-        let run = run.min(allowed);
-        if now + run <= period_end {
-            rq.rt_time += run;
-        } else {
-            rq.period_start = period_end;
-            rq.rt_time = now + run - period_end;
+        if let Some(runtime_ns) = runtime_ns {
+            let budget = runtime_ns.saturating_sub(rq.rt_time);
+            let period_end = rq.period_start + period_ns;
+            if budget == 0 {
+                rq.throttled = true;
+                let end = rq.period_start + period_ns;
+                rt.stats.throttled_ns += end - now;
+                self.start_rt_bandwidth(cpu, end);
+                self.rearm(cpu);
+                return;
+            }
+            let allowed = if now + budget < period_end {
+                budget
+            } else {
+                period_end + runtime_ns - now
+            };
+            run = run.min(allowed);
+            if now + run <= period_end {
+                rq.rt_time += run;
+            } else {
+                rq.period_start = period_end;
+                rq.rt_time = now + run - period_end;
+            }
         }
         task.state = RtState::Running;
         rq.curr = Some(n);
@@ -296,11 +309,12 @@ impl Sched<'_> {
     /// (`do_sched_rt_period_timer()`).
     pub(crate) fn rt_unthrottle(&mut self, cpu: usize) {
         let now = self.now;
+        let (period_ns, _) = self.rt_bandwidth();
         let rt = self.rt.as_mut().expect("rt");
         let rq = &mut rt.rqs[cpu];
         rq.throttled = false;
         rq.rt_time = 0;
-        rq.period_start = now - now % RT_PERIOD_NS;
+        rq.period_start = now - now % period_ns;
         self.rt_schedule(cpu);
     }
 

@@ -132,7 +132,7 @@ impl Sched<'_> {
         }
     }
 
-    fn cpus_share_cache(&self, a: usize, b: usize) -> bool {
+    pub(crate) fn cpus_share_cache(&self, a: usize, b: usize) -> bool {
         self.machine.cpu(a).llc == self.machine.cpu(b).llc
     }
 
@@ -420,6 +420,7 @@ impl Sched<'_> {
         self.idle_cpu(cpu) || self.sched_idle_cpu(cpu)
     }
 
+    #[inline(never)]
     fn select_idle_sibling_6x(&mut self, p: TaskId, prev: usize, target: usize) -> usize {
         if self.idle_for_wakeup(target) {
             return target;
