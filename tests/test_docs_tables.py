@@ -109,7 +109,7 @@ def test_readme_stays_short_and_opens_with_the_two_commands():
     assert len(lines) <= 150
     assert lines[2:6] == [
         "```sh",
-        "pip install . && schedlab demo     # install, run the built-in demo",
+        "pip install '.[perfetto]' && schedlab demo   # install, run the built-in demo",
         "make test                          # install test deps, run every check and test",
         "```",
     ]
