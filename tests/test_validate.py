@@ -25,10 +25,11 @@ def _ok(cmd: list[str]) -> subprocess.CompletedProcess[str]:
     )
 
 
-def _measure_one(**kw):
-    """One plain hackbench configuration, 1 rep, and ``kw``'s changes."""
+def _measure_one(reps=1, **kw):
+    """One hackbench configuration (pipe, process, 2 groups), ``reps`` reps,
+    and ``kw`` (the runner, the changes, ...)."""
     return sl.measure(
-        "hackbench", groups=2, ipc="pipe", mode="process", reps=1, progress=False, **kw
+        "hackbench", groups=2, ipc="pipe", mode="process", reps=reps, progress=False, **kw
     )
 
 
@@ -109,13 +110,8 @@ def test_measure_runs_each_change_and_restores_the_sysctl(tmp_path):
         seen.append((cmd, (tmp_path / "sched_rt_runtime_us").read_text().strip()))
         return _ok(cmd)
 
-    df = sl.measure(
-        "hackbench",
-        groups=2,
-        ipc="pipe",
-        mode="process",
+    df = _measure_one(
         reps=2,
-        progress=False,
         runner=runner,
         changes=[{"name": "fifo, no throttling", "policy": "fifo", "rt_runtime_us": -1}],
         interrupts=lambda: next(snaps),
@@ -139,13 +135,7 @@ def test_the_sysctl_is_restored_on_ctrl_c(tmp_path):
         return _ok(cmd)
 
     with pytest.raises(KeyboardInterrupt):
-        sl.measure(
-            "hackbench",
-            groups=2,
-            ipc="pipe",
-            mode="process",
-            reps=1,
-            progress=False,
+        _measure_one(
             runner=runner,
             changes=[{"policy": "fifo", "rt_runtime_us": -1}],
             interrupts=lambda: None,
@@ -162,16 +152,12 @@ def test_a_change_not_permitted_is_refused_cleanly(tmp_path):
             )
         return _ok(cmd)
 
-    kw = dict(groups=2, ipc="pipe", mode="process", reps=1, progress=False, runner=runner)
     with pytest.raises(sl.MeasureError, match="CAP_SYS_NICE"):
-        sl.measure("hackbench", changes=[{"policy": "rr"}], **kw)  # type: ignore[arg-type]
+        _measure_one(runner=runner, changes=[{"policy": "rr"}])
     # a sysctl this process cannot write (here: absent)
     with pytest.raises(sl.MeasureError, match="cannot read kernel.sched_rt_runtime_us"):
-        sl.measure(
-            "hackbench",
-            changes=[{"rt_runtime_us": -1}],
-            sysctl_root=tmp_path / "nowhere",
-            **kw,  # type: ignore[arg-type]
+        _measure_one(
+            runner=runner, changes=[{"rt_runtime_us": -1}], sysctl_root=tmp_path / "nowhere"
         )
 
 

@@ -86,6 +86,8 @@ def model_change(
 
 
 def _changes_of(real: pl.DataFrame) -> list[dict[str, Any]]:
+    """Each distinct (change name, settings) of ``real``, in order of first
+    appearance, with ``affinity`` back as a CPU list."""
     rows = real.select(["change", *_changes.KEYS]).unique(maintain_order=True).to_dicts()
     out = []
     for r in rows:
@@ -134,20 +136,18 @@ def validate(
     names = sorted(set(real["change"].to_list()))
     if baseline not in names:
         raise ConfigError(f"invalid baseline={show(baseline)}: expected one of {names}")
-    settings = real.select(["change", *_changes.KEYS]).unique()
-    twice = sorted(
-        {n for n in settings["change"].to_list() if settings["change"].to_list().count(n) > 1}
-    )
+    settings = _changes_of(real)
+    seen = [c["change"] for c in settings]
+    twice = sorted({n for n in seen if seen.count(n) > 1})
     if twice:
         raise ConfigError(
             f"invalid real: the changes {twice} name rows of different settings; expected one "
             "setting per change name"
         )
-    base_row = settings.filter(pl.col("change") == baseline).row(0, named=True)
-    if any(base_row[k] is not None for k in _changes.KEYS):
+    base_row = next(c for c in settings if c["change"] == baseline)
+    if not _changes.is_plain(base_row):
         raise ConfigError(
-            f"invalid baseline={show(baseline)}: its rows set "
-            f"{' '.join(f'{k}={base_row[k]}' for k in _changes.KEYS if base_row[k] is not None)}; "
+            f"invalid baseline={show(baseline)}: its rows set {_changes.label(base_row)}; "
             "the baseline must be runs without a change "
             "(calibrate fits the unchanged model to it)"
         )
@@ -201,16 +201,16 @@ def validate(
     plain_model = model(None)
     rows: list[dict[str, Any]] = []
     real_med = real.group_by(["change", *CONFIG]).agg(
-        [pl.col(c).cast(pl.Float64).median().alias(c) for c in METRICS]
-        + [pl.col(c).cast(pl.Float64).min().alias(f"{c}__lo") for c in METRICS]
-        + [pl.col(c).cast(pl.Float64).max().alias(f"{c}__hi") for c in METRICS]
+        [pl.col(c).median().alias(c) for c in METRICS]
+        + [pl.col(c).min().alias(f"{c}__lo") for c in METRICS]
+        + [pl.col(c).max().alias(f"{c}__hi") for c in METRICS]
     )
     base_med = {
         tuple(r[c] for c in CONFIG): r
         for r in real_med.filter(pl.col("change") == baseline).to_dicts()
     }
     pm = {tuple(r[c] for c in CONFIG): r for r in plain_model.to_dicts()}
-    for ch in _changes_of(real):
+    for ch in settings:
         if ch["change"] == baseline:
             continue
         tasks, why = model_change(ch, m.nr_cpus)
