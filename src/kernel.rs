@@ -354,10 +354,16 @@ config_struct! {
         "How pull_rt_task() finds RT work queued on RT-overloaded CPUs when a CPU lowers its priority (an RT task or the stopper migration/N schedules out: need_pull_rt_task()). pull: before 4.1, for each CPU of rd->rto_mask whose highest_prio.next beats this rq, double_lock_balance() and pull the highest pushable task. push_ipi: 4.1-4.14 RT_PUSH_IPI, tell_cpu_to_push() starts this CPU's own irq_work chain (rt_rq->push_work) at the next overloaded CPU after it whose highest_prio.next beats it, never itself; try_to_push_tasks() pushes one task and forwards the IPI, restarting from the source on RESTART. push_ipi_rd: 4bdced5c9a29 (v4.15, 'sched/rt: Simplify the IPI based RT balancing logic'), one irq_work per root domain: rto_next_cpu() walks rto_mask from -1 including the initiating CPU (a self-IPI), rto_push_irq_work_func() runs push_rt_tasks() and forwards, and the walk restarts while rto_loop_next moved; no priority filter. Every walk step is an irq_work IPI counted in function_call_ipis. All of it is gated on rto_count > 0: without RT overload (no rt_kthreads) the field changes nothing.";
     sched_rt_period_us: i64 [Domain::SInt { lo: 1, hi: i32::MAX as i64 }] = 1_000_000
         => origin(Tunable, "sysctl_sched_rt_period (/proc/sys/kernel/sched_rt_period_us)", "", "", true),
-        "The RT bandwidth period in us: each CPU's RT class may run sched_rt_runtime_us of every sched_rt_period_us (sched_rt_runtime_exceeded(), the rt_period_timer's do_sched_rt_period_timer()). Read by the RT class (rt_kthreads).";
+        "The RT bandwidth period in us: each CPU's RT class may run sched_rt_runtime_us of every sched_rt_period_us (sched_rt_runtime_exceeded(), the rt_period_timer's do_sched_rt_period_timer()). Read by the RT class (rt_kthreads and the workload's RT tasks).";
     sched_rt_runtime_us: i64 [Domain::SInt { lo: -1, hi: i32::MAX as i64 }] = 950_000
         => origin(Tunable, "sysctl_sched_rt_runtime (/proc/sys/kernel/sched_rt_runtime_us)", "", "", true),
-        "The RT runtime per period in us; -1 (RUNTIME_INF) is no RT throttling. At most sched_rt_period_us, as sched_rt_global_validate() requires. Simplification: one budget per CPU, no RT_RUNTIME_SHARE borrowing between CPUs.";
+        "The RT runtime per period in us; -1 (RUNTIME_INF) is no RT throttling. At most sched_rt_period_us, as sched_rt_global_validate() requires. 0 is no throttling either, as sched_rt_runtime_exceeded() forgets the time then. Simplifications: one budget per CPU, no RT_RUNTIME_SHARE borrowing between CPUs; 6.12+'s fair deadline server (fair_server: 50 ms per second for starved fair tasks, also at -1) is not modelled.";
+    sched_rr_timeslice_ms: u64 [int(1, 3_600_000)] = 100
+        => origin(Tunable, "sysctl_sched_rr_timeslice (/proc/sys/kernel/sched_rr_timeslice_ms)", "", "", true),
+        "SCHED_RR's time slice in ms (RR_TIMESLICE, 100 ms): a workload task's slice is msecs_to_jiffies() of it, counted down by task_tick_rt(); when it runs out and another task of the same priority is queued, the task goes to the tail (requeue_task_rt()). rt_kthreads' RR IRQ threads use it in ns.";
+    cpupri_idle: bool = true
+        => origin(Change, "sched/cpupri: Remove pointless/broken CPUPRI_IDLE", "", "~v5.11", false),
+        "cpupri keeps idle CPUs at a level below CPUs running fair tasks (CPUPRI_IDLE), so find_lowest_rq() prefers an idle CPU for a workload RT task; off: idle and fair CPUs are one level (CPUPRI_NORMAL) and the task's own CPU, then the waker's, wins among them. The commit id is not recorded here (unverified). Read for workload RT tasks (Workload.with_tasks(policy=\"fifo\"/\"rr\")); rt_kthreads keep the idle level.";
     rt_pull_skip_only_self: bool = false
         => origin(Change, "sched/rt: Do not pull from current CPU if only one CPU to pull", "f73c52a5bcd1", "~v4.15", false),
         "pull_rt_task() returns when rto_count == 1 and this CPU is the one in rto_mask (all rt_push modes). The commit id is from a distribution changelog, not verified against the upstream tree.";
@@ -764,6 +770,7 @@ kernel_presets! {
         // and "Do not pull from current CPU if only one CPU to pull".
         rt_push: RtPush::PushIpiRd,
         rt_pull_skip_only_self: true,
+        cpupri_idle: false,
     }
     /// 6.18 as this project's machines run it (6.18.44, HZ 250,
     /// PREEMPT_DYNAMIC): 6.6 plus the 6.12 EEVDF features (PREEMPT_SHORT,

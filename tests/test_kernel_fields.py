@@ -111,6 +111,27 @@ FIELD_SCENARIOS: dict[str, Scenario] = {
     "rt_pull_skip_only_self": ("core2-2s", V38_RT_RD, None, rt_hackbench, None, RT_IPIS),
     # 94894c9c477e: no self-IPI.
     "rt_rto_skip_self": ("core2-2s", V38_RT_RD, None, rt_hackbench, None, RT_IPIS),
+    # Three RR hogs on two CPUs: two share one CPU and rotate at the slice.
+    "sched_rr_timeslice_ms": (
+        "vm-2",
+        "v6.18",
+        10,
+        lambda: spinners([0] * 3).with_tasks(policy="rr", rt_priority=1),
+        0.5,
+        ("context_switches",),
+    ),
+    # FIFO receivers woken by fair senders on 4 CPUs: with CPUPRI_IDLE an
+    # idle CPU is preferred to one running a sender.
+    "cpupri_idle": (
+        "quad-4c",
+        "v6.18",
+        None,
+        lambda: hackbench(groups=2, loops=100).with_tasks(
+            policy="fifo", rt_priority=1, role="receiver"
+        ),
+        0.05,
+        ("cpu_migrations", "function_call_ipis"),
+    ),
     # -- tunables ------------------------------------------------------------
     # 10x the cache-hot threshold: the avg_idle throttle skips most newidle passes.
     "migration_cost_ns": (

@@ -31,8 +31,8 @@ def test_with_tasks_returns_a_new_workload_and_keeps_the_old():
 @pytest.mark.parametrize(
     "kw, match",
     [
-        ({"policy": "fifo"}, "not modelled"),
-        ({"policy": "rr", "rt_priority": 5}, "not modelled"),
+        ({"policy": "fifo"}, 'rt_priority=None: expected 1 to 99 with policy "fifo"'),
+        ({"policy": "rr", "role": "sender"}, 'role "sender" get no priority'),
         ({"rt_priority": 5}, "rt_priority=5: expected None unless policy"),
         ({"policy": "batch", "rt_priority": 5}, "rt_priority"),
         ({"policy": "deadline"}, 'policy="deadline"'),
@@ -119,3 +119,56 @@ def test_an_unknown_key_is_named_once_in_the_allowed_list():
         _core.workload_check("hackbench", params)
     msg = str(e.value)
     assert "prio" in msg and msg.count("policy") == 1, msg
+
+
+def test_rt_tasks_run_ahead_of_fair_ones_and_switch_less():
+    """chrt --fifo 1 / --rr 1 on hackbench: equal-priority RT tasks never
+    preempt each other on wake-up, so the run switches far less (and is
+    not slower)."""
+    w = W.hackbench(groups=2, loops=200, ipc="socket")
+    plain = sl.simulate("vm-2", "v6.18", w, seed=3).metrics
+    for pol in ("fifo", "rr"):
+        r = sl.simulate("vm-2", "v6.18", w.with_tasks(policy=pol, rt_priority=1), seed=3)
+        assert r.metrics["context_switches"] < 0.3 * plain["context_switches"]
+        assert r.metrics["elapsed_s"] < 1.1 * plain["elapsed_s"]
+        assert r.status == "ok"
+        again = sl.simulate("vm-2", "v6.18", w.with_tasks(policy=pol, rt_priority=1), seed=3)
+        assert again.metrics == r.metrics
+
+
+def test_a_later_rt_policy_keeps_the_earlier_priority():
+    w = W.hackbench(groups=1, loops=20).with_tasks(policy="fifo", rt_priority=3)
+    w2 = w.with_tasks(role="sender", policy="rr")
+    assert sl.simulate("vm-2", "v6.18", w2, seed=1).status == "ok"
+    # a fair policy for every role needs no priority
+    w3 = w.with_tasks(policy="batch")
+    assert sl.simulate("vm-2", "v6.18", w3, seed=1).status == "ok"
+
+
+def test_a_priority_alone_needs_an_rt_policy_by_then():
+    w = W.hackbench(groups=1, loops=20).with_tasks(policy="fifo", rt_priority=5)
+    # chrt -p 7 on a FIFO task: a new priority, the policy kept
+    assert sl.simulate("vm-2", "v6.18", w.with_tasks(rt_priority=7), seed=1).status == "ok"
+    batch = w.with_tasks(role="sender", policy="batch")
+    with pytest.raises(sl.ConfigError, match="rt_priority=3: expected None unless policy"):
+        batch.with_tasks(role="sender", rt_priority=3)
+
+
+def test_rt_runs_keep_every_cpu_nanosecond_under_each_push_design():
+    """user + sys + idle is the machine's time, FIFO receivers beside fair
+    senders, under the pull and both push-IPI designs."""
+    w = W.hackbench(groups=2, loops=100).with_tasks(policy="fifo", rt_priority=10, role="receiver")
+    for push in ("pull", "push_ipi", "push_ipi_rd"):
+        k = sl.Kernel.preset("v3.8").replace(rt_push=push)
+        m = sl.simulate("vm-2", k, w, seed=2).metrics
+        lost = 2 * m["sim_time_s"] - (m["user_s"] + m["sys_s"] + m["idle_s"])
+        assert abs(lost) < 1e-6, (push, lost)
+
+
+def test_rt_runtime_0_is_no_throttling():
+    """sched_rt_runtime_exceeded() forgets the time when the runtime is 0."""
+    w = W.hackbench(groups=1, loops=20).with_tasks(policy="fifo", rt_priority=1)
+    k = sl.Kernel.preset("v6.18")
+    zero = sl.simulate("vm-2", k.replace(sched_rt_runtime_us=0), w, seed=1)
+    free = sl.simulate("vm-2", k.replace(sched_rt_runtime_us=-1), w, seed=1)
+    assert zero.status == "ok" and zero.metrics == free.metrics

@@ -193,8 +193,10 @@ def test_validate_predicts_the_modelled_changes_and_flags_the_rest():
     e = v.effects
     assert set(e["change"]) == {"chrt --batch 0", "taskset -c 0", "chrt --fifo 1"}
     fifo = e.filter(pl.col("change") == "chrt --fifo 1")
-    assert not fifo["modelled"].any() and fifo["predicted"].null_count() == fifo.height
-    assert fifo["why"][0].startswith("policy 'fifo'")
+    assert fifo["modelled"].all() and fifo["predicted"].null_count() == 0
+    # equal-priority FIFO tasks never preempt each other: far fewer switches
+    ctx = fifo.filter(pl.col("metric") == "context_switches")
+    assert (ctx["predicted"] < 0.75).all() and (ctx["measured"] < 0.5).all()
     batch = e.filter((pl.col("change") == "chrt --batch 0") & (pl.col("metric") == "elapsed_s"))
     assert batch.height == 4 and batch["predicted"].null_count() == 0
     # the measured effect is the medians' ratio, inside the reps' range
@@ -204,7 +206,8 @@ def test_validate_predicts_the_modelled_changes_and_flags_the_rest():
     assert (pin["predicted"] > 1).all() and (pin["measured"] > 1).all()
     s = v.summary
     assert s["metric"].to_list() == list(sl.host.validation.METRICS)
-    assert s.filter(pl.col("metric") == "elapsed_s")["n"][0] == 8
+    # batch, taskset and fifo at 4 configurations each
+    assert s.filter(pl.col("metric") == "elapsed_s")["n"][0] == 12
 
 
 def test_validate_needs_changes_and_a_known_baseline():
@@ -280,3 +283,47 @@ def test_validate_marks_an_affinity_the_machine_lacks_as_not_modelled():
     v = sl.validate(real, "vm-2", "v6.18", seeds=1, progress=False, max_evaluations=1)
     assert not v.effects["modelled"].any()
     assert "CPUs 0 to 1" in v.effects["why"][0]
+
+
+def test_each_change_maps_to_task_attributes_and_kernel_fields():
+    from schedlab.host import validation as va
+
+    tasks, why = va.model_change({"policy": "rr"})
+    assert tasks == {"policy": "rr", "rt_priority": 1} and why == ""
+    tasks, _ = va.model_change({"policy": "fifo", "rt_priority": 7, "affinity": [0, 1]}, 2)
+    assert tasks == {"policy": "fifo", "rt_priority": 7, "cpus": [0, 1]}
+    assert va.model_change({"affinity": [3]}, 2)[0] is None
+    assert va.model_kernel_change({"policy": "fifo", "rt_runtime_us": -1}) == {
+        "sched_rt_runtime_us": -1
+    }
+    assert va.model_kernel_change({"rt_runtime_us": 500000, "rt_period_us": 600000}) == {
+        "sched_rt_runtime_us": 500000,
+        "sched_rt_period_us": 600000,
+    }
+    assert va.model_kernel_change({"policy": "batch"}) == {}
+
+
+def test_validate_runs_the_rt_sysctl_change_on_the_kernel_field():
+    """RT throttling at 1 ms per 1 s period slows a FIFO run in the model;
+    validate must pass the sysctl to the kernel, not drop it."""
+    real = pl.read_parquet(REAL).filter(
+        (pl.col("groups") == 2) & (pl.col("ipc") == "pipe") & (pl.col("mode") == "thread")
+    )
+    plain = real.filter(pl.col("change") == "plain")
+    fifo = real.filter(pl.col("change") == "chrt --fifo 1")
+    throttled = fifo.with_columns(
+        pl.lit("fifo, 1 ms per period").alias("change"),
+        pl.lit(1000, dtype=pl.Int64).alias("rt_runtime_us"),
+    )
+    v = sl.validate(
+        pl.concat([plain, fifo, throttled]),
+        "vm-2",
+        "v6.18",
+        seeds=1,
+        progress=False,
+        max_evaluations=1,
+    )
+    el = v.effects.filter(pl.col("metric") == "elapsed_s")
+    free = el.filter(pl.col("change") == "chrt --fifo 1")["predicted"][0]
+    slow = el.filter(pl.col("change") == "fifo, 1 ms per period")["predicted"][0]
+    assert slow > 1.5 * free

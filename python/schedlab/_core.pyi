@@ -87,6 +87,8 @@ class KernelFields(TypedDict):
     rt_push: Literal["pull", "push_ipi", "push_ipi_rd"]
     sched_rt_period_us: int
     sched_rt_runtime_us: int
+    sched_rr_timeslice_ms: int
+    cpupri_idle: bool
     rt_pull_skip_only_self: bool
     rt_rto_skip_self: bool
     avg_idle_on_move: bool

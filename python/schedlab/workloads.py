@@ -77,11 +77,12 @@ class Workload:
         attribute as it was; a later call overrides an earlier one, field by
         field.
 
-        ``policy``: ``"normal"``, ``"batch"`` or ``"idle"`` (``TASK_POLICIES``;
-        ``"fifo"`` and ``"rr"`` are refused: workload tasks in the RT class
-        are not modelled yet). ``rt_priority`` (1 to 99) only with an RT
-        policy. ``nice``: -20 to 19 (a SCHED_IDLE task's weight is 3 whatever
-        its nice). ``cpus``: a CPU number or a list (the affinity,
+        ``policy``: ``"normal"``, ``"batch"``, ``"idle"``, ``"fifo"`` or
+        ``"rr"`` (``TASK_POLICIES``; the last two run in the RT class, ahead
+        of every fair task). ``rt_priority`` (1 to 99) only with an RT
+        policy, and required by one (``chrt --fifo 1`` is
+        ``policy="fifo", rt_priority=1``). ``nice``: -20 to 19 (a SCHED_IDLE
+        task's weight is 3 whatever its nice). ``cpus``: a CPU number or a list (the affinity,
         checked against the machine when it runs). ``role``: one of
         ``roles(kind)`` (docs/tasks.md lists each workload's)."""
         if policy is None and rt_priority is None and nice is None and cpus is None:

@@ -73,6 +73,9 @@ pub(crate) enum Event {
     RtIrqWork { cpu: u32, src: u32 },
     /// The RT period timer refills a throttled CPU's runtime.
     RtUnthrottle { cpu: u32 },
+    /// The RT period timer of the workload's RT tasks on `cpu`
+    /// (`sched::rt_task`).
+    RtPeriod { cpu: u32 },
 }
 
 /// Options of one run (everything but machine, kernel, costs and workload).
@@ -352,6 +355,7 @@ impl<'a> Sim<'a> {
                 Event::RtDone { cpu, gen } => self.sched.rt_done(cpu as usize, gen),
                 Event::RtIrqWork { cpu, src } => self.sched.rt_irq_work(cpu as usize, src),
                 Event::RtUnthrottle { cpu } => self.sched.rt_unthrottle(cpu as usize),
+                Event::RtPeriod { cpu } => self.sched.rt_task_period_timer(cpu as usize),
             }
             if self.sched.progress_at == self.sched.now {
                 self.overhead_at_progress = self.sched.overhead;
@@ -398,7 +402,8 @@ impl<'a> Sim<'a> {
     /// charge, however large, is worked off within its own length, after
     /// which the CPU runs its task. Zero task progress on every CPU for that
     /// long means overhead kept arriving at least as fast as the clock — a
-    /// livelock that would otherwise never end.
+    /// livelock that would otherwise never end. A CPU whose RT tasks are
+    /// throttled is waiting for its period timer, not livelocked.
     fn watchdog(&mut self) -> Option<Status> {
         let window = self.sched.now - self.sched.progress_at;
         if window < 2 * self.sched.max_charge {
@@ -406,8 +411,14 @@ impl<'a> Sim<'a> {
         }
         let mut backlog = 0u64;
         for rq in &self.sched.rqs {
+            // RT tasks waiting for the RT period timer (throttled) wait, as
+            // a sleeper does: no livelock.
+            if rq.rtq.throttled && !rq.rtq.queue.is_empty() {
+                self.sched.progress_at = self.sched.now;
+                return None;
+            }
             let elapsed = self.sched.now - rq.seg_start;
-            if rq.cfs.curr.is_some() && elapsed > rq.overhead_left {
+            if rq.curr().is_some() && elapsed > rq.overhead_left {
                 self.sched.progress_at = self.sched.now;
                 return None;
             }

@@ -311,3 +311,140 @@ fn rt_throttling_leaves_fair_tasks_5_percent_and_none_at_minus_1() {
         r.tasks.user_s[0]
     );
 }
+
+fn runtime(k: &Kernel, us: i64) -> Kernel {
+    let mut k = k.clone();
+    k.sched_rt_runtime_us = us;
+    k
+}
+
+fn rt(role: &str, p: Policy, prio: u32) -> TaskAttrs {
+    TaskAttrs {
+        role: Some(role.into()),
+        policy: Some(p),
+        rt_priority: Some(prio),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn an_rt_wakee_preempts_a_fair_hog_and_a_lower_rt_one_but_not_its_equal() {
+    for k in presets() {
+        let m = one_cpu();
+        // FIFO 1 over a fair hog: at once.
+        let r = run(&m, &k, hog_and_sleeper(), vec![rt("b", Policy::Fifo, 1)]);
+        let w = wait_us(&r, 1);
+        assert!(w < 30.0, "{}: a FIFO wakee waits {w} us", k.name);
+        assert!(r.tasks.wakeups[1] > 1000, "{}", k.name);
+        // FIFO 2 over a FIFO 1 hog: at once too.
+        let higher = vec![rt("a", Policy::Fifo, 1), rt("b", Policy::Fifo, 2)];
+        let r = run(&m, &k, hog_and_sleeper(), higher);
+        assert!(wait_us(&r, 1) < 30.0, "{}: {}", k.name, wait_us(&r, 1));
+        // FIFO 1 behind a FIFO 1 hog: never (the hog never blocks; RT
+        // throttling stops both).
+        let equal = vec![rt("a", Policy::Fifo, 1), rt("b", Policy::Fifo, 1)];
+        let r = run(&m, &k, hog_and_sleeper(), equal);
+        assert!(
+            r.tasks.user_s[1] < 0.001 && r.tasks.user_s[0] > 1.8,
+            "{}: the equal wakee ran {} s, the hog {} s",
+            k.name,
+            r.tasks.user_s[1],
+            r.tasks.user_s[0]
+        );
+    }
+}
+
+#[test]
+fn rr_rotates_at_its_slice_and_fifo_never() {
+    for k in presets() {
+        let k = runtime(&k, -1);
+        let hogs = || vec![("a", HOG, None), ("a", HOG, None)];
+        let switches = |r: &SimResult| r.tasks.involuntary_cs.iter().sum::<i64>();
+        // 2 s of two RR hogs at 100 ms slices: about 20 switches.
+        let r = run(&one_cpu(), &k, hogs(), vec![rt("a", Policy::Rr, 1)]);
+        let rr = switches(&r);
+        assert!((18..=21).contains(&rr), "{}: {rr} RR switches", k.name);
+        let share = r.tasks.user_s[0] / r.tasks.user_s[1];
+        assert!((0.9..1.1).contains(&share), "{}: {share}", k.name);
+        let mut k20 = k.clone();
+        k20.sched_rr_timeslice_ms = 20;
+        let r = run(&one_cpu(), &k20, hogs(), vec![rt("a", Policy::Rr, 1)]);
+        let rr20 = switches(&r);
+        assert!((95..=101).contains(&rr20), "{}: {rr20} at 20 ms", k.name);
+        let r = run(&one_cpu(), &k, hogs(), vec![rt("a", Policy::Fifo, 1)]);
+        assert_eq!(switches(&r), 0, "{}", k.name);
+        assert!(r.tasks.user_s[1] < 0.001, "{}", k.name);
+    }
+}
+
+#[test]
+fn rt_throttling_gives_fair_tasks_50_of_1000_ms_and_none_at_minus_1() {
+    for k in presets() {
+        let tasks = || vec![("a", HOG, None), ("b", HOG, None)];
+        let fifo = || vec![rt("a", Policy::Fifo, 1)];
+        // 950 ms of RT per 1 s period: the fair hog gets the other 50 ms of
+        // each of the 2 periods (to a tick).
+        let r = run(&one_cpu(), &k, tasks(), fifo());
+        let fair = r.tasks.user_s[1];
+        assert!((0.08..0.12).contains(&fair), "{}: fair {fair} s", k.name);
+        let r = run(&one_cpu(), &runtime(&k, -1), tasks(), fifo());
+        assert!(
+            r.tasks.user_s[1] < 0.001,
+            "{}: {}",
+            k.name,
+            r.tasks.user_s[1]
+        );
+        let r = run(&one_cpu(), &runtime(&k, 500_000), tasks(), fifo());
+        let fair = r.tasks.user_s[1];
+        assert!(
+            (0.95..1.05).contains(&fair),
+            "{}: fair {fair} s at 500 ms",
+            k.name
+        );
+    }
+}
+
+#[test]
+fn rt_tasks_spread_over_idle_cpus_and_are_pushed_off_a_busy_one() {
+    let m = Machine::new(1, 2, 1, None, None).unwrap();
+    for k in presets() {
+        // Two FIFO hogs forked from CPU 0: select_task_rq_rt() puts the
+        // second on the other CPU; each runs its CPU's 95 %.
+        let hogs = vec![("a", HOG, None), ("a", HOG, None)];
+        let r = run(&m, &k, hogs, vec![rt("a", Policy::Fifo, 1)]);
+        for t in 0..2 {
+            assert!(r.tasks.user_s[t] > 1.8, "{}: {:?}", k.name, r.tasks.user_s);
+        }
+        assert_ne!(r.tasks.cpu[0], r.tasks.cpu[1], "{}", k.name);
+        // A FIFO sleeper beside a FIFO hog of its level and a fair hog:
+        // it wakes where the fair hog runs (find_lowest_rq()), never
+        // waiting behind the RT hog.
+        let tasks = vec![("a", HOG, None), ("b", HOG, None), ("c", SLEEPER, None)];
+        let attrs = vec![rt("a", Policy::Fifo, 1), rt("c", Policy::Fifo, 1)];
+        let r = run(&m, &k, tasks, attrs);
+        assert!(wait_us(&r, 2) < 30.0, "{}: {}", k.name, wait_us(&r, 2));
+        assert!(r.tasks.user_s[0] > 1.8, "{}", k.name);
+    }
+}
+
+#[test]
+fn a_long_rt_throttle_is_waiting_not_a_stall() {
+    // 1 ms of RT per 1 s period with nothing else to run: the FIFO hog
+    // runs a tick, then waits for the period timer for several periods;
+    // the progress watchdog (1 s) must not call that a livelock.
+    for k in presets() {
+        let k = runtime(&k, 1000);
+        let r = run(
+            &one_cpu(),
+            &k,
+            vec![("a", HOG, None)],
+            vec![rt("a", Policy::Fifo, 1)],
+        );
+        let ran = r.tasks.user_s[0];
+        assert!(
+            ran > 0.0005 && ran < 0.02,
+            "{}: the hog ran {ran} s",
+            k.name
+        );
+    }
+}

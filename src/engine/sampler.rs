@@ -60,7 +60,7 @@ impl Sampler {
             self.busy
                 .push((busy - self.last_busy[i]) as f64 / len as f64);
             self.last_busy[i] = busy;
-            self.nr_running.push(rq.cfs.nr_running);
+            self.nr_running.push(rq.nr_running());
         }
         self.time_ns.push(now);
         self.len_ns.push(len);

@@ -28,10 +28,11 @@ impl Sim<'_> {
     fn do_fork(&mut self, spec: TaskSpec, parent: Option<(TaskId, usize)>) {
         let id = self.sched.tasks.len() as TaskId;
         let attrs = self.workload.task_attrs();
-        let (policy, nice, mut allowed) = if attrs.is_empty() {
-            (Policy::Normal, spec.nice, spec.cpus)
+        let (policy, rt_priority, nice, mut allowed) = if attrs.is_empty() {
+            (Policy::Normal, None, spec.nice, spec.cpus)
         } else {
-            attrs::resolve(attrs, spec.role, Policy::Normal, spec.nice, spec.cpus)
+            let r = attrs::resolve(attrs, spec.role, Policy::Normal, spec.nice, spec.cpus);
+            (r.policy, r.rt_priority, r.nice, r.cpus)
         };
         if let Some(a) = allowed.as_mut() {
             a.sort_unstable();
@@ -44,6 +45,11 @@ impl Sim<'_> {
         let mm = spec.mm.unwrap_or(u32::MAX - id);
         let mut task = Task::new(spec.name, mm, nice, home as u32, allowed, self.sched.now);
         task.policy = policy;
+        if policy.is_rt() {
+            // __sched_setscheduler(): p->prio = MAX_RT_PRIO - 1 - rt_priority
+            // (WithTasks::new refused an RT role without a priority).
+            task.prio = 99 - rt_priority.unwrap_or(1).min(99);
+        }
         self.sched.sched_fork(task, home);
         self.live_tasks += 1;
         self.sched.counters.forks += 1;
@@ -96,7 +102,7 @@ impl Sim<'_> {
         }
         self.sched.rqs[cpu].armed_end = None;
         self.sched.rq_sync(cpu);
-        let Some(t) = self.sched.rqs[cpu].cfs.curr else {
+        let Some(t) = self.sched.rqs[cpu].curr() else {
             return;
         };
         debug_assert_eq!(self.sched.tasks[t as usize].work_left, 0);

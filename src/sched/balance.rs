@@ -385,7 +385,7 @@ impl Sched<'_> {
     /// as busy).
     pub(crate) fn idle_cpu(&self, cpu: usize) -> bool {
         let rq = &self.rqs[cpu];
-        rq.cfs.curr.is_none() && (!self.kernel.idle_cpu_nr_running || rq.cfs.nr_running == 0)
+        rq.curr().is_none() && (!self.kernel.idle_cpu_nr_running || rq.nr_running() == 0)
     }
 
     /// `sched_idle_cpu(cpu)` (kernel/sched/fair.c 5.4-6.18; Kernel field
@@ -1071,6 +1071,7 @@ impl Sched<'_> {
         if let Some(c) = self.rqs[src].cfs.curr {
             let rq = &mut self.rqs[src];
             rq.cfs.put_prev_entity(&mut self.ses, now);
+            rq.curr = None;
             rq.nr_switches += 1;
             let t = &mut self.tasks[c as usize];
             t.nivcsw += 1;

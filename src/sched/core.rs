@@ -177,7 +177,7 @@ impl Sched<'_> {
         // model keeps the event, with the same latency.
         if !self.wakelist_ipi {
             self.counters.resched_ipis += 1;
-            if rq.cfs.curr.is_none() {
+            if rq.curr().is_none() {
                 self.counters.resched_ipis_idle += 1;
             }
         }
@@ -194,6 +194,10 @@ impl Sched<'_> {
         fork: bool,
         local: Option<usize>,
     ) {
+        if self.rt_tasks_used && (self.rqs[cpu].rtq.curr.is_some() || self.is_rt_task(p)) {
+            self.check_preempt_rt(cpu, p, local);
+            return;
+        }
         let now = self.now;
         let rq = &mut self.rqs[cpu];
         let preempt = if self.fair.eevdf.is_some() {
@@ -228,7 +232,9 @@ impl Sched<'_> {
     pub(crate) fn set_task_cpu(&mut self, t: TaskId, cpu: usize, trace_cpu: usize) {
         let old = self.tasks[t as usize].cpu as usize;
         if old != cpu {
-            self.pelt_detach(old, t);
+            if !self.tasks[t as usize].policy.is_rt() {
+                self.pelt_detach(old, t);
+            }
             self.tasks[t as usize].migrations += 1;
             self.counters.cpu_migrations += 1;
             self.trace(
@@ -285,9 +291,13 @@ impl Sched<'_> {
             cfs.place_entity(&self.fair, &mut se, true);
             se.vruntime -= cfs.min_vruntime;
         }
+        let rt = task.policy.is_rt();
         self.ses.push(se);
         self.tasks.push(task);
         self.wake.add_task(id, home);
+        if rt {
+            self.rt_task_fork(id);
+        }
         id
     }
 
@@ -297,6 +307,10 @@ impl Sched<'_> {
     /// harness-created task, placed as if forked on an idle CPU (no
     /// migration counted).
     pub(crate) fn wake_up_new_task(&mut self, id: TaskId, home: usize, parent_cpu: Option<usize>) {
+        if self.is_rt_task(id) {
+            self.wake_up_new_task_rt(id, home, parent_cpu);
+            return;
+        }
         let cpu = self.select_task_rq_fork(id, home);
         if parent_cpu.is_some() {
             self.set_task_cpu(id, cpu, home);
@@ -314,6 +328,26 @@ impl Sched<'_> {
         self.activate_task(cpu, id, flags);
         self.trace(home, TraceKind::WakeupNew, pid(Some(id)), cpu as i32, 0);
         self.check_preempt_curr(cpu, id, true, parent_cpu);
+        self.rearm(cpu);
+    }
+
+    /// `wake_up_new_task()` of an RT child: `select_task_rq_rt()` from the
+    /// parent's CPU, enqueue, `wakeup_preempt()`, `task_woken_rt()`.
+    #[cold]
+    #[inline(never)]
+    fn wake_up_new_task_rt(&mut self, id: TaskId, home: usize, parent_cpu: Option<usize>) {
+        let by = parent_cpu.unwrap_or(home);
+        let cpu = self.select_task_rq_rt(id, home, by);
+        if parent_cpu.is_some() {
+            self.set_task_cpu(id, cpu, home);
+        } else {
+            self.tasks[id as usize].cpu = cpu as u32;
+        }
+        self.rq_sync(cpu);
+        self.enqueue_task_rt(cpu, id, false);
+        self.trace(home, TraceKind::WakeupNew, pid(Some(id)), cpu as i32, 0);
+        self.check_preempt_curr(cpu, id, true, parent_cpu);
+        self.task_woken_rt(cpu, id, by);
         self.rearm(cpu);
     }
 
@@ -341,10 +375,15 @@ impl Sched<'_> {
         if self.ses[ti].sched_delayed {
             return self.ttwu_runnable(t, waker_cpu);
         }
-        if self.fair.eevdf.is_none() {
+        let rt = self.tasks[ti].policy.is_rt();
+        if self.fair.eevdf.is_none() && !rt {
             self.ses[ti].vruntime -= self.rqs[prev_cpu].cfs.min_vruntime;
         }
-        let cpu = self.select_task_rq_wake(t, prev_cpu, waker_cpu, waker, sync);
+        let cpu = if rt {
+            self.select_task_rq_rt(t, prev_cpu, waker_cpu)
+        } else {
+            self.select_task_rq_wake(t, prev_cpu, waker_cpu, waker, sync)
+        };
         if cpu != waker_cpu {
             if let Some(l) = self.sd[waker_cpu].iter().position(|d| d.contains(cpu)) {
                 self.rqs[waker_cpu].bal.stats[l].ttwu_wake_remote += 1;
@@ -360,21 +399,28 @@ impl Sched<'_> {
         if wakelist {
             self.counters.function_call_ipis += 1;
         }
-        self.activate_task(
-            cpu,
-            t,
-            EnqueueFlags {
-                wakeup: true,
-                waking: true,
-                initial: false,
-            },
-        );
+        if rt {
+            self.enqueue_task_rt(cpu, t, false);
+        } else {
+            self.activate_task(
+                cpu,
+                t,
+                EnqueueFlags {
+                    wakeup: true,
+                    waking: true,
+                    initial: false,
+                },
+            );
+        }
         if wakelist {
             self.wakelist_ipi = true;
             self.ttwu_do_wakeup(t, cpu, waker_cpu);
             self.wakelist_ipi = false;
         } else {
             self.ttwu_do_wakeup(t, cpu, waker_cpu);
+        }
+        if rt {
+            self.task_woken_rt(cpu, t, waker_cpu);
         }
         if !self.kernel.avg_idle_on_move {
             self.update_avg_idle_on_wakeup(cpu);
@@ -399,7 +445,7 @@ impl Sched<'_> {
             _ if cpu == waker_cpu => false,
             TtwuQueue::CrossLlc => !self.cpus_share_cache(waker_cpu, cpu),
             TtwuQueue::Idle => {
-                !self.cpus_share_cache(waker_cpu, cpu) || self.rqs[cpu].cfs.nr_running == 0
+                !self.cpus_share_cache(waker_cpu, cpu) || self.rqs[cpu].nr_running() == 0
             }
         }
     }
@@ -457,23 +503,35 @@ impl Sched<'_> {
     pub(crate) fn schedule(&mut self, cpu: usize) {
         self.rq_sync(cpu);
         let now = self.now;
-        let prev = self.rqs[cpu].cfs.curr;
+        let prev = self.rqs[cpu].curr();
+        let prev_rt = self.rqs[cpu].rtq.curr.is_some();
         let mut prev_state = PREV_STATE_RUNNING;
         if let Some(p) = prev {
             match self.tasks[p as usize].state {
-                TaskState::Sleeping => {
-                    prev_state = PREV_STATE_SLEEPING;
-                    self.deactivate_task(cpu, p, true);
-                }
-                TaskState::Exited => {
-                    prev_state = PREV_STATE_DEAD;
-                    self.deactivate_task(cpu, p, true);
-                }
+                TaskState::Sleeping => prev_state = PREV_STATE_SLEEPING,
+                TaskState::Exited => prev_state = PREV_STATE_DEAD,
                 TaskState::Running | TaskState::Runnable => {}
             }
+            if prev_rt {
+                self.put_prev_task_rt(cpu);
+            }
+            if prev_state != PREV_STATE_RUNNING {
+                if prev_rt {
+                    self.dequeue_task_rt(cpu, p);
+                } else {
+                    self.deactivate_task(cpu, p, true);
+                }
+            }
         }
-        let next = if self.fair.eevdf.is_some() {
-            self.pick_next_task_eevdf(cpu, prev)
+        let rt_next = if self.rt_tasks_used {
+            self.schedule_rt(cpu, prev.filter(|_| prev_rt))
+        } else {
+            None
+        };
+        let next = if rt_next.is_some() {
+            rt_next
+        } else if self.fair.eevdf.is_some() {
+            self.pick_next_task_eevdf(cpu, prev.filter(|_| !prev_rt))
         } else {
             if self.rqs[cpu].cfs.nr_running == 0 {
                 self.idle_balance(cpu);
@@ -492,9 +550,11 @@ impl Sched<'_> {
                 self.pelt_update(cpu, n);
                 self.rqs[cpu].cfs.set_next_entity(&mut self.ses, n, now);
             }
+            self.rqs[cpu].curr = next;
             self.update_sg_sums(cpu);
             next
         };
+        debug_assert_eq!(self.rqs[cpu].curr, next);
         if let Some(p) = prev {
             let task = &mut self.tasks[p as usize];
             if task.state == TaskState::Running {
@@ -575,6 +635,9 @@ impl Sched<'_> {
             (false, false) => self.power_idle_enter(cpu),
             _ => {}
         }
+        if rt_next.is_some() {
+            self.rt_post_schedule(cpu);
+        }
         self.rearm(cpu);
     }
 
@@ -623,6 +686,7 @@ impl Sched<'_> {
                 self.pelt_update(cpu, n);
                 self.rqs[cpu].cfs.set_next_entity(&mut self.ses, n, now);
             }
+            self.rqs[cpu].curr = next;
             self.update_sg_sums(cpu);
         }
         // The CPU reschedules now: a pending update_curr() request is met.
@@ -643,7 +707,7 @@ impl Sched<'_> {
 
     /// Is the task on `cpu` in the middle of a system-time burst?
     fn in_kernel(&self, cpu: usize) -> bool {
-        self.rqs[cpu].cfs.curr.is_some_and(|t| {
+        self.rqs[cpu].curr().is_some_and(|t| {
             let t = &self.tasks[t as usize];
             t.work_kind == Work::Sys && t.work_left > 0
         })
@@ -655,7 +719,7 @@ impl Sched<'_> {
     pub(crate) fn scheduler_tick(&mut self, cpu: usize) {
         self.rqs[cpu].tick_armed = false;
         self.rq_sync(cpu);
-        if self.rqs[cpu].cfs.curr.is_none() {
+        if self.rqs[cpu].curr().is_none() {
             return;
         }
         let now = self.now;
@@ -664,6 +728,23 @@ impl Sched<'_> {
         let rq = &mut self.rqs[cpu];
         rq.ticks += 1;
         rq.irqs += 1;
+        if rq.rtq.curr.is_some() {
+            self.task_tick_rt(cpu);
+        } else {
+            self.task_tick_fair(cpu, now);
+        }
+        self.tick_sched_timer_forward(cpu);
+        self.rqs[cpu].bal.idle_at_tick = self.idle_cpu(cpu);
+        self.trigger_load_balance(cpu);
+        self.finish_cpu(cpu);
+    }
+
+    /// `task_tick_fair()` → `entity_tick()`: `update_curr`, then
+    /// `check_preempt_tick` when others are queued (EEVDF: `update_curr()`
+    /// decides).
+    #[inline]
+    fn task_tick_fair(&mut self, cpu: usize, now: u64) {
+        let rq = &mut self.rqs[cpu];
         rq.cfs.update_curr(&mut self.ses, now);
         if let Some(c) = rq.cfs.curr {
             self.pelt_update(cpu, c);
@@ -679,10 +760,6 @@ impl Sched<'_> {
         {
             rq.need_resched = true;
         }
-        self.tick_sched_timer_forward(cpu);
-        self.rqs[cpu].bal.idle_at_tick = self.idle_cpu(cpu);
-        self.trigger_load_balance(cpu);
-        self.finish_cpu(cpu);
     }
 
     /// The reschedule IPI arrives.
@@ -739,10 +816,14 @@ impl Sched<'_> {
     pub(crate) fn do_sched_yield(&mut self, cpu: usize) {
         self.counters.yields += 1;
         self.charge(cpu, self.cost.syscall_ns);
-        let now = self.now;
-        self.rqs[cpu]
-            .cfs
-            .yield_task_fair(&self.fair, &mut self.ses, now);
+        if self.rqs[cpu].rtq.curr.is_some() {
+            self.yield_task_rt(cpu);
+        } else {
+            let now = self.now;
+            self.rqs[cpu]
+                .cfs
+                .yield_task_fair(&self.fair, &mut self.ses, now);
+        }
         self.schedule(cpu);
     }
 

@@ -59,7 +59,7 @@ impl Sched<'_> {
         rq.overhead_left -= ov;
         rq.sys_ns += ov;
         elapsed -= ov;
-        match rq.cfs.curr {
+        match rq.curr() {
             None => rq.idle_ns += elapsed,
             Some(t) => {
                 let task = &mut self.tasks[t as usize];

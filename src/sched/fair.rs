@@ -226,7 +226,7 @@ impl CfsRq {
     /// `update_curr()`: charge the running entity for the time since its
     /// `exec_start`, advance its vruntime, then `update_min_vruntime()`.
     /// Returns the wall time charged.
-    #[inline]
+    #[inline(always)]
     pub fn update_curr(&mut self, ses: &mut [SchedEntity], now: u64) -> u64 {
         if self.eevdf.is_some() {
             return self.update_curr_eevdf(ses, now);

@@ -155,6 +155,14 @@ impl Sched<'_> {
             .push(end, Event::RtUnthrottle { cpu: cpu as u32 });
     }
 
+    /// The RT period timer of the workload's RT tasks on `cpu`
+    /// (`sched_rt_period_timer()`), at the period's end `at`.
+    pub(crate) fn start_rt_task_period(&mut self, cpu: usize, at: u64) {
+        self.events
+            .queue
+            .push(at, Event::RtPeriod { cpu: cpu as u32 });
+    }
+
     /// The interrupt or timer that wakes RT kernel thread `t` at `at`:
     /// `__irq_wake_thread()` from the hard IRQ for an irq thread
     /// (kernel/irq/handle.c), the `watchdog_timer_fn()` hrtimer for
@@ -189,7 +197,7 @@ impl Sched<'_> {
         }
         let rq = &self.rqs[cpu];
         debug_assert_eq!(rq.seg_start, self.now);
-        let end = rq.cfs.curr.map(|t| {
+        let end = rq.curr().map(|t| {
             let work = self.tasks[t as usize].work_left;
             let work = match &self.power {
                 // the rest of the burst at the package's frequency, rounded up

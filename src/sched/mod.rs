@@ -50,6 +50,7 @@ pub(crate) mod power_state;
 pub mod rq;
 pub mod rt;
 pub mod rt_class;
+pub mod rt_task;
 pub mod sg_sums;
 pub mod task;
 pub mod tasklist;
@@ -177,6 +178,13 @@ pub(crate) struct Sched<'a> {
     /// The RT class (`None` unless the workload has RT kernel threads, so a
     /// CFS-only run takes no RT step and no RT draw).
     pub(crate) rt: Option<rt::RtSched>,
+    /// The workload has RT tasks (`sched::rt_task`): `schedule()` asks the
+    /// RT class first. False in a run without any, which takes no RT step.
+    pub(crate) rt_tasks_used: bool,
+    /// `rd->rto_count` for the workload's RT tasks.
+    pub(crate) rt_rto_count: u32,
+    /// The RT queues' order counter.
+    pub(crate) rt_seq: u64,
     pub(crate) lozi_last: u64,
     /// What the CPU-time accounting records for the engine's progress
     /// watchdog: the last instant a task consumed burst time (or took a
@@ -210,7 +218,15 @@ impl<'a> Sched<'a> {
         let sd = crate::domains::build_cancellable(machine, kernel, cancel)
             .ok_or(CoreError::Cancelled)?;
         let fair = FairParams::new(kernel, n);
-        let rt = rt.map(|k| rt::RtSched::new(k, n, seed));
+        let rt = rt.map(|k| {
+            let mut rt = rt::RtSched::new(k, n, seed);
+            // sched_rr_timeslice for the RR IRQ threads (RR_TIMESLICE by
+            // default, the value RtSched::new starts them with).
+            for t in &mut rt.tasks {
+                t.slice_left = kernel.sched_rr_timeslice_ms * 1_000_000;
+            }
+            rt
+        });
         let rqs = (0..n)
             .map(|cpu| {
                 let mut rq = Rq::new(kernel.migration_cost_ns, sd[cpu].len());
@@ -257,6 +273,9 @@ impl<'a> Sched<'a> {
                 Vec::new()
             },
             rt,
+            rt_tasks_used: false,
+            rt_rto_count: 0,
+            rt_seq: 0,
             lozi_last: 0,
             progress_at: 0,
             overhead: [0; OVERHEAD_KINDS],

@@ -325,7 +325,7 @@ impl Sched<'_> {
     /// model is on).
     pub(crate) fn idle_exit_delay(&mut self, cpu: usize) -> u64 {
         match self.power.as_mut() {
-            Some(p) if self.rqs[cpu].cfs.curr.is_none() => p.exit_delay(cpu, self.now),
+            Some(p) if self.rqs[cpu].curr().is_none() => p.exit_delay(cpu, self.now),
             _ => 0,
         }
     }

@@ -4,11 +4,18 @@
 //! counters, and the NOHZ idle balancer's global `struct nohz`.
 
 use super::cpumask::CpuMask;
-use super::fair::CfsRq;
+use super::fair::{CfsRq, TaskId};
+use super::rt_task::RtTaskRq;
 use super::tasklist::TaskList;
 
 pub(crate) struct Rq {
+    /// `rq->curr` (`None`: the idle task), set by `schedule()`'s pick
+    /// (and the stopper's preemption, `Sched::active_balance`): the fair
+    /// class's current entity or the running RT task (`rtq.curr`).
+    pub curr: Option<TaskId>,
     pub cfs: CfsRq,
+    /// The workload's RT tasks on this CPU (`sched::rt_task`).
+    pub rtq: RtTaskRq,
     pub need_resched: bool,
     /// A reschedule IPI is already in flight to this CPU.
     pub resched_pending: bool,
@@ -32,9 +39,24 @@ pub(crate) struct Rq {
 }
 
 impl Rq {
+    /// `rq->curr` (`None`: the idle task).
+    #[inline(always)]
+    pub fn curr(&self) -> Option<TaskId> {
+        self.curr
+    }
+
+    /// `rq->nr_running`: the fair class's runnable tasks and the RT
+    /// class's (the workload's, unless throttled; not `rt_kthreads`).
+    #[inline(always)]
+    pub fn nr_running(&self) -> u32 {
+        self.cfs.nr_running + self.rtq.nr_running
+    }
+
     pub fn new(migration_cost: u64, ndomains: usize) -> Self {
         Rq {
+            curr: None,
             cfs: CfsRq::default(),
+            rtq: RtTaskRq::default(),
             need_resched: false,
             resched_pending: false,
             seg_start: 0,

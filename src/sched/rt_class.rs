@@ -10,7 +10,7 @@
 //! Simplifications are listed in `sched::rt`.
 
 use super::cputime::Overhead;
-use super::rt::{RtPolicy, RtState, MAX_RT_PRIO, PUSH_EXECUTING, PUSH_RESTART, RR_TIMESLICE_NS};
+use super::rt::{RtPolicy, RtState, MAX_RT_PRIO, PUSH_EXECUTING, PUSH_RESTART};
 use super::Sched;
 use crate::kernel::RtPush;
 
@@ -66,10 +66,10 @@ impl Sched<'_> {
         let rt = self.rt.as_ref()?;
         let task = &rt.tasks[t];
         let key = |c: usize| -> u32 {
-            let h = rt.highest_curr(c);
+            let h = rt.highest_curr(c).min(self.rt_task_highest(c));
             if h < MAX_RT_PRIO {
                 h
-            } else if self.rqs[c].cfs.curr.is_none() && self.rqs[c].cfs.nr_running == 0 {
+            } else if self.rqs[c].curr().is_none() && self.rqs[c].nr_running() == 0 {
                 MAX_RT_PRIO + 2
             } else {
                 MAX_RT_PRIO + 1
@@ -186,7 +186,7 @@ impl Sched<'_> {
             // An RT task preempts the fair task (or idle).
             let rq = &mut self.rqs[cpu];
             rq.nr_switches += 2;
-            if let Some(f) = rq.cfs.curr {
+            if let Some(f) = rq.curr() {
                 self.tasks[f as usize].nivcsw += 1;
             }
         }
@@ -261,6 +261,7 @@ impl Sched<'_> {
     /// `rq->rt.highest_prio.curr > prev->prio` — pulls before the pick.
     pub(crate) fn rt_done(&mut self, cpu: usize, gen: u32) {
         self.rq_sync(cpu);
+        let slice = self.kernel.sched_rr_timeslice_ms * 1_000_000;
         let rt = self.rt.as_mut().expect("rt");
         if rt.rqs[cpu].gen != gen || rt.rqs[cpu].curr.is_none() {
             return;
@@ -272,7 +273,7 @@ impl Sched<'_> {
         if rt.tasks[t].run_left > 0 {
             if rt.tasks[t].policy == RtPolicy::Rr && rt.tasks[t].slice_left == 0 {
                 // task_tick_rt(): the RR slice ran out; requeue at the tail.
-                rt.tasks[t].slice_left = RR_TIMESLICE_NS;
+                rt.tasks[t].slice_left = slice;
                 rt.dequeue(cpu, t);
                 rt.enqueue(cpu, t);
             }
@@ -282,7 +283,7 @@ impl Sched<'_> {
         } else {
             rt.dequeue(cpu, t);
             rt.tasks[t].state = RtState::Sleeping;
-            rt.tasks[t].slice_left = RR_TIMESLICE_NS;
+            rt.tasks[t].slice_left = slice;
             let at = rt.tasks[t].next_wake.max(self.now);
             self.rt_kthread_wake_at(t, at);
         }

@@ -72,6 +72,14 @@ pub(crate) struct Task {
     pub nivcsw: u64,
     pub migrations: u64,
     pub wakeups: u64,
+    /// `p->prio`: 99 − rt_priority for an RT task (0 is the highest),
+    /// `NICE_TO_PRIO(nice)` = 120 + nice for a fair one (compared only
+    /// within the RT class).
+    pub prio: u32,
+    /// The RT queue's order (`sched::rt_task`): FIFO within a level.
+    pub rt_seq: u64,
+    /// `p->rt.time_slice` of a SCHED_RR task, in ticks.
+    pub rr_ticks_left: u32,
 }
 
 impl Task {
@@ -104,6 +112,10 @@ impl Task {
             nivcsw: 0,
             migrations: 0,
             wakeups: 0,
+            // NICE_TO_PRIO(nice) for a fair task; an RT task's is set apart.
+            prio: (120 + nice.clamp(-20, 19)) as u32,
+            rt_seq: 0,
+            rr_ticks_left: 0,
         }
     }
 }

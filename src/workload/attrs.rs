@@ -46,10 +46,10 @@ pub struct TaskAttrs {
 
 impl TaskAttrs {
     /// Refuse what no machine could honour, naming the parameter: an
-    /// unknown role, a priority without an RT policy (or out of 1..99),
-    /// a nice level out of −20..19, an empty CPU list. SCHED_FIFO and
-    /// SCHED_RR for workload tasks are refused too: the RT class models
-    /// only `rt_kthreads` (docs/tasks.md).
+    /// unknown role, a priority beside a fair policy (or out of 1..99),
+    /// a nice level out of −20..19, an empty CPU list. (A priority on a
+    /// role without an RT policy, and an RT policy whose priority no entry
+    /// sets, are refused by [`WithTasks::new`], which sees every entry.)
     pub fn validate_params(&self, kind: &str, roles: &[&str]) -> CoreResult<()> {
         if let Some(r) = &self.role {
             if !roles.contains(&r.as_str()) {
@@ -64,23 +64,10 @@ impl TaskAttrs {
             }
         }
         if let Some(p) = self.rt_priority {
-            if !self.policy.is_some_and(Policy::is_rt) {
-                return Err(CoreError::invalid(
-                    "rt_priority",
-                    p,
-                    "None unless policy is \"fifo\" or \"rr\" (a priority needs an RT policy)",
-                ));
+            if self.policy.is_some_and(|p| !p.is_rt()) {
+                return Err(no_rt_policy(p));
             }
             RT_PRIO.check("rt_priority", p as i128)?;
-        }
-        if let Some(p) = self.policy.filter(|p| p.is_rt()) {
-            return Err(CoreError::invalid(
-                "policy",
-                format!("{:?}", p.name()),
-                "\"normal\", \"batch\" or \"idle\": workload tasks in the RT class \
-                 (\"fifo\", \"rr\") are not modelled yet; RT kernel threads are \
-                 (rt_kthreads)",
-            ));
         }
         if let Some(n) = self.nice {
             if !(NICE.0..=NICE.1).contains(&n) {
@@ -103,30 +90,64 @@ impl TaskAttrs {
     }
 }
 
+/// `rt_priority` set where the task's policy is not SCHED_FIFO/SCHED_RR.
+fn no_rt_policy(p: u32) -> CoreError {
+    CoreError::invalid(
+        "rt_priority",
+        p,
+        "None unless policy is \"fifo\" or \"rr\" (a priority needs an RT policy)",
+    )
+}
+
+/// What a task gets: its policy, RT priority (`None` outside the RT
+/// class, or when no entry set one), nice level and affinity.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Resolved {
+    pub policy: Policy,
+    pub rt_priority: Option<u32>,
+    pub nice: i32,
+    pub cpus: Option<Vec<u32>>,
+}
+
 /// What a task of `role` gets from `attrs` (later entries win, field by
-/// field) on top of the workload's own `policy`, `nice` and `cpus`.
+/// field) on top of the workload's own `policy`, `nice` and `cpus`. The
+/// RT priority is the last one set by an entry with an RT policy; a
+/// non-RT policy clears it (`sched_setscheduler()` to SCHED_OTHER sets
+/// `rt_priority` 0).
 pub fn resolve(
     attrs: &[TaskAttrs],
     role: &str,
-    mut policy: Policy,
-    mut nice: i32,
-    mut cpus: Option<Vec<u32>>,
-) -> (Policy, i32, Option<Vec<u32>>) {
+    policy: Policy,
+    nice: i32,
+    cpus: Option<Vec<u32>>,
+) -> Resolved {
+    let mut r = Resolved {
+        policy,
+        rt_priority: None,
+        nice,
+        cpus,
+    };
     for a in attrs {
-        if a.role.as_deref().is_some_and(|r| r != role) {
+        if a.role.as_deref().is_some_and(|x| x != role) {
             continue;
         }
         if let Some(p) = a.policy {
-            policy = p;
+            r.policy = p;
+            if !p.is_rt() {
+                r.rt_priority = None;
+            }
+        }
+        if let Some(p) = a.rt_priority {
+            r.rt_priority = Some(p);
         }
         if let Some(n) = a.nice {
-            nice = n;
+            r.nice = n;
         }
         if let Some(c) = &a.cpus {
-            cpus = Some(c.clone());
+            r.cpus = Some(c.clone());
         }
     }
-    (policy, nice, cpus)
+    r
 }
 
 /// A workload whose tasks get `attrs` as they are created.
@@ -147,6 +168,38 @@ impl WithTasks {
         }
         for a in &attrs {
             a.validate_params(inner.name(), inner.roles())?;
+        }
+        // A priority alone changes an RT task's priority (chrt -p): the
+        // roles it reaches must have an RT policy by then.
+        for role in inner.roles() {
+            let mut policy = Policy::Normal;
+            for a in attrs
+                .iter()
+                .filter(|a| a.role.as_deref().is_none_or(|r| r == *role))
+            {
+                policy = a.policy.unwrap_or(policy);
+                if let Some(p) = a.rt_priority.filter(|_| !policy.is_rt()) {
+                    return Err(no_rt_policy(p));
+                }
+            }
+        }
+        // sched_setscheduler(SCHED_FIFO/SCHED_RR) needs a priority of 1..99
+        // (EINVAL otherwise): every role an RT policy reaches must get one.
+        for role in inner.roles() {
+            let r = resolve(&attrs, role, Policy::Normal, 0, None);
+            if r.policy.is_rt() && r.rt_priority.is_none() {
+                return Err(CoreError::invalid(
+                    "rt_priority",
+                    "None",
+                    format!(
+                        "1 to 99 with policy {:?} (the {} task(s) of role {role:?} get no priority; \
+                         chrt --{} 1 is rt_priority=1)",
+                        r.policy.name(),
+                        inner.name(),
+                        r.policy.name()
+                    ),
+                ));
+            }
         }
         Ok(WithTasks { inner, attrs })
     }
@@ -222,12 +275,13 @@ mod tests {
                 ..Default::default()
             },
         ];
+        let t = |r: Resolved| (r.policy, r.nice, r.cpus);
         let s = resolve(&attrs, "sender", Policy::Normal, 0, None);
-        assert_eq!(s, (Policy::Idle, 5, None));
+        assert_eq!(t(s), (Policy::Idle, 5, None));
         let r = resolve(&attrs, "receiver", Policy::Normal, 0, None);
-        assert_eq!(r, (Policy::Batch, 5, Some(vec![1])));
+        assert_eq!(t(r), (Policy::Batch, 5, Some(vec![1])));
         let m = resolve(&attrs, "main", Policy::Normal, 0, Some(vec![0]));
-        assert_eq!(m, (Policy::Batch, 5, Some(vec![0])));
+        assert_eq!(t(m), (Policy::Batch, 5, Some(vec![0])));
     }
 
     #[test]
@@ -248,9 +302,10 @@ mod tests {
             .validate_params("hackbench", roles)
             .unwrap_err();
         assert!(e.to_string().contains("nice"), "{e}");
+        // An RT policy alone passes one entry's check; WithTasks::new
+        // refuses it when no entry gives the role a priority.
         let fifo = a(None, Some(Policy::Fifo), None);
-        let e = fifo.validate_params("hackbench", roles).unwrap_err();
-        assert!(e.to_string().contains("not modelled"), "{e}");
+        assert!(fifo.validate_params("hackbench", roles).is_ok());
         let empty = TaskAttrs {
             cpus: Some(vec![]),
             ..Default::default()
@@ -259,5 +314,32 @@ mod tests {
         assert!(a(Some("main"), Some(Policy::Idle), Some(-20))
             .validate_params("hackbench", roles)
             .is_ok());
+    }
+
+    #[test]
+    fn rt_priority_follows_the_rt_policy() {
+        let fifo = |role: Option<&str>, p: Option<u32>| TaskAttrs {
+            role: role.map(str::to_string),
+            policy: Some(Policy::Fifo),
+            rt_priority: p,
+            ..Default::default()
+        };
+        // Later entries override; a later RT policy without a priority
+        // keeps the earlier one; a non-RT policy clears it.
+        let attrs = [
+            fifo(None, Some(5)),
+            TaskAttrs {
+                role: Some("sender".into()),
+                policy: Some(Policy::Rr),
+                ..Default::default()
+            },
+            a(Some("receiver"), Some(Policy::Batch), None),
+        ];
+        let s = resolve(&attrs, "sender", Policy::Normal, 0, None);
+        assert_eq!((s.policy, s.rt_priority), (Policy::Rr, Some(5)));
+        let r = resolve(&attrs, "receiver", Policy::Normal, 0, None);
+        assert_eq!((r.policy, r.rt_priority), (Policy::Batch, None));
+        let m = resolve(&attrs, "main", Policy::Normal, 0, None);
+        assert_eq!((m.policy, m.rt_priority), (Policy::Fifo, Some(5)));
     }
 }

@@ -4,8 +4,9 @@ changed ones (``measure``'s ``changes``: policy, nice, affinity, RT sysctls)
 as effects — change ÷ plain, per configuration and metric — and set them
 beside the measured effects.
 
-A change the model cannot express (SCHED_FIFO/SCHED_RR workload tasks) is
-reported with ``modelled`` False and no prediction, never left out.
+A change the model cannot express (an affinity beyond the model's machine)
+is reported with ``modelled`` False, no prediction and the reason, never
+left out. The RT sysctls become Kernel fields (``model_kernel_change``).
 """
 
 from __future__ import annotations
@@ -65,24 +66,36 @@ def model_change(
     change: Mapping[str, Any], nr_cpus: int | None = None
 ) -> tuple[dict[str, Any] | None, str]:
     """The ``Workload.with_tasks`` arguments that make ``change`` in the
-    model (on a machine of ``nr_cpus``), or ``None`` and why it cannot."""
+    model (on a machine of ``nr_cpus``), or ``None`` and why it cannot.
+    The RT sysctls are Kernel fields: ``model_kernel_change``."""
     pol = change.get("policy")
-    if pol in _changes.RT_POLICIES:
-        return None, f"policy {pol!r}: workload tasks in the RT class are not modelled"
     aff = change.get("affinity")
     if aff is not None and nr_cpus is not None and max(aff) >= nr_cpus:
         return None, f"affinity {aff}: the model's machine has CPUs 0 to {nr_cpus - 1}"
     tasks: dict[str, Any] = {}
     if pol is not None:
         tasks["policy"] = pol
+    if pol in _changes.RT_POLICIES:
+        # measure() runs chrt with rt_priority 1 unless told otherwise.
+        prio = change.get("rt_priority")
+        tasks["rt_priority"] = 1 if prio is None else int(prio)
     if change.get("nice") is not None:
         tasks["nice"] = change["nice"]
     if change.get("affinity") is not None:
         tasks["cpus"] = list(change["affinity"])
-    # rt_runtime_us / rt_period_us throttle RT-class tasks only: with every
-    # workload task in the fair class they change nothing, in the kernel as
-    # in the model.
     return tasks, ""
+
+
+def model_kernel_change(change: Mapping[str, Any]) -> dict[str, Any]:
+    """The Kernel fields ``change``'s RT sysctls set (``sched_rt_runtime_us``,
+    ``sched_rt_period_us``; empty when it sets neither). They throttle RT
+    tasks only, in the kernel as in the model."""
+    out: dict[str, Any] = {}
+    sysctls = (("rt_runtime_us", "sched_rt_runtime_us"), ("rt_period_us", "sched_rt_period_us"))
+    for key, field in sysctls:
+        if change.get(key) is not None:
+            out[field] = int(change[key])
+    return out
 
 
 def _changes_of(real: pl.DataFrame) -> list[dict[str, Any]]:
@@ -183,11 +196,11 @@ def validate(
     model_metrics = [v[0] for v in METRICS.values()]
     ids = list(range(len(cfg_rows)))
 
-    def model(tasks: dict[str, Any] | None) -> pl.DataFrame:
+    def model(tasks: dict[str, Any] | None, kch: dict[str, Any] | None = None) -> pl.DataFrame:
         df = model_runs(
             cfg_rows,
             m,
-            k,
+            k.replace(**kch) if kch else k,
             cal.costs,
             seeds=nseeds,
             seed=seed,
@@ -216,7 +229,8 @@ def validate(
         tasks, why = model_change(ch, m.nr_cpus)
         cm: dict[tuple[Any, ...], dict[str, Any]] = {}
         if tasks is not None:
-            cm = {tuple(r[c] for c in CONFIG): r for r in model(tasks).to_dicts()}
+            kch = model_kernel_change(ch)
+            cm = {tuple(r[c] for c in CONFIG): r for r in model(tasks, kch).to_dicts()}
         for r in real_med.filter(pl.col("change") == ch["change"]).to_dicts():
             key = tuple(r[c] for c in CONFIG)
             b = base_med.get(key)
