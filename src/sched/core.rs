@@ -263,6 +263,15 @@ impl Sched<'_> {
         self.counters.refill_ns += refill;
     }
 
+    /// `select_fallback_rq()`, simplified: the first CPU of `t`'s affinity
+    /// (`cpu` when it may run anywhere).
+    pub(crate) fn select_fallback_rq(&self, t: TaskId, cpu: usize) -> usize {
+        self.tasks[t as usize]
+            .allowed
+            .as_ref()
+            .map_or(cpu, |a| a[0] as usize)
+    }
+
     pub(crate) fn allowed(&self, t: TaskId, cpu: usize) -> bool {
         self.tasks[t as usize]
             .allowed
@@ -307,11 +316,13 @@ impl Sched<'_> {
     /// harness-created task, placed as if forked on an idle CPU (no
     /// migration counted).
     pub(crate) fn wake_up_new_task(&mut self, id: TaskId, home: usize, parent_cpu: Option<usize>) {
-        if self.is_rt_task(id) {
-            self.wake_up_new_task_rt(id, home, parent_cpu);
-            return;
-        }
-        let cpu = self.select_task_rq_fork(id, home);
+        let rt = self.is_rt_task(id);
+        let by = parent_cpu.unwrap_or(home);
+        let cpu = if rt {
+            self.select_task_rq_rt(id, home, by)
+        } else {
+            self.select_task_rq_fork(id, home)
+        };
         if parent_cpu.is_some() {
             self.set_task_cpu(id, cpu, home);
         } else {
@@ -320,34 +331,22 @@ impl Sched<'_> {
         // 6.x sets p->recent_used_cpu = task_cpu(p) (home, the parent's
         // CPU) before select_task_rq() moves the child: sched_fork() did it.
         self.rq_sync(cpu);
-        self.pelt_init_task(cpu, id);
-        let flags = EnqueueFlags {
-            initial: true,
-            ..Default::default()
-        };
-        self.activate_task(cpu, id, flags);
-        self.trace(home, TraceKind::WakeupNew, pid(Some(id)), cpu as i32, 0);
-        self.check_preempt_curr(cpu, id, true, parent_cpu);
-        self.rearm(cpu);
-    }
-
-    /// `wake_up_new_task()` of an RT child: `select_task_rq_rt()` from the
-    /// parent's CPU, enqueue, `wakeup_preempt()`, `task_woken_rt()`.
-    #[cold]
-    #[inline(never)]
-    fn wake_up_new_task_rt(&mut self, id: TaskId, home: usize, parent_cpu: Option<usize>) {
-        let by = parent_cpu.unwrap_or(home);
-        let cpu = self.select_task_rq_rt(id, home, by);
-        if parent_cpu.is_some() {
-            self.set_task_cpu(id, cpu, home);
+        if rt {
+            self.enqueue_task_rt(cpu, id, false);
         } else {
-            self.tasks[id as usize].cpu = cpu as u32;
+            self.pelt_init_task(cpu, id);
+            let flags = EnqueueFlags {
+                initial: true,
+                ..Default::default()
+            };
+            self.activate_task(cpu, id, flags);
         }
-        self.rq_sync(cpu);
-        self.enqueue_task_rt(cpu, id, false);
         self.trace(home, TraceKind::WakeupNew, pid(Some(id)), cpu as i32, 0);
         self.check_preempt_curr(cpu, id, true, parent_cpu);
-        self.task_woken_rt(cpu, id, by);
+        if rt {
+            // task_woken_rt() of the new task.
+            self.task_woken_rt(cpu, id, by);
+        }
         self.rearm(cpu);
     }
 

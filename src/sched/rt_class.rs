@@ -20,7 +20,7 @@ pub(crate) const RD_WORK: u32 = u32::MAX;
 impl Sched<'_> {
     /// `def_rt_bandwidth` from the sysctls: the period and the runtime per
     /// period in ns (`None`: RUNTIME_INF, no throttling).
-    fn rt_bandwidth(&self) -> (u64, Option<u64>) {
+    pub(crate) fn rt_bandwidth(&self) -> (u64, Option<u64>) {
         let period = self.kernel.sched_rt_period_us as u64 * 1000;
         let runtime = u64::try_from(self.kernel.sched_rt_runtime_us)
             .ok()

@@ -115,22 +115,28 @@ impl Sched<'_> {
     /// allowed CPU runs below `t`.
     fn find_lowest_rq_task(&self, t: TaskId, this_cpu: usize) -> Option<usize> {
         let prio = self.tasks[t as usize].prio;
-        let n = self.rqs.len();
-        let allowed = |c: usize| self.allowed(t, c);
-        let best = (0..n)
-            .filter(|&c| allowed(c))
-            .map(|c| self.rt_cpupri(c))
-            .filter(|&k| k > prio)
-            .max()?;
         let home = self.tasks[t as usize].cpu as usize;
-        for c in [home, this_cpu] {
-            if allowed(c) && self.rt_cpupri(c) == best {
-                return Some(c);
+        // One pass: the highest key (lowest level), and among its CPUs the
+        // best by (home first, then this_cpu, then distance and index).
+        let mut best = None;
+        for c in (0..self.rqs.len()).filter(|&c| self.allowed(t, c)) {
+            let key = self.rt_cpupri(c);
+            if key <= prio {
+                continue;
+            }
+            let rank: u8 = if c == home {
+                0
+            } else if c == this_cpu {
+                1
+            } else {
+                2
+            };
+            let order = (rank, self.machine.distance(home, c), c);
+            if best.is_none_or(|(k, o): (u32, _)| key > k || (key == k && order < o)) {
+                best = Some((key, order));
             }
         }
-        (0..n)
-            .filter(|&c| allowed(c) && self.rt_cpupri(c) == best)
-            .min_by_key(|&c| (self.machine.distance(home, c), c))
+        best.map(|(_, (_, _, c))| c)
     }
 
     /// `select_task_rq_rt()` (6.18) for a wake-up or fork of `t` last on
@@ -156,9 +162,7 @@ impl Sched<'_> {
         if self.allowed(t, prev) {
             prev
         } else {
-            (0..self.rqs.len())
-                .find(|&c| self.allowed(t, c))
-                .unwrap_or(prev)
+            self.select_fallback_rq(t, prev)
         }
     }
 
@@ -405,15 +409,21 @@ impl Sched<'_> {
         }
     }
 
-    /// `deactivate_task()` / `set_task_cpu()` / `activate_task()` of an RT
-    /// task under both runqueue locks (charged to `by`), then
-    /// `resched_curr(dst)`.
-    fn rt_move(&mut self, t: TaskId, src: usize, dst: usize, by: usize) {
+    /// `deactivate_task()` / `set_task_cpu()` / `activate_task()` of a
+    /// queued (not running) RT task from `src` to `dst`, run by `by`: the
+    /// move both the push and the pull make.
+    fn rt_transfer(&mut self, t: TaskId, src: usize, dst: usize, by: usize) {
         self.dequeue_task_rt(src, t);
         self.migration_refill(t, src, dst);
         self.set_task_cpu(t, dst, by);
         self.rq_sync(dst);
         self.enqueue_task_rt(dst, t, false);
+    }
+
+    /// [`Sched::rt_transfer`] under both runqueue locks (charged to `by`),
+    /// then `resched_curr(dst)`.
+    fn rt_move(&mut self, t: TaskId, src: usize, dst: usize, by: usize) {
+        self.rt_transfer(t, src, dst, by);
         self.charge(by, self.cost.rq_lock_ns + self.cost.migrate_task_ns);
         self.resched_cpu(dst, Some(by));
         self.rearm(dst);
@@ -463,10 +473,7 @@ impl Sched<'_> {
                 .curr
                 .map_or(MAX_RT_PRIO, |c| self.tasks[c as usize].prio);
             if pp < self.rt_task_highest(this) && pp >= src_curr {
-                self.dequeue_task_rt(src, p);
-                self.migration_refill(p, src, this);
-                self.set_task_cpu(p, this, this);
-                self.enqueue_task_rt(this, p, false);
+                self.rt_transfer(p, src, this, this);
                 resched = true;
             }
         }
@@ -481,9 +488,7 @@ impl Sched<'_> {
     /// RT tasks wait for the period timer) and rescheduled.
     fn update_curr_rt(&mut self, cpu: usize) {
         let now = self.now;
-        let runtime = u64::try_from(self.kernel.sched_rt_runtime_us)
-            .ok()
-            .map(|r| r * 1000);
+        let (period, runtime) = self.rt_bandwidth();
         let rq = &mut self.rqs[cpu].rtq;
         if rq.curr.is_none() {
             return;
@@ -494,7 +499,6 @@ impl Sched<'_> {
         rq.rt_time += delta;
         if !rq.period_armed {
             rq.period_armed = true;
-            let period = self.kernel.sched_rt_period_us as u64 * 1000;
             self.start_rt_task_period(cpu, (now / period + 1) * period);
         }
         let rq = &mut self.rqs[cpu].rtq;
@@ -521,10 +525,8 @@ impl Sched<'_> {
     pub(crate) fn rt_task_period_timer(&mut self, cpu: usize) {
         self.rq_sync(cpu);
         self.update_curr_rt(cpu);
-        let runtime = u64::try_from(self.kernel.sched_rt_runtime_us)
-            .ok()
-            .map_or(u64::MAX, |r| r * 1000);
-        let period = self.kernel.sched_rt_period_us as u64 * 1000;
+        let (period, runtime) = self.rt_bandwidth();
+        let runtime = runtime.unwrap_or(u64::MAX);
         let rq = &mut self.rqs[cpu].rtq;
         rq.rt_time -= rq.rt_time.min(runtime);
         if rq.throttled && rq.rt_time < runtime {

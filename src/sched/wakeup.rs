@@ -722,10 +722,7 @@ impl Sched<'_> {
             return self.tasks[p as usize].allowed.as_ref().expect("pinned")[0] as usize;
         }
         if !self.allowed(p, prev_cpu) {
-            return self.tasks[p as usize]
-                .allowed
-                .as_ref()
-                .map_or(prev_cpu, |a| a[0] as usize);
+            return self.select_fallback_rq(p, prev_cpu);
         }
         // Alex Shi's power policies (`sched::power`): power_wake.
         if self.power_policy_on() {
