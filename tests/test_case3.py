@@ -4,9 +4,10 @@ and, as strict xfails, the seed's directions it does not show yet.
 
 Shown: powersaving draws less package power than performance for 2 and 4 busy
 loops on the v6 laptop (snb-laptop-4c) and the same for 8, with the policies
-placing the loops (nothing pinned); under AIM7 compute on wsm-4s-40c the power
-policies keep 5 and 10 children on fewer packages, with fewer NUMA nodes per
-shared-state job. Not shown: Mike Galbraith's jobs/min gain and lower cpu column.
+placing the loops (nothing pinned); under AIM7 compute on wsm-4s-40c (its
+per-test costs measured on the development VM, issue 31) the power policies
+keep 1, 5 and 10 children on fewer packages and draw less package power. Not
+shown: Mike Galbraith's jobs/min gain and lower cpu column.
 """
 
 from __future__ import annotations
@@ -74,20 +75,20 @@ def test_power_policies_span_fewer_packages_under_aim7(tasks):
         for policy in ("balance", "powersaving"):
             r = aim7(policy, tasks, seed)
             if tasks == 1:
-                assert packages_spanned(r) == packages_spanned(perf) == 1
+                # performance's fork balancing puts the disk tests' `sh -c sync`
+                # on an idle package; the power policies keep it beside the child
+                assert packages_spanned(r) == 1 < packages_spanned(perf)
             else:
                 assert packages_spanned(r) < packages_spanned(perf)
-                nodes = r.metrics["contention_nodes_mean"]
-                assert nodes < perf.metrics["contention_nodes_mean"]
-                assert r.metrics["contention_s"] < perf.metrics["contention_s"]
-                assert r.metrics["package_power"] < perf.metrics["package_power"]
+            assert r.metrics["package_power"] < perf.metrics["package_power"]
 
 
 @pytest.mark.xfail(
     strict=True,
-    reason="seed: balance/powersaving +10-25 % jobs/min at tasks <= cores; the model has them "
-    "5-7 % behind (packing lowers the Westmere-EX turbo bin; cross-node contention is ~2 % "
-    "of cpu_s with published latencies). docs/cases/power-policies.md",
+    reason="seed: balance/powersaving +10-25 % jobs/min at tasks <= cores; with AIM7's costs "
+    "measured on the development VM the model has them 8-12 % behind (packing lowers the "
+    "Westmere-EX turbo bin and stacks children on wake-up; no shared-state excess was "
+    "measurable). docs/cases/power-policies.md",
 )
 @pytest.mark.parametrize("tasks", [5, 10, 20])
 def test_seed_power_policies_ahead_in_jobs_per_min(tasks):
@@ -100,8 +101,8 @@ def test_seed_power_policies_ahead_in_jobs_per_min(tasks):
 @pytest.mark.xfail(
     strict=True,
     reason="seed: the cpu column ~4x lower under the power policies at 10 tasks (~11-12 s vs "
-    "~40 s); the model's is 3-5 % higher (the same work at a lower turbo bin, and too little "
-    "contention to save). docs/cases/power-policies.md",
+    "~40 s); the model's is 5-7 % higher (the same measured work at a lower turbo bin; "
+    "nothing shared to save). docs/cases/power-policies.md",
 )
 @pytest.mark.parametrize("tasks", [5, 10])
 def test_seed_cpu_column_lower_under_power_policies(tasks):

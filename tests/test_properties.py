@@ -415,6 +415,15 @@ _WORKLOAD_VALID: dict[str, dict[str, st.SearchStrategy[Any]]] = {
         "workfile": st.sampled_from(["compute", "page_test", "disk_rd"]),
         "cpus": st.one_of(st.none(), st.integers(0, 1), st.lists(st.integers(0, 1), min_size=1)),
         "contention": st.booleans(),
+        "filesize_kb": st.integers(0, 64),
+        "poolsize_kb": st.integers(0, 2048),
+        "speed": st.floats(0.5, 4),
+        "sync_io_us": st.one_of(st.none(), st.floats(0, 2000)),
+        "syncs": st.booleans(),
+        "shared_lines": st.one_of(
+            st.none(),
+            st.dictionaries(st.sampled_from(["page_test", "sieve"]), st.integers(0, 10_000)),
+        ),
     },
 }
 WORKLOADS = list(_WORKLOAD_VALID)

@@ -128,3 +128,79 @@ def test_parse_reads_perf_stat_proc_stat_and_schedstat_deltas(tmp_path: Path) ->
     assert (w["lb_count_newidle"], w["lb_gained_newidle"]) == (972, 111)
     assert (wo["lb_count_newidle"], wo["lb_gained_newidle"]) == (0, 0)
     assert w["lb_gained_busy"] == 4 and w["lb_gained_idle"] == 0
+
+
+# --- measure_aim7.py and measure_hackbench_rt.py: parsing of real output ---
+
+REAIM_CSV = """Forks,JPM,JPM_C,JPS_C,parent_tm,childU_tm,childS_tm,std_dev,JTI,max_c,min_c
+1,13173.91,13173.91,219.57,0.46,0.34,0.08,0.00,100.00,0.46,0.46
+"""
+
+PERF_X = """4.93,msec,task-clock,493350000,100.00,0.989,CPUs utilized
+293,,context-switches,493350000,100.00,593.898,/sec
+62,,cpu-migrations,493350000,100.00,125.672,/sec
+48,,sched:sched_process_fork,493350000,100.00,97.294,/sec
+13770,,page-faults,493350000,100.00,27.912,K/sec
+"""
+
+STRACE_C = """% time     seconds  usecs/call     calls    errors syscall
+------ ----------- ----------- --------- --------- ----------------
+ 63.33   13.860604       22106       627       209 wait4
+  9.14    2.000415     1000207         2           clock_nanosleep
+  0.80    0.176064        1743       101           unlink
+------ ----------- ----------- --------- --------- ----------------
+100.00   21.884000         123    177000      4000 total
+"""
+
+
+def test_reaim_csv_and_perf_stat_are_read():
+    m = load("measure_aim7")
+    r = m.parse_reaim_csv(REAIM_CSV)
+    assert r["parent_tm"] == 0.46 and r["childU_tm"] == 0.34 and r["JTI"] == 100.0
+    assert r["forked"] == 1.0
+    p = m.parse_perf_stat(PERF_X)
+    assert p == {
+        "task_clock_s": pytest.approx(0.00493),
+        "context_switches": 293,
+        "cpu_migrations": 62,
+        "forks": 48,
+        "page_faults": 13770,
+    }
+    with pytest.raises(ValueError, match="not a reaim CSV"):
+        m.parse_reaim_csv("garbage")
+    with pytest.raises(ValueError, match="did not count"):
+        m.parse_perf_stat(PERF_X.replace("62,,cpu", "<not counted>,,cpu"))
+    with pytest.raises(ValueError, match="lacks context-switches.*page-faults"):
+        m.parse_perf_stat(PERF_X.splitlines()[0])
+
+
+def test_strace_summary_config_sizes_and_jobs():
+    m = load("measure_aim7")
+    rows = m.parse_strace_summary(STRACE_C)
+    assert [r["syscall"] for r in rows] == ["wait4", "clock_nanosleep", "unlink"]
+    assert rows[0] == {"syscall": "wait4", "calls": 627, "errors": 209, "seconds": 13.860604}
+    assert rows[1]["errors"] == 0
+    cfg = Path(__file__).parent / "data" / "reaim.config.example"
+    assert m.config_sizes(cfg) == (10, 1024)
+    # a probe of 100 jobs in 0.05 s: 2 000 jobs for a 1 s run; long runs keep 100
+    assert m.jobs_for(0.05, 100, 1.0, 20_000) == 2000
+    assert m.jobs_for(0.0, 100, 1.0, 5000) == 5000
+    assert m.jobs_for(1.5, 100, 1.0, 20_000) == 100
+    cmd = m.reaim_command("reaim", Path("wf"), Path("cfg"), 2, 100, Path("p"), syncs=False)
+    assert cmd[:4] == ["reaim", "-y", "-s2", "-e2"]
+
+
+def test_hackbench_rt_commands_and_parsing():
+    m = load("measure_hackbench_rt")
+    rt = m.commands("rt-tests", 2, 1000)
+    assert rt[-7:] == ["hackbench", "-g", "2", "--threads", "--pipe", "-l", "1000"]
+    pb = m.commands("perf-bench", 10, 200)
+    assert pb[-10:] == ["perf", "bench", "sched", "messaging", "-g", "10", "-t", "-p", "-l", "200"]
+    with pytest.raises(ValueError, match="invalid prog"):
+        m.commands("lmbench", 1, 1)
+    out = "Running in threaded mode...\nTime: 0.890\n" + PERF_X
+    r = m.parse(out)
+    assert r["elapsed_s"] == 0.89 and r["context_switches"] == 293
+    assert m.parse("     Total time: 0.792 [sec]\n" + PERF_X)["elapsed_s"] == 0.792
+    with pytest.raises(ValueError, match="lacks elapsed_s"):
+        m.parse(PERF_X)

@@ -53,6 +53,9 @@ __all__ = [
     "RT_POLICIES",
     "TASK_POLICIES",
     "WORKLOAD_ROLES",
+    "AIM7_MAX_FILE_KB",
+    "AIM7_MAX_SHARED_LINES",
+    "AIM7_SHARED_LINES",
     "AIM7_WORKFILES",
 ]
 
@@ -301,6 +304,9 @@ SPINNER_DISTS: list[str]
 RT_POLICIES: list[str]
 TASK_POLICIES: list[str]
 WORKLOAD_ROLES: dict[str, list[str]]
+AIM7_MAX_FILE_KB: int
+AIM7_MAX_SHARED_LINES: int
+AIM7_SHARED_LINES: list[int]
 AIM7_WORKFILES: list[str]
 KERNEL_RETIRED_FIELDS: list[tuple[str, str]]
 COST_FIELDS: list[str]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 import inspect
 import numbers
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ParamSpec
 
@@ -561,6 +561,12 @@ def aim7(
     *,
     cpus: int | Sequence[int] | None = None,
     contention: bool = True,
+    filesize_kb: int = 10,
+    poolsize_kb: int = 1024,
+    speed: float = 1.0,
+    sync_io_us: float | None = None,
+    syncs: bool = True,
+    shared_lines: Mapping[str, int] | None = None,
 ) -> Workload:
     """AIM7 / re-aim-7, one load point: ``tasks`` children forked by the
     driver, each running the workfile's jobs (101 for ``"compute"`` at
@@ -572,9 +578,25 @@ def aim7(
       (``AIM7_TESTS``), as LKP's ``aim7`` runs it.
     - ``cpus``: a cpuset for the driver and every child (a CPU number or a
       list); ``None`` = all CPUs.
-    - ``contention``: charge ``page_test``, ``shared_memory`` and
-      ``stream_pipe`` the cache-line transfers of state shared with the other
-      children (by the distance of their CPUs); ``False`` turns it off.
+    - ``contention``: charge the tests that measured extra system time
+      beside a second child the cache-line transfers of state shared with
+      the other children (by the distance of their CPUs); ``False`` turns
+      it off.
+    - ``filesize_kb``, ``poolsize_kb``: reaim.config's ``FILESIZE`` and
+      ``POOLSIZE`` (the shipped 10k and 1m by default): each child's disk
+      files are ``filesize_kb + poolsize_kb // tasks`` KB, and the disk
+      tests' costs follow that size (linear between the two sizes measured).
+    - ``speed``: the modelled CPU's speed relative to the host the per-test
+      costs were measured on; every measured CPU time is divided by it.
+      Blocked times are kept.
+    - ``sync_io_us``: the time each ``system("sync")`` waits for writeback;
+      ``None`` = as measured (the development VM's disk).
+    - ``syncs``: the disk tests' ``system("sync")`` calls, each a forked
+      ``sh -c sync`` the child waits for; ``False`` is reaim's ``-y``.
+    - ``shared_lines``: ``{test: lines}``, cache-line operations per job on
+      state shared with the other children, in place of the measured ones
+      (``AIM7_SHARED_LINES``: 0 for every test on the development VM) — a
+      hypothesis to explore, e.g. ``{"page_test": 20_000}``.
 
     Metrics, as the driver prints them: ``jobs_per_min``,
     ``jobs_per_min_per_child``, ``real_s`` (start signal to last reap, whole
@@ -582,7 +604,9 @@ def aim7(
     ``child_sys_s``), ``std_dev_s`` and ``std_dev_pct`` of the children's
     completion times, ``jti`` (Job Timing Index, an integer); plus
     ``procs_per_user``, ``contention_s``, ``shared_jobs``,
-    ``contended_jobs`` and ``contention_nodes_mean``.
+    ``contended_jobs``, ``contention_nodes_mean``, ``sync_calls`` and
+    ``file_kb``. The per-test costs were measured on the development VM
+    (docs/guide/workloads.md has the table and where each number came from).
     """
     params: dict[str, Any] = {
         "tasks": need_int("tasks", tasks, lo=1, hi=_core.MAX_TASKS - 1),
@@ -590,6 +614,14 @@ def aim7(
         "workfile": _plain(workfile),  # checked by the core
         "cpus": _cpuset(cpus),
         "contention": need_bool("contention", contention),
+        "filesize_kb": need_int("filesize_kb", filesize_kb, lo=0, hi=_core.AIM7_MAX_FILE_KB),
+        "poolsize_kb": need_int("poolsize_kb", poolsize_kb, lo=0, hi=_core.AIM7_MAX_FILE_KB),
+        "speed": need_number("speed", speed),  # its range: the core's
+        "sync_io_ns": None
+        if sync_io_us is None
+        else need_scaled("sync_io_us", sync_io_us, 1000, 0, 10**10, "µs", or_else=" or None"),
+        "syncs": need_bool("syncs", syncs),
+        "shared_lines": _aim7_lines(shared_lines),
     }
     _core.workload_check("aim7", params)
     args = {
@@ -598,8 +630,37 @@ def aim7(
         "workfile": workfile,
         "cpus": cpus,
         "contention": contention,
+        "filesize_kb": filesize_kb,
+        "poolsize_kb": poolsize_kb,
+        "speed": speed,
+        "sync_io_us": sync_io_us,
+        "syncs": syncs,
+        "shared_lines": None if shared_lines is None else dict(shared_lines),
     }
     return Workload("aim7", params, args)
+
+
+def _aim7_lines(v: Any) -> list[int] | None:
+    """``{test: lines}`` as the core's list of 26, the measured count for
+    each test not named."""
+    if v is None:
+        return None
+    if not isinstance(v, Mapping):
+        raise ConfigTypeError(
+            f"invalid type for shared_lines: got {type_name(v)} {v!r}, expected a dict "
+            "{test: lines} or None"
+        )
+    out = list(_core.AIM7_SHARED_LINES)
+    for name, lines in v.items():
+        if name not in AIM7_TESTS:
+            raise ConfigError(
+                f"invalid shared_lines key {name!r}: expected a test of the mix: "
+                f"{', '.join(AIM7_TESTS)}"
+            )
+        out[AIM7_TESTS.index(name)] = need_int(
+            f"shared_lines[{name!r}]", lines, lo=0, hi=_core.AIM7_MAX_SHARED_LINES
+        )
+    return out
 
 
 _FACTORIES: dict[str, Callable[..., Workload]] = {

@@ -232,7 +232,7 @@ pub fn cost_field_info(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
 
 /// A parameter value of a known Python shape, converted with an error that
 /// names its parameter: the integers of the Rust type (never a `bool`),
-/// `bool`, UTF-8 `str`, `None` for an `Option`, a list (or tuple) for a
+/// `bool`, a finite `float` (or an int), UTF-8 `str`, `None` for an `Option`, a list (or tuple) for a
 /// `Vec`, each element named `param[i]`.
 pub trait FromParam: Sized {
     /// What the value must be, for messages.
@@ -264,6 +264,20 @@ impl FromParam for bool {
         match scalar(param, v, "bool", "True or False")? {
             Value::Bool(b) => Ok(b),
             _ => Err(wrong_type(param, v, "bool")),
+        }
+    }
+}
+
+impl FromParam for f64 {
+    fn expected() -> String {
+        "float".into()
+    }
+    fn from_param(param: &str, v: &Bound<'_, PyAny>) -> PyResult<Self> {
+        match scalar(param, v, "float", "a finite number")? {
+            Value::Float(x) if x.is_finite() => Ok(x),
+            Value::Int(i) => Ok(i as f64),
+            Value::Float(x) => Err(CoreError::invalid(param, x, "a finite number").into()),
+            _ => Err(wrong_type(param, v, "float")),
         }
     }
 }

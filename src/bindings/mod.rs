@@ -344,6 +344,12 @@ fn workload_base(
                     workfile: p.get("workfile")?,
                     cpus: p.get("cpus")?,
                     contention: p.get("contention")?,
+                    filesize_kb: p.get("filesize_kb")?,
+                    poolsize_kb: p.get("poolsize_kb")?,
+                    speed: p.get("speed")?,
+                    sync_io_ns: p.get("sync_io_ns")?,
+                    syncs: p.get("syncs")?,
+                    shared_lines: p.get("shared_lines")?,
                 };
                 p.finish()?;
                 Box::new(Aim7::new(ap).map_err(|e| py_err(py, e))?)
@@ -747,6 +753,18 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     }
     m.add("WORKLOAD_ROLES", roles)?;
     m.add("AIM7_WORKFILES", crate::workload::aim7::workfile_names())?;
+    m.add("AIM7_MAX_FILE_KB", crate::workload::aim7::MAX_FILE_KB)?;
+    m.add(
+        "AIM7_MAX_SHARED_LINES",
+        crate::workload::aim7::MAX_SHARED_LINES,
+    )?;
+    m.add(
+        "AIM7_SHARED_LINES",
+        crate::workload::aim7::TESTS
+            .iter()
+            .map(|t| t.shared_lines)
+            .collect::<Vec<u64>>(),
+    )?;
     m.add(
         "IDLE_TYPES",
         crate::sched::balance::IDLE_TYPE_NAMES.to_vec(),

@@ -9,6 +9,7 @@
 //! the run's RNG, so runs are deterministic.
 
 pub mod aim7;
+mod aim7_costs;
 pub mod attrs;
 pub mod hackbench;
 pub mod ipc;
