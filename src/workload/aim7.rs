@@ -454,14 +454,16 @@ impl Aim7 {
             Some(v) if v.len() == TESTS.len() && v.iter().all(|&l| l <= MAX_SHARED_LINES) => {
                 v.clone()
             }
-            Some(v) => return Err(CoreError::invalid(
-                "shared_lines",
-                format!("{v:?}"),
-                format!(
+            Some(v) => {
+                return Err(CoreError::invalid(
+                    "shared_lines",
+                    format!("{v:?}"),
+                    format!(
                     "{} counts from 0 to {MAX_SHARED_LINES}, one per test of the mix in its order",
                     TESTS.len()
                 ),
-            )),
+                ))
+            }
         };
         if let Some(c) = &p.cpus {
             if c.is_empty() {
