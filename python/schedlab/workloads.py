@@ -551,6 +551,9 @@ def volano(
 #: (LKP's single-test workfile, ``10 <test>``); ``"compute"`` runs the mix.
 #: The core's list (``src/workload/aim7.rs``).
 AIM7_TESTS = tuple(w for w in _core.AIM7_WORKFILES if w != "compute")
+#: The measured shared cache-line operations per job of each test (0 for
+#: every test on the development VM: docs/guide/workloads.md).
+AIM7_SHARED_LINES = dict(zip(AIM7_TESTS, _core.AIM7_SHARED_LINES, strict=True))
 
 
 @_checked_args
@@ -587,15 +590,17 @@ def aim7(
       files are ``filesize_kb + poolsize_kb // tasks`` KB, and the disk
       tests' costs follow that size (linear between the two sizes measured).
     - ``speed``: the modelled CPU's speed relative to the host the per-test
-      costs were measured on; every measured CPU time is divided by it.
-      Blocked times are kept.
+      costs were measured on (0.1 to 100); every measured CPU time is
+      divided by it (the sync helpers' system time then loses the model's
+      own fork/exit/reap charges, which do not scale). Blocked times are kept.
     - ``sync_io_us``: the time each ``system("sync")`` waits for writeback;
       ``None`` = as measured (the development VM's disk).
     - ``syncs``: the disk tests' ``system("sync")`` calls, each a forked
       ``sh -c sync`` the child waits for; ``False`` is reaim's ``-y``.
     - ``shared_lines``: ``{test: lines}``, cache-line operations per job on
       state shared with the other children, in place of the measured ones
-      (``AIM7_SHARED_LINES``: 0 for every test on the development VM) — a
+      (``sl.workloads.AIM7_SHARED_LINES``: 0 for every test on the
+      development VM) — a
       hypothesis to explore, e.g. ``{"page_test": 20_000}``.
 
     Metrics, as the driver prints them: ``jobs_per_min``,
@@ -617,9 +622,7 @@ def aim7(
         "filesize_kb": need_int("filesize_kb", filesize_kb, lo=0, hi=_core.AIM7_MAX_FILE_KB),
         "poolsize_kb": need_int("poolsize_kb", poolsize_kb, lo=0, hi=_core.AIM7_MAX_FILE_KB),
         "speed": need_number("speed", speed),  # its range: the core's
-        "sync_io_ns": None
-        if sync_io_us is None
-        else need_scaled("sync_io_us", sync_io_us, 1000, 0, 10**10, "µs", or_else=" or None"),
+        "sync_io_ns": _sync_io_ns(sync_io_us),
         "syncs": need_bool("syncs", syncs),
         "shared_lines": _aim7_lines(shared_lines),
     }
@@ -638,6 +641,18 @@ def aim7(
         "shared_lines": None if shared_lines is None else dict(shared_lines),
     }
     return Workload("aim7", params, args)
+
+
+def _sync_io_ns(v: Any) -> int | None:
+    """``sync_io_us`` (µs, 0 allowed) as ns, or None."""
+    if v is None:
+        return None
+    x = need_number("sync_io_us", v, positive=False)
+    if not 0 <= x <= 1e7:
+        raise ConfigError(
+            f"invalid sync_io_us={v!r}: expected a number of µs from 0 to 10000000 or None"
+        )
+    return round(x * 1000)
 
 
 def _aim7_lines(v: Any) -> list[int] | None:

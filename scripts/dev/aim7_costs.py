@@ -11,14 +11,15 @@ over the frame's repetitions of runs with one child unless said otherwise;
 ``J`` is the run's jobs, times are reaim's (10 ms resolution):
 
 - a job's ``user_ns``/``sys_ns`` = ``childU_tm``/``childS_tm`` / J; for the
-  disk tests from the ``-y`` runs (no ``system("sync")``), at each file size;
+  disk tests that sync, from the ``-y`` runs (no ``system("sync")``), at
+  each file size;
 - ``block_ns`` = (``parent_tm`` − the children's CPU time) / J, or 0 when
   that gap is within two ticks of reaim's resolution (20 ms over the run);
 - ``syncs`` per job = (forks with syncs − forks without) / J / 2 (each
   ``system("sync")`` forks ``sh``, which forks ``sync``);
-- per ``system("sync")``: ``sync_cpu_ns`` = (CPU time with syncs − without)
-  / (J × syncs), ``sync_io_ns`` = (blocked time with − without) /
-  (J × syncs), at least 0;
+- per ``system("sync")``: ``sync_user_ns`` / ``sync_sys_ns`` = (user / system
+  time with syncs − without) / (J × syncs), ``sync_io_ns`` = (blocked time
+  with − without) / (J × syncs), each at least 0;
 - the two file sizes: ``POOLSIZE 0`` (``FILESIZE`` only) and the shipped
   config's one-child size (``FILESIZE + POOLSIZE``); tests without files
   take the same numbers at both;
@@ -26,8 +27,8 @@ over the frame's repetitions of runs with one child unless said otherwise;
   less the median of that excess ratio over the tests with no system time
   (what two busy vCPUs cost each other anyway), for tests with system time
   above reaim's resolution (20 ms over the run) and no files; in lines of
-  ``CostModel.xfer_llc_ns`` (the distance of ``vm-2``'s two CPUs); 0 when
-  not above the pure-user tests' spread.
+  ``vm-2``'s ``CostModel.xfer_llc_ns`` (the distance of its two CPUs); 0
+  when not above the pure-user tests' spread.
 """
 
 from __future__ import annotations
@@ -45,9 +46,15 @@ DOC = ROOT / "docs" / "guide" / "workloads.md"
 BEGIN, END = "<!-- BEGIN aim7 costs -->", "<!-- END aim7 costs -->"
 #: reaim's times are whole 10 ms ticks: a gap of two is noise
 RESOLUTION_S = 0.02
-#: CostModel.xfer_llc_ns (the default), the per-line cost the lines are counted in
-XFER_LLC_NS = 25
-FIELDS = ("user_ns", "sys_ns", "block_ns", "sync_cpu_ns", "sync_io_ns")
+FIELDS = ("user_ns", "sys_ns", "block_ns", "sync_user_ns", "sync_sys_ns", "sync_io_ns")
+
+
+def xfer_llc_ns() -> int:
+    """The per-line cost the shared lines are counted in: ``vm-2``'s
+    ``CostModel.xfer_llc_ns`` (its two CPUs share the last-level cache)."""
+    import schedlab as sl
+
+    return int(sl.CostModel.preset("vm-2").xfer_llc_ns)
 
 
 def _med(rows: list[dict[str, Any]], key: str) -> float:
@@ -106,7 +113,8 @@ def derive(df: Any) -> dict[str, Any]:
                     "user_ns": body["user"],
                     "sys_ns": body["sys"],
                     "block_ns": body["block"],
-                    "sync_cpu_ns": 0.0,
+                    "sync_user_ns": 0.0,
+                    "sync_sys_ns": 0.0,
                     "sync_io_ns": 0.0,
                 }
                 continue
@@ -114,11 +122,16 @@ def derive(df: Any) -> dict[str, Any]:
             y = per_job(pick(t, 1, False, pool))
             n = round((w["forks"] - y["forks"]) / 2)
             syncs = max(syncs, n)
+            if n == 0:
+                # no system("sync") (disk_src): -y changes nothing, the
+                # runs with the default flags are the body
+                y = w
             costs[size] = {
                 "user_ns": y["user"],
                 "sys_ns": y["sys"],
                 "block_ns": y["block"],
-                "sync_cpu_ns": max(0.0, (w["cpu"] - y["cpu"]) / n) if n else 0.0,
+                "sync_user_ns": max(0.0, (w["user"] - y["user"]) / n) if n else 0.0,
+                "sync_sys_ns": max(0.0, (w["sys"] - y["sys"]) / n) if n else 0.0,
                 "sync_io_ns": max(0.0, (w["block"] - y["block"]) / n) if n else 0.0,
             }
         one = per_job(pick(t, 1, True, large_pool))
@@ -138,6 +151,7 @@ def derive(df: Any) -> dict[str, Any]:
                 "has_sys": one["sys_s"] > RESOLUTION_S,
             }
         )
+    line_ns = xfer_llc_ns()
     pure = [e["excess"] for e in out if not e["disk"] and not e["has_sys"]]
     base = statistics.median(pure)
     spread = max(abs(x - base) for x in pure)
@@ -146,7 +160,7 @@ def derive(df: Any) -> dict[str, Any]:
         over = e["excess"] - base
         shared = not e["disk"] and e["has_sys"] and over > spread
         cpu = e["large"]["user_ns"] + e["large"]["sys_ns"]
-        e["shared_lines"] = round(over * cpu / XFER_LLC_NS) if shared else 0
+        e["shared_lines"] = round(over * cpu / line_ns) if shared else 0
     first = rows[0]
     return {
         "small_kb": filesize,
@@ -154,6 +168,7 @@ def derive(df: Any) -> dict[str, Any]:
         "measured": f"{first['date'][:10]}, Linux {first['kernel_release']}, "
         f"{first['cpus']} CPUs ({first['cpu_model']})",
         "base_excess": base,
+        "xfer_llc_ns": line_ns,
         "pure_spread": spread,
         "tests": out,
     }
@@ -231,9 +246,9 @@ def rust(table: dict[str, Any]) -> str:
 def markdown(table: dict[str, Any]) -> str:
     us = lambda ns: f"{ns / 1000:,.1f}"  # noqa: E731
     head = (
-        "| test | hits | jobs/run | user µs | sys µs | blocked µs | syncs | sync CPU µs | "
-        "sync blocked µs | 2-child excess | shared lines |\n"
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+        "| test | hits | jobs/run | user µs | sys µs | blocked µs | syncs | sync user µs | "
+        "sync sys µs | sync blocked µs | 2-child excess | shared lines |\n"
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
     )
     body = []
     for e in table["tests"]:
@@ -244,14 +259,17 @@ def markdown(table: dict[str, Any]) -> str:
 
         body.append(
             f"| `{e['name']}` | {HITS[e['name']]} | {e['jobs']} | {two('user_ns')} | "
-            f"{two('sys_ns')} | {two('block_ns')} | {e['syncs']} | {two('sync_cpu_ns')} | "
+            f"{two('sys_ns')} | {two('block_ns')} | {e['syncs']} | {two('sync_user_ns')} | "
+            f"{two('sync_sys_ns')} | "
             f"{two('sync_io_ns')} | {e['excess'] * 100:+.0f} % | {e['shared_lines']:,} |"
         )
     note = (
         f"\nMeasured {table['measured']}. Two numbers are the "
         f"{table['small_kb']} KB / {table['large_kb']} KB file sizes. The 2-child excess "
         f"of the tests without system time: median {table['base_excess'] * 100:+.1f} %, "
-        f"spread ±{table['pure_spread'] * 100:.1f} %.\n"
+        f"spread ±{table['pure_spread'] * 100:.1f} %; lines are counted at vm-2's "
+        f"`xfer_llc_ns` = {table['xfer_llc_ns']} ns. `jobs/run` is the runs with syncs and "
+        f"the shipped config; each variant of a disk test ran enough jobs for ≥ 1 s.\n"
     )
     return head + "\n".join(body) + "\n" + note
 

@@ -11,11 +11,12 @@ do, for example ``osdl-aim-7`` configured and made with autotools. Then::
         --workfile /path/to/workfile.compute --config /path/to/reaim.config \\
         --reps 3 --out notebooks/data/aim7-real-vm2.parquet
 
-Three frames are written: ``OUT`` (one row per reaim run: the per-test
-runs at 1 and 2 children and the mix at ``--tasks``), ``OUT`` with
-``-syscalls`` before the suffix (``strace -f -c -w`` of each test run alone:
-calls and wall seconds per system call) and nothing else. Every row carries
-the host (kernel release, CPUs, CPU model, date). Root is needed for the
+Two frames are written: ``OUT`` (one row per reaim run: the per-test runs
+at 1 and 2 children, the disk tests' variants and the mix at ``--tasks``)
+and ``OUT`` with ``-syscalls`` before the suffix (``strace -f -c -w`` of
+each test run alone: calls and wall seconds per system call). Every row
+carries the host (kernel release, CPUs, CPU model, and the date the script
+started). Root is needed for the
 ``sched:sched_process_fork`` tracepoint and for ``strace``.
 
 Per run: reaim's own figures from its CSV (``parent_tm`` = its "Parent
@@ -231,8 +232,10 @@ def config_sizes(config: Path) -> tuple[int, int]:
         f = line.split()
         if len(f) == 2 and f[0] in sizes:
             v = f[1].lower()
-            mult = {"k": 1, "m": 1024, "g": 1024 * 1024}.get(v[-1], 0)
-            sizes[f[0]] = int(v[:-1]) * mult if mult else int(v) // 1024
+            mult = {"k": 1, "m": 1024}.get(v[-1], 0)
+            if not mult:  # driver.c: a size needs its K or M
+                raise ValueError(f"{config}: {f[0]} {f[1]!r} has no K or M")
+            sizes[f[0]] = int(v[:-1]) * mult
     return sizes["FILESIZE"], sizes["POOLSIZE"]
 
 
@@ -281,39 +284,55 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     with tempfile.TemporaryDirectory(prefix="aim7-") as tmp:
         work = Path(tmp)
-        njobs: dict[str, int] = {}
-        for _, name in tests:
-            wf = work / f"wf-{name}"
-            wf.write_text(f"10 {name}\n")
-            probe = run_one(a.reaim, wf, a.config, 1, 100, work)
-            njobs[name] = jobs_for(probe["parent_tm"], 100, a.min_seconds, a.max_jobs)
         small = {
             kb: config_with_poolsize(a.config, kb, work / f"config-{kb}") for kb in a.poolsize_kb
         }
+        # each variant of each test runs enough jobs for min_seconds, sized
+        # by a probe of its own (a -y run of a disk test is 10-100x shorter)
+        njobs: dict[tuple[str, bool, int], int] = {}
+
+        def sized(name: str, cfg: Path, syncs: bool, kb: int) -> int:
+            key = (name, syncs, kb)
+            if key not in njobs:
+                probe = run_one(a.reaim, work / f"wf-{name}", cfg, 1, 100, work, syncs=syncs)
+                njobs[key] = jobs_for(probe["parent_tm"], 100, a.min_seconds, a.max_jobs)
+            return njobs[key]
+
+        for _, name in tests:
+            (work / f"wf-{name}").write_text(f"10 {name}\n")
+            sized(name, a.config, True, poolsize)
+            if name.startswith("disk_"):
+                sized(name, a.config, False, poolsize)
+                for kb, cfg in small.items():
+                    sized(name, cfg, True, kb)
+                    sized(name, cfg, False, kb)
         for rep in range(a.reps):
             for tasks in a.tasks:
                 r = run_one(a.reaim, a.workfile, a.config, tasks, a.jobs, work)
                 record("compute", tasks, rep, a.jobs, r)
             for _, name in tests:
                 wf = work / f"wf-{name}"
-                j = njobs[name]
+                j = njobs[(name, True, poolsize)]
                 for kids in a.test_children:
                     record(name, kids, rep, j, run_one(a.reaim, wf, a.config, kids, j, work))
                 if not name.startswith("disk_"):
                     continue
                 # without its system("sync") calls (-y): the difference is
                 # the cost of the sync helpers; and with smaller files
+                j = njobs[(name, False, poolsize)]
                 r = run_one(a.reaim, wf, a.config, 1, j, work, syncs=False)
                 record(name, 1, rep, j, r, syncs=False)
                 for kb, cfg in small.items():
                     for syncs in (True, False):
+                        j = njobs[(name, syncs, kb)]
                         r = run_one(a.reaim, wf, cfg, 1, j, work, syncs=syncs)
                         record(name, 1, rep, j, r, syncs=syncs, poolsize_kb=kb)
         if not a.no_strace:
             for _, name in tests:
                 wf = work / f"wf-{name}"
-                for s in strace_one(a.reaim, wf, a.config, njobs[name], work):
-                    sysrows.append({"test": name, "jobs": njobs[name], **s})
+                j = njobs[(name, True, poolsize)]
+                for s in strace_one(a.reaim, wf, a.config, j, work):
+                    sysrows.append({"test": name, "jobs": j, **s})
     df = pl.DataFrame(rows).with_columns(**{k: pl.lit(v) for k, v in info.items()})
     df.write_parquet(a.out)
     if sysrows:

@@ -50,7 +50,9 @@ def compare(
             for s in range(1, seeds + 1)
         ]
         real = sub["elapsed_s"].to_list()
-        perf = rt_rows.filter((pl.col("prog") == "perf-bench") & (pl.col("groups") == g))
+        perf = rt_rows.filter(
+            (pl.col("prog") == "perf-bench") & (pl.col("groups") == g) & (pl.col("loops") == loops)
+        )
         for metric, real_vals, model_vals, perf_vals in (
             ("elapsed_s", real, [m["elapsed_s"] for m in model], perf["elapsed_s"].to_list()),
             (
@@ -77,7 +79,7 @@ def compare(
                     "rt_tests_max": max(real_vals),
                     "perf_bench_median": statistics.median(perf_vals),
                     "model": mdl,
-                    "error": mdl / r - 1,
+                    "error": mdl / r - 1 if r else float("nan"),
                 }
             )
     return cal, pl.DataFrame(rows)

@@ -17,8 +17,9 @@
 //! measured blocked time (a timed sleep), then, for the disk tests, its
 //! `system("sync")` calls (`DO_SYNC()` in `osdl-aim-7/src/disk1.c`): the
 //! child forks a helper (the `sh -c sync` and its `sync`, folded into one
-//! task), which runs the measured CPU time per call, sleeps the measured
-//! sync() wait and exits; the child `wait()`s for it, and the exit wakes it
+//! task), which runs the measured user and then system time per call (less
+//! the model's own fork, exit and reap charges), sleeps the measured sync()
+//! wait and exits; the child `wait()`s for it, and the exit wakes it
 //! (`do_notify_parent()` → `__wake_up_parent()`, a sync wake-up). The
 //! helper is placed by fork balancing like any fork. The disk tests' costs
 //! are linear in the file size, `FILESIZE + POOLSIZE / children` KB
@@ -57,9 +58,11 @@ pub struct JobCost {
     pub sys_ns: u64,
     /// Time blocked per job outside the syncs (an I/O completion).
     pub block_ns: u64,
-    /// CPU time per `system("sync")`: the fork, `sh -c sync`, `sync`'s
-    /// exec and its sync() (the writeback it starts), the exits and reaps.
-    pub sync_cpu_ns: u64,
+    /// User and system time per `system("sync")`: the fork, `sh -c sync`,
+    /// `sync`'s exec (most of the user time) and its sync() (the writeback
+    /// it starts), the exits and reaps.
+    pub sync_user_ns: u64,
+    pub sync_sys_ns: u64,
     /// Time blocked per `system("sync")` (sync() waiting for writeback).
     pub sync_io_ns: u64,
 }
@@ -97,7 +100,8 @@ impl TestCost {
             user_ns: lerp(s.user_ns, l.user_ns),
             sys_ns: lerp(s.sys_ns, l.sys_ns),
             block_ns: lerp(s.block_ns, l.block_ns),
-            sync_cpu_ns: lerp(s.sync_cpu_ns, l.sync_cpu_ns),
+            sync_user_ns: lerp(s.sync_user_ns, l.sync_user_ns),
+            sync_sys_ns: lerp(s.sync_sys_ns, l.sync_sys_ns),
             sync_io_ns: lerp(s.sync_io_ns, l.sync_io_ns),
         }
     }
@@ -279,10 +283,10 @@ impl Default for Aim7Params {
 /// 10 s of system time).
 pub const MAX_SHARED_LINES: u64 = 10_000_000;
 
-/// The most `filesize_kb` / `poolsize_kb` (1 GB): the model's costs are
-/// linear in the file size, and far past what was measured they mean
-/// nothing.
-pub const MAX_FILE_KB: u64 = 1 << 20;
+/// The most `filesize_kb` / `poolsize_kb` (16 MB, 16× the largest size
+/// measured): the model's costs are linear in the file size, and far past
+/// what was measured they mean nothing.
+pub const MAX_FILE_KB: u64 = 1 << 14;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {
@@ -305,8 +309,10 @@ enum Phase {
     JobEnd,
     Exiting,
     Exited,
+    SyncFork,
     // the `sh -c sync` a disk test's system("sync") forks (and its `sync`)
-    SyncRun,
+    SyncUser,
+    SyncSys,
     SyncIo,
     SyncExit,
     SyncDone,
@@ -433,11 +439,19 @@ impl Aim7 {
                 ));
             }
         }
-        if !(p.speed.is_finite() && (0.01..=100.0).contains(&p.speed)) {
+        if p.filesize_kb == 0 && p.poolsize_kb == 0 {
+            // driver.c refuses a zero disk file size too
+            return Err(CoreError::invalid(
+                "filesize_kb",
+                0,
+                "at least 1 KB when poolsize_kb is 0 (the disk tests need a file)",
+            ));
+        }
+        if !(p.speed.is_finite() && (0.1..=100.0).contains(&p.speed)) {
             return Err(CoreError::invalid(
                 "speed",
                 p.speed,
-                "a number from 0.01 to 100 (the modelled CPU's speed relative to the measurement host)",
+                "a number from 0.1 to 100 (the modelled CPU's speed relative to the measurement host)",
             ));
         }
         if let Some(io) = p.sync_io_ns {
@@ -487,7 +501,8 @@ impl Aim7 {
                     user_ns: cpu(c.user_ns),
                     sys_ns: cpu(c.sys_ns),
                     block_ns: c.block_ns,
-                    sync_cpu_ns: cpu(c.sync_cpu_ns),
+                    sync_user_ns: cpu(c.sync_user_ns),
+                    sync_sys_ns: cpu(c.sync_sys_ns),
                     sync_io_ns: p.sync_io_ns.unwrap_or(c.sync_io_ns),
                 }
             })
@@ -758,18 +773,24 @@ impl Aim7 {
                         k.phase = Phase::JobEnd;
                         continue;
                     }
-                    // system("sync"): fork `sh -c sync`, then wait() for it
+                    // system("sync"): fork `sh -c sync` (the fork's cost
+                    // first: the new task is runnable only once fork returns,
+                    // wake_up_new_task() at the end of kernel_clone()) ...
                     k.syncs_left -= 1;
-                    k.helper_alive = true;
-                    k.phase = Phase::SyncWait;
+                    k.phase = Phase::SyncFork;
+                    return sys(c.fork_ns);
+                }
+                Phase::SyncFork => {
+                    // ... then wait() for it
+                    self.kids[i].helper_alive = true;
+                    self.kids[i].phase = Phase::SyncWait;
                     let id = ctx.spawn(self.spec(ROLES[1], "sync".into()));
                     debug_assert_eq!(id as usize, self.kids.len());
-                    let mut h = Child::new(Phase::SyncRun);
+                    let mut h = Child::new(Phase::SyncUser);
                     h.parent = task;
                     h.test = self.kids[i].test;
                     self.kids.push(h);
                     self.syncs_done += 1;
-                    return sys(c.fork_ns);
                 }
                 Phase::SyncWait => {
                     let k = &mut self.kids[i];
@@ -780,15 +801,22 @@ impl Aim7 {
                     k.phase = Phase::JobSync;
                     return sys(c.reap_ns);
                 }
-                Phase::SyncRun => {
-                    // the helper's own CPU time: the measured cost per call
-                    // less what the model charges for the fork, the exit and
-                    // the reap around it
+                Phase::SyncUser => {
+                    // the helper's own CPU time: the measured user time (the
+                    // execs), then the measured system time less what the
+                    // model charges for the fork, the exit and the reap
+                    let k = &mut self.kids[i];
+                    k.phase = Phase::SyncSys;
+                    let u = self.costs[k.test].sync_user_ns;
+                    if u > 0 {
+                        return user(u);
+                    }
+                }
+                Phase::SyncSys => {
                     let k = &mut self.kids[i];
                     k.phase = Phase::SyncIo;
-                    let cost = self.costs[k.test];
-                    let own = cost
-                        .sync_cpu_ns
+                    let own = self.costs[k.test]
+                        .sync_sys_ns
                         .saturating_sub(c.fork_ns + c.exit_ns + c.reap_ns);
                     if own > 0 {
                         return sys(own);
