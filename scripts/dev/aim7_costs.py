@@ -221,8 +221,6 @@ def rust(table: dict[str, Any]) -> str:
         f"pub const SMALL_FILE_KB: u64 = {table['small_kb']};",
         "/// The file size of the `large` measurement (`FILESIZE` + `POOLSIZE`, one child), KB.",
         f"pub const LARGE_FILE_KB: u64 = {table['large_kb']};",
-        "/// Where and when the costs were measured.",
-        f'pub const MEASURED: &str = "{table["measured"]}";',
         "",
         "/// The 26 tests of `workfile.compute`, in the workfile's order.",
         "#[rustfmt::skip]",

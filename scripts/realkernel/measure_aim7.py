@@ -15,8 +15,8 @@ Two frames are written: ``OUT`` (one row per reaim run: the per-test runs
 at 1 and 2 children, the disk tests' variants and the mix at ``--tasks``)
 and ``OUT`` with ``-syscalls`` before the suffix (``strace -f -c -w`` of
 each test run alone: calls and wall seconds per system call). Every row
-carries the host (kernel release, CPUs, CPU model, and the date the script
-started). Root is needed for the
+carries the host (``schedlab``'s ``host_info()``: kernel release, CPUs, CPU
+model, the date the script started and the load average then). Root is needed for the
 ``sched:sched_process_fork`` tracepoint and for ``strace``.
 
 Per run: reaim's own figures from its CSV (``parent_tm`` = its "Parent
@@ -33,10 +33,7 @@ child (one child) was neither running nor runnable.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import math
-import os
-import platform
 import re
 import subprocess
 import sys
@@ -44,6 +41,8 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from schedlab.host.measurement import host_info
 
 EVENTS = (
     "task-clock",
@@ -72,12 +71,13 @@ def parse_reaim_csv(text: str) -> dict[str, float]:
     return out
 
 
-def parse_perf_stat(text: str) -> dict[str, float]:
-    """``perf stat -x,`` counts of ``EVENTS`` (task clock in seconds)."""
+def perf_events(text: str, events: Sequence[str]) -> dict[str, float]:
+    """The ``perf stat -x,`` values of ``events`` found in ``text`` (the
+    task clock in seconds); an event perf did not count is an error."""
     out: dict[str, float] = {}
     for raw in text.splitlines():
         f = raw.strip().split(",")
-        if len(f) < 3 or f[2] not in EVENTS:
+        if len(f) < 3 or f[2] not in events:
             continue
         if f[0].startswith("<"):
             raise ValueError(f"perf stat did not count {f[2]}: {f[0]}")
@@ -85,6 +85,12 @@ def parse_perf_stat(text: str) -> dict[str, float]:
         if f[2] == "task-clock":
             v *= {"msec": 1e-3, "usec": 1e-6, "nsec": 1e-9, "sec": 1.0}[f[1] or "msec"]
         out[f[2]] = v
+    return out
+
+
+def parse_perf_stat(text: str) -> dict[str, float]:
+    """``perf stat -x,`` counts of ``EVENTS`` (task clock in seconds)."""
+    out = perf_events(text, EVENTS)
     missing = [e for e in EVENTS if e not in out]
     if missing:
         raise ValueError(f"perf stat output lacks {', '.join(missing)}")
@@ -155,20 +161,6 @@ def reaim_command(
         "-l",
         str(prefix),
     ]
-
-
-def host() -> dict[str, Any]:
-    model = ""
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            model = line.split(":", 1)[1].strip()
-            break
-    return {
-        "kernel_release": platform.release(),
-        "cpus": os.cpu_count() or 0,
-        "cpu_model": model,
-        "date": dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat(),
-    }
 
 
 def run_one(
@@ -271,7 +263,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     tests = workfile_tests(a.workfile)
     if a.only is not None:
         tests = [t for t in tests if t[1] in a.only]
-    info = host()
+    info = host_info()
     filesize, poolsize = config_sizes(a.config)
     rows: list[dict[str, Any]] = []
     sysrows: list[dict[str, Any]] = []

@@ -26,7 +26,8 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from measure_aim7 import host  # noqa: E402
+from measure_aim7 import perf_events  # noqa: E402
+from schedlab.host.measurement import host_info  # noqa: E402
 
 EVENTS = ("task-clock", "context-switches", "cpu-migrations")
 
@@ -51,25 +52,17 @@ def commands(prog: str, groups: int, loops: int, hackbench: str = "hackbench") -
 def parse(text: str) -> dict[str, float]:
     """Elapsed time (``Time: X`` or ``Total time: X [sec]``) and the perf
     stat counts of ``EVENTS`` from one run's output."""
-    out: dict[str, float] = {}
+    counts = perf_events(text, EVENTS)
+    out = {k.replace("-", "_").replace("task_clock", "task_clock_s"): v for k, v in counts.items()}
     for raw in text.splitlines():
         line = raw.strip()
         if line.startswith("Time:") or line.startswith("Total time:"):
             out["elapsed_s"] = float(line.split(":", 1)[1].split()[0])
-            continue
-        f = line.split(",")
-        if len(f) >= 3 and f[2] in EVENTS:
-            if f[0].startswith("<"):
-                raise ValueError(f"perf stat did not count {f[2]}: {f[0]}")
-            v = float(f[0])
-            if f[2] == "task-clock":
-                v *= {"msec": 1e-3, "usec": 1e-6, "nsec": 1e-9, "sec": 1.0}[f[1] or "msec"]
-            out[f[2].replace("-", "_").replace("task_clock", "task_clock_s")] = v
     need = ("elapsed_s", "task_clock_s", "context_switches", "cpu_migrations")
     missing = [k for k in need if k not in out]
     if missing:
         raise ValueError(f"output lacks {', '.join(missing)}:\n{text[-1000:]}")
-    return out
+    return {k: out[k] for k in need}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -86,7 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     import polars as pl
 
-    info = host()
+    info = host_info()
     rows: list[dict[str, Any]] = []
     for rep in range(a.reps):
         for g, loops in zip(a.groups, a.loops, strict=True):

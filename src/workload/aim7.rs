@@ -107,7 +107,7 @@ impl TestCost {
     }
 }
 
-pub use super::aim7_costs::{LARGE_FILE_KB, MEASURED, SMALL_FILE_KB, TESTS};
+pub use super::aim7_costs::{LARGE_FILE_KB, SMALL_FILE_KB, TESTS};
 
 /// The driver's `sleep(SLEEP)` between "all ready" and the start signal.
 const START_SLEEP_NS: u64 = 1_000_000_000;
@@ -305,11 +305,11 @@ enum Phase {
     JobSys,
     JobIo,
     JobSync,
+    SyncFork,
     SyncWait,
     JobEnd,
     Exiting,
     Exited,
-    SyncFork,
     // the `sh -c sync` a disk test's system("sync") forks (and its `sync`)
     SyncUser,
     SyncSys,
@@ -473,9 +473,10 @@ impl Aim7 {
                     "shared_lines",
                     format!("{v:?}"),
                     format!(
-                    "{} counts from 0 to {MAX_SHARED_LINES}, one per test of the mix in its order",
-                    TESTS.len()
-                ),
+                        "{} counts from 0 to {MAX_SHARED_LINES}, one per test of the mix in \
+                         its order",
+                        TESTS.len()
+                    ),
                 ))
             }
         };

@@ -9,8 +9,6 @@ use super::aim7::{JobCost, TestCost};
 pub const SMALL_FILE_KB: u64 = 10;
 /// The file size of the `large` measurement (`FILESIZE` + `POOLSIZE`, one child), KB.
 pub const LARGE_FILE_KB: u64 = 1034;
-/// Where and when the costs were measured.
-pub const MEASURED: &str = "2026-12-02, Linux 6.18.44-fc-v1045, 2 CPUs (AMD EPYC)";
 
 /// The 26 tests of `workfile.compute`, in the workfile's order.
 #[rustfmt::skip]
