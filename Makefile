@@ -3,6 +3,9 @@
 #               (pytest also on CPython 3.10 and 3.13 from pyenv, in .venv-py310/.venv-py313)
 #   make demo   install the package and run the built-in demo
 #   make docs   install the package with the docs extra and serve the site (http://127.0.0.1:8000)
+#   make docs-build  the docs extra for the installed package, then the strict build into site/
+#   make readme the README's first command in a fresh venv, then its Quick start, verbatim
+#   make notebooks  rerun the notebooks at full size, storing the outputs the docs site shows
 #   make bench  engine benchmarks, the scaling bench and scripts/dev/bench.py (not part of the tests)
 PY ?= python3
 PIP ?= $(PY) -m pip
@@ -11,9 +14,9 @@ WHEEL_DIR := dist
 EXTRA_PYS ?= 3.10 3.13
 PYTEST_EXTRA := $(addprefix pytest-py,$(EXTRA_PYS))
 
-.PHONY: test lint rust-test wheel install-test pytest pytest-extra $(PYTEST_EXTRA) stubtest docs-build docs demo bench clean
+.PHONY: test lint rust-test wheel install-test pytest pytest-extra $(PYTEST_EXTRA) stubtest docs-build docs readme notebooks demo bench clean
 
-test: lint rust-test install-test stubtest docs-build pytest pytest-extra
+test: lint rust-test install-test stubtest docs-build readme pytest pytest-extra
 
 lint:
 	cargo fmt --check
@@ -41,16 +44,31 @@ stubtest:
 	$(PY) -m mypy
 
 # The documentation site, strict (a broken link, a bad reference or a generated table out of
-# step with the code fails), from the wheel already installed by install-test plus the docs extra.
+# step with the code fails), from the installed package (install-test's wheel) plus its docs
+# extra: 'schedlab[docs]' takes schedlab as installed and adds the extra's packages, no build.
+# MKDOCS_ENV silences two third-party banners (mkdocs-material's and a plugin's "MkDocs 2.0").
 MKDOCS_ENV := NO_MKDOCS_2_WARNING=1 DISABLE_MKDOCS_2_WARNING=true
 docs-build:
-	$(PIP) install --quiet "$$(ls $(WHEEL_DIR)/schedlab-*.whl)[docs]"
+	@$(PIP) show --quiet schedlab >/dev/null 2>&1 || { \
+	  echo "error: schedlab is not installed: 'pip install .' or 'make install-test' first" >&2; exit 1; }
+	$(PIP) install --quiet 'schedlab[docs]'
 	$(MKDOCS_ENV) $(PY) -m mkdocs build --strict
 
 docs: wheel
 	$(PIP) install --quiet "$$(ls $(WHEEL_DIR)/schedlab-*.whl)[docs]"
 	$(PIP) install --quiet --force-reinstall --no-deps $(WHEEL_DIR)/schedlab-*.whl
 	$(MKDOCS_ENV) $(PY) -m mkdocs serve
+
+# The README's first command, verbatim, with a fresh venv's pip (it builds from source; after
+# `make wheel` cargo finds target/ up to date), then its Quick start block, verbatim, in a
+# temporary directory.
+readme:
+	$(PY) scripts/dev/readme_check.py
+
+# The notebooks' stored outputs (what the docs site shows), rerun at full size in place with
+# NB_SMOKE unset; tests/test_docs_build.py fails when they are stale.
+notebooks:
+	$(PY) scripts/dev/run_notebooks.py
 
 # Notebooks run at CI size (NB_SMOKE=1); unset it for the full-size story.
 # Test files are spread over one pytest-xdist worker per core (a file stays on one worker, so its

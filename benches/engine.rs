@@ -44,6 +44,7 @@ fn run(name: &str, machine: &str, secs: f64, make: &dyn Fn() -> Box<dyn Workload
             trace_limit: None,
             sample_interval_ns: 100_000_000,
             max_sample_bytes: schedlab::limits::MAX_VMSTAT_BYTES,
+            latency: false,
         };
         let t0 = Instant::now();
         let r = simulate(&m, &k, &c, w, opts, &|| false).unwrap();

@@ -68,6 +68,8 @@ fn opts(duration_ns: Option<u64>) -> RunOptions {
         trace_limit: None,
         sample_interval_ns: 100_000_000,
         max_sample_bytes: 0,
+        // SCHEDLAB_BENCH_LATENCY=1: the same runs with latency histograms on
+        latency: std::env::var_os("SCHEDLAB_BENCH_LATENCY").is_some(),
     }
 }
 

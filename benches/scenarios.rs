@@ -18,6 +18,8 @@ fn run(machine: &Machine, kernel: &Kernel, w: Box<dyn Workload>) -> f64 {
         trace_limit: None,
         sample_interval_ns: 100_000_000,
         max_sample_bytes: 0,
+        // SCHEDLAB_BENCH_LATENCY=1: the same runs with latency histograms on
+        latency: std::env::var_os("SCHEDLAB_BENCH_LATENCY").is_some(),
     };
     let r = simulate(
         machine,

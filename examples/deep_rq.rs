@@ -39,6 +39,7 @@ fn main() {
         trace_limit: None,
         sample_interval_ns: 100_000_000,
         max_sample_bytes: 0,
+        latency: false,
     };
     let sim = Sim::new(&m, &k, &c, Box::new(w), opts).unwrap();
     let t0 = Instant::now();

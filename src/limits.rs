@@ -70,6 +70,28 @@ pub fn check_tasks(what: &str, shown: impl std::fmt::Display, tasks: u64) -> Cor
     Ok(())
 }
 
+/// The most tasks a run with `latency=True` may create: each keeps
+/// `sched::latency::LAT_TASK_BYTES` (4.3 KB) of histograms, so the limit
+/// keeps them within about 430 MB.
+pub const MAX_LATENCY_TASKS: u64 = 100_000;
+
+/// Refuse `latency=True` for a workload of more than `MAX_LATENCY_TASKS`.
+pub fn check_latency_tasks(tasks: u64) -> CoreResult<()> {
+    if tasks > MAX_LATENCY_TASKS {
+        let per = crate::sched::latency::LAT_TASK_BYTES;
+        return Err(CoreError::invalid(
+            "latency",
+            "True",
+            format!(
+                "False for a workload of {tasks} tasks: latency=True keeps {per} bytes of \
+                 histograms per task, for at most {MAX_LATENCY_TASKS} tasks (about {} MB)",
+                MAX_LATENCY_TASKS * per / 1_000_000
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Refuse a trace limit past `MAX_TRACE_ROWS`.
 pub fn check_trace_limit(limit: Option<usize>) -> CoreResult<()> {
     match limit {

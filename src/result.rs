@@ -2,6 +2,7 @@
 //! to Python as numpy arrays. Output types only: `engine::report` builds
 //! them from the engine's and the scheduler's state.
 
+use crate::sched::latency::Latency;
 use crate::trace::Trace;
 use ndarray::Array2;
 
@@ -77,6 +78,11 @@ pub struct TaskTable {
     pub tgid: Vec<i64>,
     /// The process's name as the workload names it (`Workload::process_name`).
     pub process: Vec<String>,
+    /// The task's role in its workload (`Workload.roles()`).
+    pub role: Vec<&'static str>,
+    /// `p->prio` as ftrace prints it: 120 + nice for a fair task, 99 −
+    /// rt_priority for an RT one.
+    pub prio: Vec<i64>,
 }
 
 /// One row per CPU.
@@ -140,6 +146,8 @@ pub struct SimResult {
     pub runqueue: Array2<i64>,
     pub schedstat: SchedstatTable,
     pub trace: Option<Trace>,
+    /// Every task's scheduling delays, with `RunOptions::latency`.
+    pub latency: Option<Latency>,
     /// Engine statistic, not a model result (not in the Python frames):
     /// the mean number of events held in the queue at each pop (a re-armed
     /// burst end replaces its CPU's pending one: `engine::queue`);

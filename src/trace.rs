@@ -8,9 +8,10 @@
 pub enum TraceKind {
     /// `sched_switch`: pid = prev_pid, a = prev_state, b = next_pid.
     Switch = 0,
-    /// `sched_wakeup`: pid, a = target_cpu.
+    /// `sched_wakeup`: pid, a = target_cpu, b = the waker's pid (ftrace's
+    /// common_pid of `sched_waking`, which the model emits at the same instant).
     Wakeup = 1,
-    /// `sched_wakeup_new`: pid, a = target_cpu.
+    /// `sched_wakeup_new`: pid, a = target_cpu, b = the parent's pid.
     WakeupNew = 2,
     /// `sched_migrate_task`: pid, a = orig_cpu, b = dest_cpu.
     MigrateTask = 3,

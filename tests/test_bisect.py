@@ -151,3 +151,39 @@ def test_a_culprit_set_of_several_fields_is_checked_by_a_run():
     assert df["culprit_set_pct"][0] >= 80
     # the set is a prefix of the ranking
     assert df["culprit"].to_list()[: culprits.height] == [True] * culprits.height
+
+
+def test_two_fields_give_mirrored_rows_not_a_repeated_one(case1):
+    # With two differing fields there are four kernels: good, bad, and the two
+    # halfway ones. Flipping newidle_rearm onto good is the kernel of flipping
+    # newidle_force off bad, so the second row is the first one mirrored; only
+    # metric_good / metric_bad (the endpoints) repeat on every row.
+    rearm, force = case1.iter_rows(named=True)
+    assert rearm["metric_good"] == force["metric_good"]
+    assert rearm["metric_bad"] == force["metric_bad"]
+    assert rearm["metric_flipped_on_good"] == force["metric_flipped_off_bad"]
+    assert rearm["metric_flipped_off_bad"] == force["metric_flipped_on_good"]
+    assert rearm["on_pct"] + force["off_pct"] == pytest.approx(100)
+    assert rearm["off_pct"] + force["on_pct"] == pytest.approx(100)
+    # and the rows differ: one field carries the change, the other nothing
+    assert rearm["change_pct"] > 80 and abs(force["change_pct"]) < 20
+
+
+def test_a_kernel_reached_twice_is_run_once(monkeypatch):
+    from schedlab.analysis import bisection
+
+    sizes: list[int] = []
+    real_execute = bisection.execute
+
+    def counting(runs, *args, **kwargs):
+        sizes.append(len(runs))
+        return real_execute(runs, *args, **kwargs)
+
+    monkeypatch.setattr(bisection, "execute", counting)
+    good = sl.Kernel("v2.6.36", compat_yield=True)
+    bad = sl.Kernel("v2.6.37-rc1", compat_yield=True)
+    w = sl.workloads.hackbench(groups=1, loops=10)
+    df = sl.bisect("vm-2", good, bad, w, "elapsed_s", replicates=2, progress=False)
+    assert df.height == 2
+    # good, bad, good+rearm (= bad-force), good+force (= bad-rearm): 4 kernels
+    assert sizes[0] == 4 * 2

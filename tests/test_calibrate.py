@@ -62,6 +62,8 @@ def test_report_and_summary(recovered):
         "model",
         "ratio",
         "role",
+        "outlier",
+        "noisy",
     ]
     assert rep.height == len(CONFIGS) * 3
     assert set(rep.filter(pl.col("groups") == 1)["role"]) == {"fitted"}
@@ -72,7 +74,8 @@ def test_report_and_summary(recovered):
     s = recovered.summary
     assert s["metric"].to_list() == sorted(cal.METRICS)
     assert s["n"].to_list() == [4, 4, 4]
-    assert s.filter(pl.col("metric") == "elapsed_s")["median_abs_err"][0] < 0.1
+    assert s.columns == ["metric", "n", "median_abs_rel_err", "max_abs_rel_err", "outliers"]
+    assert s.filter(pl.col("metric") == "elapsed_s")["median_abs_rel_err"][0] < 0.1
 
 
 def test_bad_inputs_name_parameter_value_and_allowed():

@@ -149,3 +149,36 @@ def test_bisect_plot_draws_one_panel_per_lkp_metric():
         assert list(bad.get_ydata()) == df.filter(pl.col("kernel") == "v4.11")[name].to_list()
     with pytest.raises(sl.ConfigError, match="one per metric"):
         sl.plot.bisect(df, "kernel", "v3.13", "v4.11", names, ax=[axes[0]])
+
+
+def _within_frame() -> pl.DataFrame:
+    """Two kernels at two group counts; the candidate is 10 % faster at 2
+    groups and 30 % faster at 8, so each block's numbers name its group."""
+    rows = [
+        {"kernel": k, "workload.groups": g, "status": "ok", "status_detail": "",
+         "throughput": 100.0 * g * (1 + gain * (k == "v4.11")) + i}
+        for g, gain in ((2, 0.1), (8, 0.3))
+        for k in ("v3.13", "v4.11")
+        for i in range(3)
+    ]  # fmt: skip
+    return pl.DataFrame(rows)
+
+
+def test_format_lkp_labels_each_within_block():
+    cmp = sl.compare(
+        _within_frame(), by="kernel", baseline="v3.13", metrics=["throughput"],
+        within="workload.groups",
+    )  # fmt: skip
+    text = sl.format_lkp(cmp)
+    blocks = [b.splitlines() for b in text.strip().split("\n\n")]
+    assert [b[0] for b in blocks] == ["# workload.groups=2", "# workload.groups=8"]
+    assert "+10.0%" in blocks[0][3] and "+30.0%" in blocks[1][3]
+    assert all("v4.11" in b[1] for b in blocks)
+    # without within: one block, no label line (as before)
+    plain = sl.format_lkp(
+        sl.compare(_within_frame().filter(pl.col("workload.groups") == 2), by="kernel",
+                   baseline="v3.13", metrics=["throughput"])
+    )  # fmt: skip
+    assert not plain.startswith("#") and plain.count("v4.11") == 1
+    with pytest.raises(sl.ConfigError, match=r"by='nope'.*workload.groups, kernel"):
+        sl.format_lkp(cmp, by="nope")

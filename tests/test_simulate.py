@@ -147,6 +147,7 @@ def test_trace_has_ftrace_fields_and_reports_truncation():
         "prev_state",
         "next_pid",
         "target_cpu",
+        "waker_pid",
         "orig_cpu",
         "dest_cpu",
     ]

@@ -13,6 +13,7 @@ from . import exceptions, plot, workloads
 from ._core import __version__, build_profile
 from .analysis.bisection import bisect
 from .analysis.frames import compare, summarize
+from .analysis.latency import format_latency
 from .analysis.lkp import LKP_METRICS, LKP_NOT_MODELLED, format_lkp, lkp_metrics
 from .analysis.perf_stat import format_perf_stat
 from .config import CostModel, Kernel, Machine
@@ -48,6 +49,7 @@ __all__ = [
     "compare",
     "derive_seed",
     "exceptions",
+    "format_latency",
     "format_lkp",
     "lkp_metrics",
     "LKP_METRICS",

@@ -37,6 +37,9 @@ __all__ = [
     "workload_tasks",
     "footprint",
     "simulate",
+    "latency_quantiles",
+    "LATENCY_BUCKETS",
+    "LATENCY_TASK_BYTES",
     "run_batch",
     "derive_seed",
     "SchedlabError",
@@ -256,6 +259,13 @@ class TraceColumns(TypedDict):
     balance: BalanceTraceColumns
     pelt: PeltTraceColumns
 
+class LatencyColumns(TypedDict):
+    hist: NDArray[np.uint32]
+    count: NDArray[np.uint64]
+    sum_ns: NDArray[np.uint64]
+    max_ns: NDArray[np.uint64]
+    max_start_ns: NDArray[np.uint64]
+
 class SimOutcome(TypedDict):
     status: str
     status_detail: str | None
@@ -268,6 +278,7 @@ class SimOutcome(TypedDict):
     runqueue: NDArray[np.int64]
     schedstat: dict[str, Any]
     trace: TraceColumns | None
+    latency: LatencyColumns | None
 
 class BatchOutcome(TypedDict):
     status: str
@@ -290,6 +301,8 @@ class BatchInterrupted(KeyboardInterrupt):
 __version__: str
 build_profile: str
 TRACE_EVENTS: list[str]
+LATENCY_BUCKETS: list[int]
+LATENCY_TASK_BYTES: int
 PREV_STATES: list[str]
 BALANCE_KINDS: list[str]
 BALANCE_OUTCOMES: list[str]
@@ -356,5 +369,9 @@ def simulate(
     duration_ns: int | None,
     trace_limit: int | None,
     interval_ns: int,
+    latency: bool = False,
 ) -> SimOutcome: ...
+def latency_quantiles(
+    hist: NDArray[np.uint32], max_ns: NDArray[np.uint64], qs: list[float]
+) -> NDArray[np.float64]: ...
 def run_batch(specs: list[dict[str, Any]], threads: int) -> list[BatchOutcome]: ...

@@ -1,15 +1,69 @@
-"""The ``schedlab`` command: ``schedlab demo``, ``run``, ``sweep`` and ``measure``."""
+"""The ``schedlab`` command: ``schedlab demo``, ``run``, ``latency``, ``sweep`` and ``measure``."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
+import textwrap
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from . import __version__, build_profile
+from . import __version__, build_profile, workloads
+from .config import Kernel, Machine
 from .exceptions import ConfigError, SchedlabError
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from .run.execute import SweepInterrupted
+    from .run.plan import Plan
+
+#: What ``schedlab sweep --help`` shows of the spec format (checked by the
+#: tests: it loads, and holds every key ``schedlab.io.spec`` accepts).
+SPEC_EXAMPLE = """\
+machine = "vm-2"          # machine preset (default vm-2)
+kernel = "v2.6.37"        # kernel preset (default v3.8)
+replicates = 2            # runs per grid point (default 1)
+seed = 3                  # each run's seed derives from it (default 0)
+duration_s = 1.0          # optional bound on simulated seconds
+threads = 2               # default: every core (--threads overrides it)
+interval_s = 0.1          # accepted; no effect (sweep rows carry no vmstat)
+[kernel_overrides]        # optional Kernel.replace(...) fields
+compat_yield = true
+[costs]                   # optional CostModel.replace(...) fields
+context_switch_ns = 3000
+[workload]                # required: kind, then the workload's arguments
+kind = "hackbench"
+groups = 2
+loops = 20
+[grid]                    # a list per key; every combination runs
+migration_cost_ns = [0, 500000]
+"workload.ipc" = ["pipe", "socket"]   # a dotted key needs the quotes
+"""
+
+
+def _plain(text: str) -> str:
+    """Help text from a docstring, without its RST markup: ``x``, `x`,
+    :role:`x` and a paragraph's closing ``::`` become plain text."""
+    text = re.sub(r":[\w:.-]+:`([^`]*)`", r"\1", text)
+    text = re.sub(r"``([^`]*)``", r"\1", text)
+    text = re.sub(r"`([^`]*)`_?", r"\1", text)
+    return re.sub(r"::$", ":", text, flags=re.MULTILINE)
+
+
+def _preset_help(what: str, default: str, names: list[str]) -> str:
+    return f"{what} preset (default: {default}); one of {', '.join(names)}"
+
+
+def _preset_name(what: str, name: Any, names: list[str], where: str = "") -> Any:
+    """``name`` if it is one of the presets ``names`` (or not a string: the
+    type is checked later), else a ConfigError naming ``what`` (the flag or
+    the spec key, in ``where``), the value and the presets."""
+    if isinstance(name, str) and name not in names:
+        raise ConfigError(f"invalid {what} {name!r}{where}: expected one of {', '.join(names)}")
+    return name
 
 
 def _parse_value(s: str) -> Any:
@@ -41,16 +95,15 @@ def _pairs(items: list[str] | None, flag: str) -> dict[str, Any]:
     return out
 
 
-def _cmd_run(args: argparse.Namespace) -> int:
-    from . import workloads
-    from .config import CostModel, Kernel, Machine
-    from .run.simulation import simulate
+def _configured(args: argparse.Namespace) -> tuple[Machine, Kernel, Any, float | None, Any]:
+    """The machine, kernel, workload, duration and costs ``run``'s flags name."""
+    from .config import CostModel
 
-    kernel = Kernel.preset(args.kernel)
+    kernel = Kernel.preset(_preset_name("--kernel", args.kernel, Kernel.presets()))
     changes = _pairs(args.set, "--set")
     if changes:
         kernel = kernel.replace(**changes)
-    machine = Machine.preset(args.machine)
+    machine = Machine.preset(_preset_name("--machine", args.machine, Machine.presets()))
     costs = CostModel.preset(machine).replace(**_pairs(args.cost, "--cost"))
     params = _pairs(args.param, "--param")
     if args.workload == "spinners":
@@ -74,6 +127,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
     duration = args.duration
     if duration is None and args.workload == "spinners":
         duration = 1.0
+    return machine, kernel, w, duration, costs
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from .run.simulation import simulate
+
+    machine, kernel, w, duration, costs = _configured(args)
     if args.perfetto is not None:
         # checked before the run: the path, and that the perfetto package is there
         _check_output(args.perfetto, force=True, flag="--perfetto")
@@ -111,41 +171,96 @@ def _check_output(path: str, force: bool, flag: str = "--output") -> Path:
     return need_output_path(flag, path, force=force)
 
 
-def _cmd_sweep(args: argparse.Namespace) -> int:
-    from . import _core
-    from .io.spec import load_spec, sweep_args
-    from .run.checkpoint import load_checkpoint, sweep_fingerprint
-    from .run.estimate import estimate, run_timing_sample
-    from .run.execute import execute
-    from .run.plan import plan_sweep
+def _partial_path(output: Path) -> Path:
+    """Where ``sweep`` without ``--checkpoint`` keeps an interrupted sweep's
+    finished runs (a checkpoint, beside ``-o``): ``<output>.partial``."""
+    return output.with_name(output.name + ".partial")
 
-    output = _check_output(args.output, args.force)
-    spec = load_spec(args.spec)
-    if args.threads is not None:
-        spec["threads"] = args.threads
-    progress = not args.no_progress
-    # planned lazily: counting needs no run, and memory stays bounded
-    plan = plan_sweep(**sweep_args(spec), progress=progress, executor=None)
+
+def _check_spec_presets(spec: dict[str, Any], path: str) -> None:
+    """The spec's machine and kernel, refused by the key's name if no preset."""
+    _preset_name("machine", spec.get("machine"), Machine.presets(), f" in {path}")
+    _preset_name("kernel", spec.get("kernel"), Kernel.presets(), f" in {path}")
+
+
+def _resume_from(checkpoint: Path | None, partial: Path, output: Path) -> tuple[Path | None, bool]:
+    """The file a sweep resumes from — ``--checkpoint``, or the ``.partial``
+    an interrupted run of the same command left — and whether it is that
+    ``.partial``. Both at once are refused: neither is dropped silently."""
+    if checkpoint is not None and partial.exists():
+        raise ConfigError(
+            f"invalid --checkpoint={str(checkpoint)!r}: {str(partial)!r} holds the finished "
+            f"runs of an interrupted sweep to {str(output)!r} without --checkpoint; rerun "
+            "without --checkpoint to resume from it, or remove it and its .sha256"
+        )
+    if checkpoint is not None:
+        return checkpoint, False
+    return (partial, True) if partial.exists() else (None, False)
+
+
+def _load_resumed(source: Path, is_partial: bool, plan: Plan) -> tuple[str, list[dict[str, Any]]]:
+    """The plan's fingerprint and the finished rows of ``source``."""
+    from .run.checkpoint import load_checkpoint, sweep_fingerprint
+
+    fp = sweep_fingerprint(plan)
+    try:
+        rows = load_checkpoint(source, fp, plan)
+    except ConfigError as e:
+        if not is_partial:
+            raise
+        raise ConfigError(
+            f"{e} (it is what an interrupted schedlab sweep to the same -o kept; remove it "
+            "and its .sha256 to start over)"
+        ) from None
+    if is_partial:
+        print(
+            f"schedlab: resuming from {source}: {len(rows)} finished runs of an interrupted sweep",
+            file=sys.stderr,
+        )
+    return fp, rows
+
+
+def _keep_interrupted(
+    exc: SweepInterrupted, plan: Plan, where: Path, fp: str | None, written: bool
+) -> int:
+    """Ctrl-C: keep the finished runs in ``where`` (a checkpoint the same
+    command resumes from; ``written``: execute already wrote it), say so,
+    and return the exit status 130."""
+    from .run.checkpoint import save_checkpoint, sweep_fingerprint
+
+    n = exc.partial.height
+    if not n:
+        print("schedlab: interrupted: no run finished", file=sys.stderr)
+        return 130
+    if not written:
+        print(
+            f"schedlab: interrupted: writing the {n} finished runs to {where} "
+            "(Ctrl-C again to drop them)",
+            file=sys.stderr,
+        )
+        save_checkpoint(where, exc.partial.to_dicts(), fp or sweep_fingerprint(plan))
+    print(
+        f"schedlab: interrupted: {n} of {plan.n_runs} runs finished, kept in {where}; run the "
+        f"same command again to resume (remove {where} and {where}.sha256 to start over)",
+        file=sys.stderr,
+    )
+    return 130
+
+
+def _print_count(plan: Plan, output: str) -> None:
     valid = plan.count_valid()
     invalid = 0 if valid is None else plan.n_points - valid
     print(
         f"schedlab: {plan.n_runs} runs ({plan.n_points} points x {plan.replicates} "
-        f"replicates{f'; invalid points: {invalid}' if invalid else ''}) to {args.output}",
+        f"replicates{f'; invalid points: {invalid}' if invalid else ''}) to {output}",
         file=sys.stderr,
     )
-    checkpoint = Path(args.checkpoint) if args.checkpoint else None
-    fp = sweep_fingerprint(plan) if checkpoint else None
-    rows = load_checkpoint(checkpoint, fp, plan) if checkpoint and fp else []
-    # the time per run: from the checkpoint's finished runs, else from a
-    # few timed runs (the sweep's own runs, not run again)
-    timed = [r for r in rows if r["status"] != "error"]
-    if not timed:
-        timed = run_timing_sample(plan, {(r["point"], r["replicate"]) for r in rows})
-        rows += timed
-    print(f"schedlab: {estimate(plan, timed, plan.n_runs - len(rows))}", file=sys.stderr)
-    df = execute(
-        plan, plan.nthreads, progress, checkpoint=args.checkpoint, rows=rows, fingerprint=fp
-    )
+
+
+def _write_sweep(df: pl.DataFrame, output: Path, spec: dict[str, Any]) -> None:
+    """The sweep's frame to ``output``, the spec and version in its metadata."""
+    from . import _core
+
     df.write_parquet(
         output,
         metadata={
@@ -154,6 +269,48 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             "schedlab.build_profile": _core.build_profile,
         },
     )
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from .io.spec import load_spec, sweep_args
+    from .run.checkpoint import remove_checkpoint
+    from .run.estimate import estimate, run_timing_sample
+    from .run.execute import SweepInterrupted, execute
+    from .run.frame import build_frame
+    from .run.plan import plan_sweep
+
+    output = _check_output(args.output, args.force)
+    spec = load_spec(args.spec)
+    if args.threads is not None:
+        spec["threads"] = args.threads
+    _check_spec_presets(spec, args.spec)
+    checkpoint = Path(args.checkpoint) if args.checkpoint else None
+    partial = _partial_path(output)
+    source, from_partial = _resume_from(checkpoint, partial, output)
+    progress = not args.no_progress
+    # planned lazily: counting needs no run, and memory stays bounded
+    plan = plan_sweep(**sweep_args(spec), progress=progress, executor=None)
+    _print_count(plan, args.output)
+    fp, rows = _load_resumed(source, from_partial, plan) if source is not None else (None, [])
+    try:
+        # the time per run: from the checkpoint's finished runs, else from a
+        # few timed runs (the sweep's own runs, not run again)
+        timed = [r for r in rows if r["status"] != "error"]
+        if not timed:
+            timed = run_timing_sample(plan, {(r["point"], r["replicate"]) for r in rows})
+            rows += timed
+        print(f"schedlab: {estimate(plan, timed, plan.n_runs - len(rows))}", file=sys.stderr)
+        df = execute(
+            plan, plan.nthreads, progress, checkpoint=checkpoint, rows=rows, fingerprint=fp
+        )
+    except SweepInterrupted as e:
+        return _keep_interrupted(e, plan, checkpoint or partial, fp, checkpoint is not None)
+    except KeyboardInterrupt:  # in the timing runs: only the rows resumed, already on disk
+        stop = SweepInterrupted(build_frame(rows))
+        return _keep_interrupted(stop, plan, checkpoint or partial, fp, source is not None)
+    _write_sweep(df, output, spec)
+    if from_partial:
+        remove_checkpoint(partial)
     ok = (df["status"] == "ok").sum()
     print(f"schedlab: {df.height} runs ({ok} ok) written to {args.output}", file=sys.stderr)
     return 0 if ok == df.height else 1
@@ -202,6 +359,8 @@ def _cmd_measure(args: argparse.Namespace) -> int:
     from .host.measurement import measure, metadata
 
     output = _check_output(args.output, args.force) if args.output else None
+    if args.sched_latency:
+        return _cmd_measure_latency(args, output)
     kw: dict[str, Any] = {
         "mode": _csv(args.mode, str, "--mode"),
         "reps": args.reps,
@@ -230,21 +389,115 @@ def _cmd_measure(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="schedlab", description=__doc__)
-    p.add_argument(
-        "--version", action="version", version=f"schedlab {__version__} ({build_profile})"
+def _cmd_latency(args: argparse.Namespace) -> int:
+    from .analysis.latency import format_latency
+    from .run.simulation import simulate
+
+    output = _check_output(args.output, args.force) if args.output else None
+    machine, kernel, w, duration, costs = _configured(args)
+    r = simulate(machine, kernel, w, seed=args.seed, duration_s=duration, costs=costs, latency=True)
+    df = r.latency(by=args.by, kind=args.kind)
+    print(format_latency(df, sort=args.sort))
+    if output is not None:
+        df.write_parquet(output)
+        print(f"schedlab: {df.height} rows written to {args.output}", file=sys.stderr)
+    return 0 if r.ok else 1
+
+
+def _cmd_measure_latency(args: argparse.Namespace, output: Path | None) -> int:
+    from .host.sched_latency import measure_latency
+
+    if args.bench != "hackbench" or args.pinned is not None or args.change:
+        raise ConfigError(
+            "invalid --sched-latency: it records hackbench only, without --pinned or --change"
+        )
+    kw: dict[str, Any] = {"loops": 200 if args.loops is None else args.loops}
+    df = measure_latency(
+        groups=_csv(args.groups, int, "--groups"),
+        ipc=_csv(args.ipc, str, "--ipc"),
+        mode=_csv(args.mode, str, "--mode"),
+        reps=args.reps,
+        perf=args.perf,
+        progress=not args.no_progress,
+        **kw,
     )
-    sub = p.add_subparsers(dest="cmd", required=True)
-    d = sub.add_parser("demo", help="run the built-in demo scenario")
-    d.add_argument("--quick", action="store_true", help="shorter runs")
-    d.add_argument("--no-progress", action="store_true")
-    d.set_defaults(fn=_cmd_demo)
-    r = sub.add_parser("run", help="run one simulation")
-    r.add_argument("--machine", default="vm-2")
-    r.add_argument("--kernel", default="v3.8")
+    if output is not None:
+        df.write_parquet(output)
+        print(f"schedlab: {df.height} task rows written to {args.output}", file=sys.stderr)
+    else:
+        print(df)
+    return 0
+
+
+def _sweep_epilog() -> str:
+    example = "".join(f"  {line}\n" for line in SPEC_EXAMPLE.splitlines())
+    notes = [
+        "Grid keys: any Kernel or CostModel field, machine and kernel (preset names), and "
+        '"workload.<argument>" (quoted).',
+        f"Workload kinds: {', '.join(workloads.FACTORIES)}.",
+        f"Machine presets: {', '.join(Machine.presets())}.",
+        f"Kernel presets: {', '.join(Kernel.presets())}.",
+        "Ctrl-C keeps the finished runs: in --checkpoint if given, else in OUTPUT.partial "
+        "(a checkpoint beside -o, with its .sha256); the same command resumes from it and "
+        "removes it once OUTPUT is written.",
+        "Exit status: 0 if every run is ok, 1 if some are not, 2 for bad input, 130 on Ctrl-C.",
+    ]
+    return (
+        "SPEC is a TOML file (schedlab.io.spec); only [workload] and its kind are "
+        f"required:\n\n{example}\n"
+        + "\n".join(textwrap.fill(n, 79, break_on_hyphens=False) for n in notes)
+    )
+
+
+def _run_parser(sub: Any) -> None:
+    r = sub.add_parser("run", help="run one simulation", description="Run one simulation.")
+    _config_args(r)
+    r.add_argument("--json", action="store_true", help="print metrics as one JSON object")
     r.add_argument(
-        "--workload", default="spinners", help="spinners, hackbench, pipe_pingpong, volano or aim7"
+        "--perfetto",
+        metavar="OUT.pftrace",
+        default=None,
+        help="also write the schedule as a Perfetto trace (needs schedlab[perfetto])",
+    )
+    r.set_defaults(fn=_cmd_run)
+
+
+def _latency_parser(sub: Any) -> None:
+    from .analysis.latency import BY, KINDS
+
+    la = sub.add_parser(
+        "latency",
+        help="one simulation's scheduling delays, as perf sched latency prints them",
+        description="Run one simulation with latency=True and print each task's (or "
+        "group's) scheduling delays as perf sched latency does: count, average and "
+        "maximum delay.",
+    )
+    _config_args(la)
+    la.add_argument("--by", default="task", choices=BY, help="grouping (default: task)")
+    la.add_argument(
+        "--kind",
+        default="all",
+        choices=KINDS,
+        help="all delays (perf's) or wake-up delays only (default: all)",
+    )
+    la.add_argument("--sort", default="max_us", help="column to sort by (default: max_us)")
+    la.add_argument("-o", "--output", default=None, help="also write the frame (Parquet)")
+    la.add_argument("--force", action="store_true", help="overwrite an existing --output file")
+    la.set_defaults(fn=_cmd_latency)
+
+
+def _config_args(r: Any) -> None:
+    """The flags that configure one simulation (``run``, ``latency``)."""
+    r.add_argument(
+        "--machine", default="vm-2", help=_preset_help("machine", "vm-2", Machine.presets())
+    )
+    r.add_argument(
+        "--kernel", default="v3.8", help=_preset_help("kernel", "v3.8", Kernel.presets())
+    )
+    r.add_argument(
+        "--workload",
+        default="spinners",
+        help=f"the workload (default: spinners); one of {', '.join(workloads.FACTORIES)}",
     )
     r.add_argument(
         "--param",
@@ -254,52 +507,79 @@ def main(argv: list[str] | None = None) -> int:
     )
     r.add_argument("--set", action="append", metavar="FIELD=VALUE", help="kernel field override")
     r.add_argument("--cost", action="append", metavar="FIELD=VALUE", help="cost model override")
-    r.add_argument("--nice", default="0,0,0", help="spinners: comma-separated nice values")
-    r.add_argument("--run-us", type=float, default=None)
-    r.add_argument("--sleep-us", type=float, default=None)
-    r.add_argument("--yields", action="store_true")
+    r.add_argument(
+        "--nice", default="0,0,0", help="spinners: comma-separated nice values (default: 0,0,0)"
+    )
+    r.add_argument(
+        "--run-us",
+        type=float,
+        default=None,
+        help="spinners: CPU time of each loop, in µs (default: spin without end)",
+    )
+    r.add_argument(
+        "--sleep-us", type=float, default=None, help="spinners: sleep after each loop, in µs"
+    )
+    r.add_argument("--yields", action="store_true", help="spinners: sched_yield() as they spin")
     r.add_argument(
         "--duration",
         type=float,
         default=None,
         help="bound on simulated seconds (spinners: default 1)",
     )
-    r.add_argument("--seed", type=int, default=0)
-    r.add_argument("--json", action="store_true", help="print metrics as one JSON object")
-    r.add_argument(
-        "--perfetto",
-        metavar="OUT.pftrace",
-        default=None,
-        help="also write the schedule as a Perfetto trace (needs schedlab[perfetto])",
+    r.add_argument("--seed", type=int, default=0, help="the run's seed (default: 0)")
+
+
+def _sweep_parser(sub: Any) -> None:
+    sw = sub.add_parser(
+        "sweep",
+        help="run a sweep spec (TOML) to a Parquet file",
+        description="Run a sweep spec (TOML) to a Parquet file, a row per run.",
+        epilog=_sweep_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    r.set_defaults(fn=_cmd_run)
-    sw = sub.add_parser("sweep", help="run a sweep spec (TOML) to a Parquet file")
-    sw.add_argument("spec", help="the sweep spec (see schedlab.io.spec)")
+    sw.add_argument("spec", metavar="SPEC", help="the sweep spec, a TOML file (format below)")
     sw.add_argument(
         "-o",
         "--output",
+        metavar="OUTPUT",
         required=True,
         help="Parquet file to write (checked before the sweep runs)",
     )
     sw.add_argument("--force", action="store_true", help="overwrite an existing --output file")
-    sw.add_argument("--threads", type=int, default=None)
     sw.add_argument(
-        "--checkpoint", default=None, help="Parquet checkpoint: resume an interrupted sweep from it"
+        "--threads", type=int, default=None, help="threads (default: the spec's, else every core)"
     )
-    sw.add_argument("--no-progress", action="store_true")
+    sw.add_argument(
+        "--checkpoint",
+        default=None,
+        help="Parquet checkpoint written as runs finish: resume an interrupted (or killed) "
+        "sweep from it",
+    )
+    sw.add_argument("--no-progress", action="store_true", help="no progress bar")
     sw.set_defaults(fn=_cmd_sweep)
+
+
+def _measure_parser(sub: Any) -> None:
     me = sub.add_parser(
         "measure",
         help="run perf bench sched messaging|pipe on this host under perf stat",
+        description="Run perf bench sched messaging (hackbench) or pipe on this host, "
+        "under perf stat.",
     )
-    me.add_argument("bench", choices=["hackbench", "pipe"])
-    me.add_argument("--groups", default="1,2,5,10,20", help="hackbench: group counts")
-    me.add_argument("--ipc", default="pipe,socket", help="hackbench: pipe and/or socket")
-    me.add_argument("--mode", default="process,thread", help="process and/or thread")
+    me.add_argument("bench", choices=["hackbench", "pipe"], help="the benchmark")
+    me.add_argument(
+        "--groups", default="1,2,5,10,20", help="hackbench: group counts (default: 1,2,5,10,20)"
+    )
+    me.add_argument(
+        "--ipc", default="pipe,socket", help="hackbench: pipe and/or socket (default: both)"
+    )
+    me.add_argument(
+        "--mode", default="process,thread", help="process and/or thread (default: both)"
+    )
     me.add_argument(
         "--loops", type=int, default=None, help="hackbench -l (default 200); pipe -l (20000)"
     )
-    me.add_argument("--reps", type=int, default=3)
+    me.add_argument("--reps", type=int, default=3, help="repetitions of each (default: 3)")
     me.add_argument(
         "--pinned",
         default=None,
@@ -313,11 +593,33 @@ def main(argv: list[str] | None = None) -> int:
         "'nice=5', 'affinity=0', 'policy=fifo rt_runtime_us=-1' (repeatable; the plain run is "
         "always measured)",
     )
-    me.add_argument("--perf", default="perf", help="the perf binary")
+    me.add_argument(
+        "--sched-latency",
+        action="store_true",
+        help="hackbench under perf sched record, read with perf sched latency -p: a row per "
+        "task and run (schedlab.host.sched_latency)",
+    )
+    me.add_argument("--perf", default="perf", help="the perf binary (default: perf)")
     me.add_argument("-o", "--output", default=None, help="Parquet file to write")
     me.add_argument("--force", action="store_true", help="overwrite an existing --output file")
-    me.add_argument("--no-progress", action="store_true")
+    me.add_argument("--no-progress", action="store_true", help="no progress bar")
     me.set_defaults(fn=_cmd_measure)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="schedlab", description=_plain(__doc__ or ""))
+    p.add_argument(
+        "--version", action="version", version=f"schedlab {__version__} ({build_profile})"
+    )
+    sub = p.add_subparsers(dest="cmd", required=True)
+    d = sub.add_parser("demo", help="run the built-in demo scenario")
+    d.add_argument("--quick", action="store_true", help="shorter runs")
+    d.add_argument("--no-progress", action="store_true", help="no progress bar")
+    d.set_defaults(fn=_cmd_demo)
+    _run_parser(sub)
+    _latency_parser(sub)
+    _sweep_parser(sub)
+    _measure_parser(sub)
     args = p.parse_args(argv)
     try:
         rc: int = args.fn(args)

@@ -133,3 +133,31 @@ def _bisect_one(df: pl.DataFrame, by: str, good: Any, bad: Any, metric: str, ax:
     ax.set_ylabel(metric)
     ax.legend()
     return ax
+
+
+def latency(hist: pl.DataFrame, ax: Any = None, label: str | None = None) -> Any:
+    """The scheduling delays' distribution from ``Result.latency_histogram``:
+    the fraction of delays at most x (a step per bucket's upper edge, x on a
+    log scale in µs), one line per group (the frame's key columns, e.g.
+    ``by="role"``); ``label`` names a single group's line (to overlay runs
+    on one ``ax``)."""
+    _need(hist, "lo_us", "hi_us", "count")
+    keys = [c for c in hist.columns if c not in ("lo_us", "hi_us", "count")]
+    ax = _axes(ax)
+    groups = hist.group_by(keys, maintain_order=True) if keys else [((label,), hist)]
+    for key, g in groups:
+        g = g.sort("lo_us")
+        cum = np.cumsum(g["count"].to_numpy()) / max(int(g["count"].sum()), 1)
+        # a delay in [lo, hi) is at most hi: the last bucket's edge is its lo
+        hi = g["hi_us"].to_numpy()
+        x = np.where(np.isfinite(hi), hi, g["lo_us"].to_numpy())
+        x = np.maximum(x, 1e-3)
+        name = label if not keys else ", ".join(f"{k}={v}" for k, v in zip(keys, key, strict=True))
+        ax.step(x, cum, where="post", label=name)
+    ax.set_xscale("log")
+    ax.set_xlabel("scheduling delay (µs)")
+    ax.set_ylabel("fraction of delays ≤ x")
+    ax.set_ylim(0, 1.02)
+    if keys or label:
+        ax.legend()
+    return ax

@@ -13,6 +13,7 @@ import numpy.typing as npt
 import polars as pl
 
 from . import _core
+from .exceptions import ConfigError
 
 #: Metrics every run reports (workloads add their own, e.g. ``throughput``).
 CORE_METRICS = (
@@ -88,7 +89,10 @@ class Result:
         sys_s, wait_s (runnable but not running), voluntary_cs,
         involuntary_cs, migrations, wakeups, exited, tgid (the pid of the
         task's process: tasks sharing an address space are its threads) and
-        process (its name as the workload names it); with ``Kernel.pelt`` on,
+        process (its name as the workload names it), role (its role in the
+        workload, ``Workload.roles()``), prio (``p->prio`` as ftrace prints
+        it: 120 + nice, or 99 − rt_priority for an RT task); with
+        ``Kernel.pelt`` on,
         also load_avg, runnable_avg and util_avg (PELT, at the task's exit or
         the end of the run)."""
         return pl.DataFrame(self._raw["tasks"])
@@ -146,7 +150,10 @@ class Result:
         Columns: time_ns, cpu, event (``sched_switch``, ``sched_wakeup``,
         ``sched_wakeup_new``, ``sched_migrate_task``, ``sched_process_exit``),
         pid (prev_pid for switches; 0 is idle), prev_state, next_pid,
-        target_cpu, orig_cpu, dest_cpu — null where an event has no such field.
+        target_cpu, waker_pid, orig_cpu, dest_cpu — null where an event has
+        no such field. ``waker_pid`` is the task running the wake-up (ftrace's
+        ``common_pid`` of ``sched_waking``): the waker, the parent of a new
+        task, or whatever runs on the CPU taking a timer interrupt (0: idle).
         """
         tr = self._raw["trace"]
         if tr is None:
@@ -187,6 +194,9 @@ class Result:
             pl.when(ev.is_in(["sched_wakeup", "sched_wakeup_new"]))
             .then(pl.col("a"))
             .alias("target_cpu"),
+            pl.when(ev.is_in(["sched_wakeup", "sched_wakeup_new"]))
+            .then(pl.col("b"))
+            .alias("waker_pid"),
             pl.when(ev == "sched_migrate_task").then(pl.col("a")).alias("orig_cpu"),
             pl.when(ev == "sched_migrate_task").then(pl.col("b")).alias("dest_cpu"),
         )
@@ -291,16 +301,69 @@ class Result:
             "runnable_avg",
         )
 
-    def to_perfetto(self, path: str | os.PathLike[str]) -> None:
-        """Write the schedule to ``path`` in Perfetto's trace format (open it in
-        ui.perfetto.dev): a track per CPU with the running task as slices,
-        wake-ups (with a flow to where the task next runs), migrations and
-        exits as instant events, and a run-queue counter track per CPU from
-        the vmstat samples. Needs ``trace=True`` and Perfetto's Python package
+    def _latency_raw(self, what: str) -> Mapping[str, Any]:
+        raw = self._raw.get("latency")
+        if raw is None:
+            raise ConfigError(
+                f"Result.{what}() needs the run's scheduling delays: run it with "
+                "simulate(..., latency=True)"
+            )
+        return dict(raw)
+
+    def latency(self, by: str = "task", kind: str = "all") -> pl.DataFrame:
+        """Scheduling delays as ``perf sched latency`` counts them (each
+        switch-in after waiting: since the wake-up, or since the task was
+        preempted), a row per group: ``by`` ``"task"`` (default), ``"name"``
+        (perf's merge by comm), ``"role"``, ``"process"`` or ``"run"``;
+        ``kind`` ``"all"`` (perf's) or ``"wakeup"`` (wake-up delays only).
+        Columns: the keys, ``tasks``, ``count``, ``mean_us``, ``p50_us``,
+        ``p90_us``, ``p99_us``, ``max_us``, ``total_s``; per task also
+        ``max_start_s`` / ``max_end_s``. Percentiles are within 1/16 above
+        the true value (``schedlab.analysis.latency``). Needs
+        ``simulate(..., latency=True)``."""
+        from .analysis.latency import latency_table
+
+        return latency_table(self._latency_raw("latency"), self.tasks, by, kind)
+
+    def latency_histogram(self, by: str = "run", kind: str = "all") -> pl.DataFrame:
+        """The scheduling delays' histogram, a row per non-empty bucket and
+        group (``by``, ``kind`` as in ``latency()``): ``lo_us``, ``hi_us``,
+        ``count``. Needs ``simulate(..., latency=True)``."""
+        from .analysis.latency import latency_histogram
+
+        return latency_histogram(self._latency_raw("latency_histogram"), self.tasks, by, kind)
+
+    def to_perfetto(self, path: str | os.PathLike[str], *, compact: bool = True) -> None:
+        """Write the schedule to ``path`` as a Perfetto trace (open it in
+        ui.perfetto.dev or Perfetto's trace processor): the trace's switches,
+        wake-ups, migrations and exits as ftrace events (``sched_switch``,
+        ``sched_waking`` + ``sched_wakeup``, ``sched_wakeup_new``,
+        ``sched_migrate_task``, ``sched_process_exit``) in per-CPU ftrace
+        event bundles, from which Perfetto builds its CPU scheduling tracks,
+        thread states and ``sched`` / ``thread_state`` tables; the tasks as a
+        process tree; the run-queue (and PELT) counters and the balancer's
+        passes as tracks of their own. ``compact`` (default) writes switches
+        and wakings in Perfetto's compact ``sched`` encoding, as its recorder
+        does; ``compact=False`` writes every event in full; both decode to
+        the same events. An existing file is replaced only once the new one
+        is complete. Needs ``trace=True`` and Perfetto's Python package
         (``pip install 'schedlab[perfetto]'``). See ``schedlab.io.pftrace``."""
         from .io.pftrace import write_perfetto
 
-        write_perfetto(self, path)
+        write_perfetto(self, path, compact=compact)
+
+    def to_ftrace(self, path: str | os.PathLike[str], *, ns: bool = False) -> None:
+        """Write the schedule to ``path`` as ftrace text, in the layout of the
+        kernel's ``trace`` file (``# tracer: nop``; ``<comm>-<pid> [CPU]
+        ..... SECS.USECS: sched_switch: prev_comm=...``) with the event
+        formats of Linux v6.18, a text format Perfetto's UI and trace
+        processor import. Timestamps are rounded to the microsecond as the kernel prints
+        them; ``ns=True`` prints nanoseconds. Needs ``trace=True``. An
+        existing file is replaced only once the new one is complete. See
+        ``schedlab.io.ftrace``."""
+        from .io.ftrace import write_ftrace
+
+        write_ftrace(self, path, ns=ns)
 
     def __repr__(self) -> str:
         m = self.metrics

@@ -36,7 +36,7 @@ def main() -> None:
             pl.col("measured").max().alias("measured_max"),
             pl.col("predicted").min().alias("predicted_min"),
             pl.col("predicted").max().alias("predicted_max"),
-            pl.col("error").abs().median().alias("median_abs_err"),
+            pl.col("error").abs().median().alias("median_abs_rel_err"),
             (pl.col("same_direction") == False).sum().alias("direction_misses"),  # noqa: E712
         )
         .sort("change", "metric")
@@ -44,7 +44,7 @@ def main() -> None:
     print(eff)
     print(v.summary)
     print()
-    print("| change | metric | measured effect | predicted effect | median abs error |")
+    print("| change | metric | measured effect | predicted effect | median relative error |")
     print("|---|---|---|---|---|")
     for r in eff.iter_rows(named=True):
         meas = f"×{r['measured_min']:.2f}–{r['measured_max']:.2f}"
@@ -52,7 +52,7 @@ def main() -> None:
             pred, err = "not modelled", ""
         else:
             pred = f"×{r['predicted_min']:.2f}–{r['predicted_max']:.2f}"
-            err = f"{r['median_abs_err']:.0%}"
+            err = f"{r['median_abs_rel_err']:.0%}"
         print(f"| {r['change']} | {r['metric']} | {meas} | {pred} | {err} |")
     print(f"{time.time() - t0:.0f} s")
 

@@ -9,7 +9,8 @@ mod errors;
 
 use convert::{machine_from, value_to_py, values_from, Params};
 use errors::py_err;
-use numpy::{IntoPyArray, PyArray2};
+use ndarray::{Array2, Array3};
+use numpy::{IntoPyArray, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -18,6 +19,7 @@ use std::sync::Mutex;
 use crate::config::{Fields, NamedEnum};
 use crate::engine::RunOptions;
 use crate::result::SimResult;
+use crate::sched::latency::{bucket_bounds, quantile, Latency, LAT_BUCKETS, LAT_KINDS};
 use crate::sched::rt::{RtKthreads, RtPolicy};
 use crate::sched::task::Policy;
 use crate::topology::{Machine, MACHINE_PRESETS};
@@ -429,6 +431,8 @@ fn result_to_py<'py>(py: Python<'py>, r: SimResult) -> PyResult<Bound<'py, PyDic
     tasks.set_item("exited", t.exited.into_pyarray(py))?;
     tasks.set_item("tgid", t.tgid.into_pyarray(py))?;
     tasks.set_item("process", PyList::new(py, t.process)?)?;
+    tasks.set_item("role", PyList::new(py, t.role)?)?;
+    tasks.set_item("prio", t.prio.into_pyarray(py))?;
     if let Some(pc) = t.pelt {
         tasks.set_item("load_avg", pc.load_avg.into_pyarray(py))?;
         tasks.set_item("runnable_avg", pc.runnable_avg.into_pyarray(py))?;
@@ -522,13 +526,78 @@ fn result_to_py<'py>(py: Python<'py>, r: SimResult) -> PyResult<Bound<'py, PyDic
             out.set_item("trace", d)?;
         }
     }
+    match r.latency {
+        None => out.set_item("latency", py.None())?,
+        Some(l) => out.set_item("latency", latency_to_py(py, l)?)?,
+    }
     Ok(out)
+}
+
+/// A run's `sched::latency::Latency` as numpy arrays: `hist` (tasks × 2 ×
+/// buckets, kind 0 all delays, 1 wake-up delays), `count`, `sum_ns`,
+/// `max_ns` (tasks × 2) and `max_start_ns` (tasks).
+fn latency_to_py(py: Python<'_>, l: Latency) -> PyResult<Bound<'_, PyDict>> {
+    let n = l.count.len();
+    let d = PyDict::new(py);
+    let hist = Array3::from_shape_vec((n, LAT_KINDS, LAT_BUCKETS), l.hist)
+        .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?;
+    d.set_item("hist", hist.into_pyarray(py))?;
+    let pairs = |v: Vec<[u64; LAT_KINDS]>| {
+        Array2::from_shape_vec((n, LAT_KINDS), v.into_iter().flatten().collect())
+    };
+    for (name, v) in [
+        ("count", l.count),
+        ("sum_ns", l.sum_ns),
+        ("max_ns", l.max_ns),
+    ] {
+        let a = pairs(v).map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?;
+        d.set_item(name, a.into_pyarray(py))?;
+    }
+    d.set_item("max_start_ns", l.max_start_ns.into_pyarray(py))?;
+    Ok(d)
+}
+
+/// The `q`-quantiles of each row of `hist` (rows × `LATENCY_BUCKETS`
+/// counts) whose largest values are `max_ns`, in ns: NaN for an empty row
+/// (`sched::latency::quantile`, the rule the run's own metrics use).
+#[pyfunction]
+fn latency_quantiles<'py>(
+    py: Python<'py>,
+    hist: PyReadonlyArray2<'py, u32>,
+    max_ns: PyReadonlyArray1<'py, u64>,
+    qs: Vec<f64>,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let h = hist.as_array();
+    let mx = max_ns.as_array();
+    if h.ncols() != LAT_BUCKETS || h.nrows() != mx.len() {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "invalid hist of shape {:?} with {} maxima: expected rows x {LAT_BUCKETS} and one \
+             maximum per row",
+            h.shape(),
+            mx.len()
+        )));
+    }
+    if let Some(q) = qs.iter().find(|q| !(**q > 0.0 && **q <= 1.0)) {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "invalid quantile {q}: expected 0 < q <= 1"
+        )));
+    }
+    let mut out = Array2::<f64>::from_elem((h.nrows(), qs.len()), f64::NAN);
+    for (i, row) in h.rows().into_iter().enumerate() {
+        let row: Vec<u32> = row.to_vec();
+        for (j, &q) in qs.iter().enumerate() {
+            if let Some(v) = quantile(&row, q, mx[i]) {
+                out[[i, j]] = v as f64;
+            }
+        }
+    }
+    Ok(out.into_pyarray(py))
 }
 
 /// Run one simulation with the GIL released. Ctrl-C is polled from inside
 /// the event loop; a cancelled run raises `KeyboardInterrupt`.
 #[pyfunction]
-#[pyo3(signature = (machine, kernel_base, kernel, cost, workload_kind, workload, *, seed, duration_ns, trace_limit, interval_ns))]
+#[pyo3(signature = (machine, kernel_base, kernel, cost, workload_kind, workload, *, seed, duration_ns, trace_limit, interval_ns, latency=false))]
 #[allow(clippy::too_many_arguments)]
 fn simulate<'py>(
     py: Python<'py>,
@@ -542,6 +611,7 @@ fn simulate<'py>(
     duration_ns: Option<u64>,
     trace_limit: Option<usize>,
     interval_ns: u64,
+    latency: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let m = machine_from(machine)?;
     let empty = PyDict::new(py);
@@ -554,6 +624,7 @@ fn simulate<'py>(
         trace_limit,
         sample_interval_ns: interval_ns,
         max_sample_bytes: crate::limits::MAX_VMSTAT_BYTES,
+        latency,
     };
     let interrupt: Mutex<Option<PyErr>> = Mutex::new(None);
     let cancel = || {
@@ -590,6 +661,8 @@ fn run_spec(py: Python<'_>, d: &Bound<'_, PyDict>) -> PyResult<crate::sweep::Run
         sample_interval_ns: p.get("interval_ns")?,
         // A sweep row has no vmstat: no periodic samples.
         max_sample_bytes: 0,
+        // Only the run's latency metrics reach a sweep row.
+        latency: p.opt("latency")?.unwrap_or(false),
     };
     p.finish()?;
     Ok(crate::sweep::RunSpec {
@@ -717,6 +790,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         },
     )?;
     m.add("TRACE_EVENTS", EVENT_NAMES.to_vec())?;
+    // The latency histograms' bucket lower edges in ns (the last bucket
+    // holds every delay from its edge up).
+    let edges: Vec<u64> = (0..LAT_BUCKETS).map(|i| bucket_bounds(i).0).collect();
+    m.add("LATENCY_BUCKETS", edges)?;
+    m.add("LATENCY_TASK_BYTES", crate::sched::latency::LAT_TASK_BYTES)?;
     m.add("PREV_STATES", PREV_STATE_NAMES.to_vec())?;
     m.add("BALANCE_KINDS", crate::trace::BALANCE_KIND_NAMES.to_vec())?;
     m.add(
@@ -787,6 +865,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("MAX_TRACE_ROWS", crate::limits::MAX_TRACE_ROWS)?;
     m.add("MAX_VMSTAT_BYTES", crate::limits::MAX_VMSTAT_BYTES)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(latency_quantiles, m)?)?;
     m.add_function(wrap_pyfunction!(run_batch, m)?)?;
     Ok(())
 }

@@ -94,6 +94,9 @@ pub struct RunOptions {
     /// the whole run) — what a sweep uses, so a run's memory does not grow
     /// with simulated time.
     pub max_sample_bytes: u64,
+    /// Keep every task's scheduling delays (`sched::latency`): histograms
+    /// bounded by the task count, no trace needed.
+    pub latency: bool,
 }
 
 impl Default for RunOptions {
@@ -104,6 +107,7 @@ impl Default for RunOptions {
             trace_limit: None,
             sample_interval_ns: 100_000_000,
             max_sample_bytes: crate::limits::MAX_VMSTAT_BYTES,
+            latency: false,
         }
     }
 }
@@ -182,6 +186,9 @@ impl<'a> Sim<'a> {
         let tasks = workload.nr_tasks();
         crate::limits::check_tasks(&format!("{} tasks", workload.name()), tasks, tasks)?;
         crate::limits::check_trace_limit(opts.trace_limit)?;
+        if opts.latency {
+            crate::limits::check_latency_tasks(tasks)?;
+        }
         // A tick that costs its whole period leaves a busy CPU no time for
         // its task: the run would never finish (caught up front; other
         // overhead that cannot fit depends on the run and is left to the
@@ -222,7 +229,7 @@ impl<'a> Sim<'a> {
                 "a positive number of seconds",
             ));
         }
-        let sched = Sched::new(
+        let mut sched = Sched::new(
             machine,
             kernel,
             cost,
@@ -231,6 +238,9 @@ impl<'a> Sim<'a> {
             opts.trace_limit,
             cancel,
         )?;
+        if opts.latency {
+            sched.latency = Some(Default::default());
+        }
         Ok(Sim {
             sampler: Sampler::new(sched.rqs.len()),
             sched,
@@ -524,6 +534,12 @@ impl<'a> Sim<'a> {
         }
         if let Some(rt) = &self.sched.rt {
             r.metrics.extend(rt.metrics());
+        }
+        if let Some(mut l) = self.sched.latency.take() {
+            l.finish(self.sched.tasks.len());
+            r.metrics
+                .extend(l.metrics().into_iter().map(|(n, v)| (n.to_string(), v)));
+            r.latency = Some(l);
         }
         r.mean_pending_events = mean_pending;
         r

@@ -97,6 +97,7 @@ fn run_rt(
         trace_limit: None,
         sample_interval_ns: 100_000_000,
         max_sample_bytes: crate::limits::MAX_VMSTAT_BYTES,
+        latency: false,
     };
     let w: Box<dyn Workload> = if attrs.is_empty() {
         w

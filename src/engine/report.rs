@@ -63,6 +63,8 @@ pub(crate) fn build(
         tt.migrations.push(t.migrations as i64);
         tt.wakeups.push(t.wakeups as i64);
         tt.exited.push(t.state == TaskState::Exited);
+        tt.role.push(t.role);
+        tt.prio.push(t.prio as i64);
     }
     process_columns(tasks, process_name, &mut tt);
     let mut ct = CpuTable::default();
@@ -215,6 +217,7 @@ pub(crate) fn build(
         runqueue,
         schedstat,
         trace,
+        latency: None,
         mean_pending_events: 0.0,
     }
 }

@@ -45,6 +45,7 @@ impl Sim<'_> {
         let mm = spec.mm.unwrap_or(u32::MAX - id);
         let mut task = Task::new(spec.name, mm, nice, home as u32, allowed, self.sched.now);
         task.policy = policy;
+        task.role = spec.role;
         if policy.is_rt() {
             // __sched_setscheduler(): p->prio = MAX_RT_PRIO - 1 - rt_priority
             // (WithTasks::new refused an RT role without a priority).

@@ -32,6 +32,7 @@ fn run(
         trace_limit: None,
         sample_interval_ns: 100_000_000,
         max_sample_bytes: crate::limits::MAX_VMSTAT_BYTES,
+        latency: false,
     };
     run_spinners(machine, kernel, &CostModel::default(), tasks, dist, opts)
 }
@@ -237,6 +238,7 @@ fn trace_is_bounded_and_reports_the_drop() {
         trace_limit: Some(50),
         sample_interval_ns: 100_000_000,
         max_sample_bytes: crate::limits::MAX_VMSTAT_BYTES,
+        latency: false,
     };
     let r = run_spinners(
         &one_cpu(),
@@ -432,6 +434,7 @@ fn the_sampler_is_bounded_and_says_so() {
         sample_interval_ns: 1_000_000,
         // ten rows of 2 CPUs (64 + 2·16 bytes each)
         max_sample_bytes: 960,
+        latency: false,
         ..RunOptions::default()
     };
     let r = run_spinners(
@@ -505,6 +508,7 @@ fn without_periodic_samples_the_results_are_the_same() {
             trace_limit: None,
             sample_interval_ns: 10_000_000,
             max_sample_bytes,
+            latency: false,
         };
         run_spinners(
             &m,

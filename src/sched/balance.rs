@@ -1077,6 +1077,7 @@ impl Sched<'_> {
             t.nivcsw += 1;
             t.state = TaskState::Runnable;
             t.wait_start = now;
+            t.woken = false;
             self.update_sg_sums(src);
             self.trace_switch(src, Some(c), None);
         }

@@ -17,6 +17,7 @@
 use super::balance::avg_idle_sample;
 use super::cputime::Overhead;
 use super::fair::{DequeueFlags, EnqueueFlags, SchedEntity, TaskId};
+use super::latency::Delay;
 use super::task::{Policy, Task, TaskState, Work};
 use super::weights::task_weight;
 use super::Sched;
@@ -341,7 +342,15 @@ impl Sched<'_> {
             };
             self.activate_task(cpu, id, flags);
         }
-        self.trace(home, TraceKind::WakeupNew, pid(Some(id)), cpu as i32, 0);
+        // The waker (ftrace's common_pid): the parent, running on its CPU.
+        let waker = parent_cpu.and_then(|c| self.rqs[c].curr());
+        self.trace(
+            home,
+            TraceKind::WakeupNew,
+            pid(Some(id)),
+            cpu as i32,
+            pid(waker),
+        );
         self.check_preempt_curr(cpu, id, true, parent_cpu);
         if rt {
             // task_woken_rt() of the new task.
@@ -371,8 +380,11 @@ impl Sched<'_> {
             self.pending_timers -= 1;
         }
         let prev_cpu = self.tasks[ti].cpu as usize;
+        // ftrace's common_pid of the wake-up: the waker, or for a timer or
+        // interrupt whatever runs on its CPU (0: idle).
+        let waker_pid = pid(waker.or_else(|| self.rqs[waker_cpu].curr()));
         if self.ses[ti].sched_delayed {
-            return self.ttwu_runnable(t, waker_cpu);
+            return self.ttwu_runnable(t, waker_cpu, waker_pid);
         }
         let rt = self.tasks[ti].policy.is_rt();
         if self.fair.eevdf.is_none() && !rt {
@@ -413,10 +425,10 @@ impl Sched<'_> {
         }
         if wakelist {
             self.wakelist_ipi = true;
-            self.ttwu_do_wakeup(t, cpu, waker_cpu);
+            self.ttwu_do_wakeup(t, cpu, waker_cpu, waker_pid);
             self.wakelist_ipi = false;
         } else {
-            self.ttwu_do_wakeup(t, cpu, waker_cpu);
+            self.ttwu_do_wakeup(t, cpu, waker_cpu, waker_pid);
         }
         if rt {
             self.task_woken_rt(cpu, t, waker_cpu);
@@ -452,13 +464,21 @@ impl Sched<'_> {
     /// `ttwu_do_wakeup()`: the queued task becomes runnable (its wait
     /// starts, the wake-up is counted and traced) and may preempt `cpu`'s
     /// current task (`wakeup_preempt()`, `check_preempt_curr()` before 6.6).
-    fn ttwu_do_wakeup(&mut self, t: TaskId, cpu: usize, waker_cpu: usize) {
+    /// `waker_pid`: ftrace's pid of the waker (`sched_waking`'s common_pid).
+    fn ttwu_do_wakeup(&mut self, t: TaskId, cpu: usize, waker_cpu: usize, waker_pid: i32) {
         let task = &mut self.tasks[t as usize];
         task.state = TaskState::Runnable;
         task.wait_start = self.now;
+        task.woken = true;
         task.wakeups += 1;
         self.counters.wakeups += 1;
-        self.trace(waker_cpu, TraceKind::Wakeup, pid(Some(t)), cpu as i32, 0);
+        self.trace(
+            waker_cpu,
+            TraceKind::Wakeup,
+            pid(Some(t)),
+            cpu as i32,
+            waker_pid,
+        );
         self.check_preempt_curr(cpu, t, false, Some(waker_cpu));
     }
 
@@ -466,12 +486,12 @@ impl Sched<'_> {
     /// (DELAY_DEQUEUE), so it is requeued where it is
     /// (`requeue_delayed_entity()`) without `select_task_rq()`, and may
     /// preempt (`wakeup_preempt()`).
-    fn ttwu_runnable(&mut self, t: TaskId, waker_cpu: usize) -> bool {
+    fn ttwu_runnable(&mut self, t: TaskId, waker_cpu: usize, waker_pid: i32) -> bool {
         let cpu = self.tasks[t as usize].cpu as usize;
         self.rq_sync(cpu);
         self.pelt_update(cpu, t);
         self.rqs[cpu].cfs.requeue_delayed_entity(&mut self.ses, t);
-        self.ttwu_do_wakeup(t, cpu, waker_cpu);
+        self.ttwu_do_wakeup(t, cpu, waker_cpu, waker_pid);
         self.rearm(cpu);
         true
     }
@@ -559,12 +579,22 @@ impl Sched<'_> {
             if task.state == TaskState::Running {
                 task.state = TaskState::Runnable;
                 task.wait_start = now;
+                task.woken = false;
             }
         }
         if let Some(n) = next {
             let task = &mut self.tasks[n as usize];
             task.state = TaskState::Running;
             task.wait_ns += now - task.wait_start;
+            // `perf sched latency`'s atom: only a switch (prev != next) ends one.
+            if let Some(l) = self.latency.as_mut().filter(|_| prev != next) {
+                let kind = if task.woken {
+                    Delay::Wakeup
+                } else {
+                    Delay::Preempted
+                };
+                l.record(n as usize, task.wait_start, now, kind);
+            }
             if prev.is_none() && self.kernel.avg_idle_on_move {
                 // put_prev_task_idle() → update_rq_avg_idle() (4b603f1551a7):
                 // however the task arrived (wake-up, fork, a pull), leaving

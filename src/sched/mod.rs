@@ -42,6 +42,7 @@ pub mod cputime;
 pub mod eevdf;
 pub mod fair;
 pub mod hooks;
+pub mod latency;
 pub mod lb_group;
 pub mod newidle;
 pub mod pelt;
@@ -135,6 +136,8 @@ pub(crate) struct Sched<'a> {
     pub(crate) group_nodes: TaskLinks,
     pub(crate) rqs: Vec<Rq>,
     pub(crate) trace: Option<Trace>,
+    /// Per-task scheduling delays (`RunOptions::latency`), no trace needed.
+    pub(crate) latency: Option<latency::Latency>,
     pub(crate) counters: Counters,
     pub(crate) nr_running_total: usize,
     pub(crate) pending_timers: usize,
@@ -247,6 +250,7 @@ impl<'a> Sched<'a> {
             group_nodes: TaskLinks::default(),
             rqs,
             trace: trace_limit.map(Trace::new),
+            latency: None,
             counters: Counters::default(),
             nr_running_total: 0,
             pending_timers: 0,

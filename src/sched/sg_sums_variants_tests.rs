@@ -66,6 +66,7 @@ fn run(
         trace_limit: None,
         sample_interval_ns: 5_000_000,
         max_sample_bytes: crate::limits::MAX_VMSTAT_BYTES,
+        latency: false,
     };
     let mut sim = Sim::new(m, k, &cost, w, opts).expect("a valid configuration");
     if let Some(on) = force {

@@ -52,6 +52,9 @@ pub(crate) enum TaskState {
 
 pub(crate) struct Task {
     pub name: String,
+    /// The workload's role of the task (`TaskSpec::role`; "" for a task a
+    /// test makes by hand).
+    pub role: &'static str,
     /// Address-space id (threads of one process share it).
     pub mm: u32,
     pub nice: i32,
@@ -65,6 +68,9 @@ pub(crate) struct Task {
     pub timer_gen: u32,
     pub timer_pending: bool,
     pub wait_start: u64,
+    /// The wait since `wait_start` began with a wake-up (`sched_wakeup` /
+    /// `sched_wakeup_new`), not a preemption (`sched::latency`).
+    pub woken: bool,
     pub user_ns: u64,
     pub sys_ns: u64,
     pub wait_ns: u64,
@@ -94,6 +100,7 @@ impl Task {
     ) -> Self {
         Task {
             name,
+            role: "",
             mm,
             nice,
             policy: Policy::Normal,
@@ -105,6 +112,7 @@ impl Task {
             timer_gen: 0,
             timer_pending: false,
             wait_start: now,
+            woken: true,
             user_ns: 0,
             sys_ns: 0,
             wait_ns: 0,

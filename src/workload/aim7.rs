@@ -1109,6 +1109,7 @@ mod tests {
             trace_limit: None,
             sample_interval_ns: 100_000_000,
             max_sample_bytes: 0,
+            latency: false,
         };
         let r = Sim::new(&m, &k, &cost, Box::new(w), opts)
             .unwrap()

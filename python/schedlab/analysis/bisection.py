@@ -41,9 +41,15 @@ def _mean_se(values: np.ndarray) -> tuple[float, float, int]:
 
 
 def _metric_names(m: Machine, k: Kernel, w: Workload, costs: CostModel | None) -> list[str]:
-    """The metrics this workload reports (from a 1 µs run)."""
-    r = simulate(m, k, w, costs=costs, duration_s=1e-6, seed=0)
+    """The metrics this workload reports (from a 1 µs run), the scheduling
+    delays' (``latency_*``, ``wakeup_latency_*``) among them."""
+    r = simulate(m, k, w, costs=costs, duration_s=1e-6, seed=0, latency=True)
     return sorted(r.metrics)
+
+
+def _is_latency(metric: str) -> bool:
+    """A metric only a run with ``latency=True`` reports."""
+    return metric.startswith(("latency_", "wakeup_latency_"))
 
 
 def bisect(
@@ -62,15 +68,20 @@ def bisect(
     threshold: float = 0.8,
 ) -> pl.DataFrame:
     """Which of the fields that differ between ``good`` and ``bad`` account
-    for the change in ``metric`` (a metric name of ``workload``'s results).
+    for the change in ``metric`` (a metric name of ``workload``'s results;
+    a scheduling-delay metric such as ``latency_p99_us`` runs every point
+    with ``latency=True``).
 
     Runs ``good``, ``bad``, each differing field flipped alone onto ``good``
     and each flipped alone back off ``bad``, ``replicates`` times each with
-    the same seeds (common random numbers), as one parallel sweep. Returns a
+    the same seeds (common random numbers), as one parallel sweep; a kernel
+    reached twice (with two differing fields, one flipped onto ``good`` is
+    the other flipped off ``bad``) runs once. Returns a
     frame, a row per differing field, largest share first:
 
     - ``field``, ``good``, ``bad`` — the field and its two values (as text);
-    - ``metric_good``, ``metric_bad`` — the metric's mean under each kernel;
+    - ``metric_good``, ``metric_bad`` — the metric's mean under each kernel
+      (the endpoints: the same on every row);
     - ``metric_flipped_on_good`` — mean of ``good`` with this field set as in ``bad``;
     - ``metric_flipped_off_bad`` — mean of ``bad`` with this field set as in ``good``;
     - ``on_pct``, ``off_pct`` — the share of the good→bad change the flip
@@ -136,18 +147,34 @@ def bisect(
     def run(pts: list[dict[str, Any]]) -> np.ndarray:
         """The metric per (point, replicate); NaN where a run was not ok.
         Every point uses the seeds of point 0 (common random numbers), so
-        differences between points are paired by replicate."""
-        runs = plan_runs(m, g, costs, w, pts, reps, seed, duration_s, duration_ns, 100_000_000)
+        differences between points are paired by replicate, and a kernel
+        that appears twice (``_distinct``) is run once: with one or two
+        differing fields, flipping one onto ``good`` gives the kernel of
+        flipping the other (or none) off ``bad``."""
+        uniq, index = _distinct(pts)
+        runs = plan_runs(
+            m,
+            g,
+            costs,
+            w,
+            uniq,
+            reps,
+            seed,
+            duration_s,
+            duration_ns,
+            100_000_000,
+            latency=_is_latency(metric),
+        )
         for r in runs:
             r.seed = runs[r.replicate].seed
         df = execute(runs, nthreads, progress)
-        out = np.full((len(pts), reps), np.nan)
+        out = np.full((len(uniq), reps), np.nan)
         if metric in df.columns:
             ok = df.filter(pl.col("status") == "ok")
             for p, rep, v in ok.select("point", "replicate", metric).iter_rows():
                 if v is not None:
                     out[p, rep] = v
-        return out
+        return out[index]
 
     vals = run(points)
     n = len(fields)
@@ -238,6 +265,21 @@ def bisect(
             culprits, set_pct = [], None
             raise SweepInterrupted(frame()) from None
     return frame()
+
+
+def _distinct(pts: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[int]]:
+    """The distinct points of ``pts`` (first appearance first) and, for
+    each of ``pts``, the index of its distinct point."""
+    uniq: list[dict[str, Any]] = []
+    seen: dict[str, int] = {}
+    index: list[int] = []
+    for p in pts:
+        key = repr(sorted(p.items()))
+        if key not in seen:
+            seen[key] = len(uniq)
+            uniq.append(p)
+        index.append(seen[key])
+    return uniq, index
 
 
 def _share(x: float, scale: float) -> float:

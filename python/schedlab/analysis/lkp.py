@@ -7,6 +7,7 @@ produce, and why), and a ``compare`` frame rendered as the report's table
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import polars as pl
 
@@ -110,13 +111,20 @@ def lkp_metrics(df: pl.DataFrame) -> pl.DataFrame:
 
 def format_lkp(cmp: pl.DataFrame, by: str | None = None) -> str:
     """Render a ``compare`` frame as the 0-day report's table:
-    ``base ± %stddev   %change   candidate ± %stddev   metric``. When it
-    holds the report's metric names (``compare(..., names="lkp")``), the
-    report's metrics the model cannot produce are listed under the table as
-    ``# not modelled: name (why)``."""
-    if not isinstance(cmp, pl.DataFrame) or "change_pct" not in cmp.columns:
+    ``base ± %stddev   %change   candidate ± %stddev   metric``, one block per
+    candidate (``by``: the compared column, by default the one just before
+    ``metric``). A frame of ``compare(..., within=...)`` gets one block per
+    (``within`` group, candidate), each under a label line of the group's
+    values (``# workload.groups=5``): the ``within`` columns are the
+    frame's other columns before ``metric``. When it holds the report's
+    metric names (``compare(..., names="lkp")``), the report's metrics the
+    model cannot produce are listed under the table as ``# not modelled:
+    name (why)``."""
+    if not isinstance(cmp, pl.DataFrame) or not {"change_pct", "metric"} <= set(cmp.columns):
         raise ConfigTypeError("invalid cmp: expected the frame sl.compare() returns")
-    key = by or cmp.columns[cmp.columns.index("metric") - 1]
+    cols = cmp.columns[: cmp.columns.index("metric")]
+    key = _need_by(by, cols)
+    keys = [c for c in cols if c != key]
 
     def num(x: float | None) -> str:
         if x is None or not math.isfinite(x):
@@ -129,7 +137,10 @@ def format_lkp(cmp: pl.DataFrame, by: str | None = None) -> str:
         return f"± {x:2.0f}%"
 
     out = []
-    for (cand,), g in cmp.group_by(key, maintain_order=True):
+    for values, g in cmp.group_by([*keys, key], maintain_order=True):
+        *group, cand = values
+        if keys:
+            out.append("# " + ", ".join(f"{k}={v}" for k, v in zip(keys, group, strict=True)))
         out.append(f"{'base':>16} {'%change':>10} {str(cand):>16}")
         out.append(f"{'-' * 16} {'-' * 10} {'-' * 16}")
         for r in g.iter_rows(named=True):
@@ -146,3 +157,18 @@ def format_lkp(cmp: pl.DataFrame, by: str | None = None) -> str:
         for m, why in LKP_NOT_MODELLED.items():
             out.append(f"# not modelled: {m} ({why})")
     return "\n".join(out).rstrip() + "\n"
+
+
+def _need_by(by: str | None, cols: Sequence[str]) -> str:
+    """The compared column: ``by``, or the column just before ``metric``."""
+    if not cols:
+        raise ConfigTypeError("invalid cmp: expected the frame sl.compare() returns")
+    if by is None:
+        return cols[-1]
+    if not isinstance(by, str):
+        raise ConfigTypeError(f"invalid type for by: got {type(by).__name__}, expected str")
+    if by not in cols:
+        raise ConfigError(
+            f"invalid by={by!r}: not a compared column of cmp; expected one of {', '.join(cols)}"
+        )
+    return by

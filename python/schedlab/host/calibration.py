@@ -6,10 +6,16 @@ The model is run as parallel sweeps (the sweep machinery's batch runner,
 with fixed per-configuration seeds, so every evaluation of the objective
 sees the same random streams); the optimiser is scipy's
 ``least_squares`` with a robust (``soft_l1``) loss on log(model/real).
+
+The result flags what a fit cannot be trusted on (``Calibration.warnings``,
+``print(cal)``): report rows whose model/real ratio is far from the other
+rows' of the same metric (``outlier``, rule at ``OUTLIER_FACTOR``) and
+measured configurations whose repetitions disagree (``noisy``, ``rep_noise``).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,6 +50,21 @@ BOUNDS = (0.1, 10.0)
 METRICS = ("elapsed_s", "context_switches", "cpu_migrations")
 #: The configuration columns of a measured frame.
 CONFIG = ("ipc", "mode", "groups", "loops")
+#: A report row is an ``outlier`` when its log(model/real) is further from
+#: the median log ratio of its metric (over every row with a positive, finite
+#: ratio, fitted and held out) than both log(OUTLIER_FACTOR) — a factor of 3
+#: either way — and OUTLIER_MADS robust standard deviations (1.4826 × the
+#: median absolute deviation of those log ratios: Iglewicz and Hoaglin's
+#: modified z-score above 3.5). Rows whose ratio is 0, infinite or undefined
+#: (a count of 0) are not judged (null).
+OUTLIER_FACTOR = 3.0
+OUTLIER_MADS = 3.5
+#: A measured configuration is ``noisy`` when its slowest repetition's
+#: elapsed time is more than NOISY_SPREAD × its fastest's, or when every
+#: repetition of it is slower than every repetition of a configuration with
+#: more groups (same ipc, mode, loops and change), or faster than every one
+#: with fewer: more groups is more work, so that order is the host's noise.
+NOISY_SPREAD = 1.5
 
 
 @dataclass(frozen=True)
@@ -54,8 +75,14 @@ class Calibration:
     factor; ``report``: a row per configuration and metric (the config
     columns, ``metric``, ``real`` — median of the measured reps —,
     ``model`` — median of the seeds —, ``ratio`` = model/real, ``role``
-    ``"fitted"`` or ``"held_out"``); ``summary``: per metric, the median and
-    max |ratio − 1| over the held-out rows (``n`` of them)."""
+    ``"fitted"`` or ``"held_out"``, ``outlier`` — the ratio is far from the
+    metric's other rows', see ``OUTLIER_FACTOR`` —, ``noisy`` — the
+    configuration is flagged in ``noise``); ``summary``: per metric, over
+    the held-out rows (``n`` of them), the median and max relative error
+    |model/real − 1| (``median_abs_rel_err``, ``max_abs_rel_err``) and how
+    many are ``outliers``; ``noise``: ``rep_noise`` of the measured frame;
+    ``warnings``: each outlier row and noisy configuration in words.
+    ``print(cal)`` shows the factors, the summary and the warnings."""
 
     costs: CostModel
     factors: dict[str, float]
@@ -65,10 +92,16 @@ class Calibration:
     kernel: str
     evaluations: int = 0
     fitted_metrics: tuple[str, ...] = field(default=("elapsed_s",))
+    noise: pl.DataFrame = field(default_factory=pl.DataFrame)
+    warnings: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
         f = ", ".join(f"{k}={v:.3g}" for k, v in self.factors.items())
-        return f"Calibration({self.machine}, {self.kernel}: {f})"
+        w = f"; {len(self.warnings)} warnings, print() it" if self.warnings else ""
+        return f"Calibration({self.machine}, {self.kernel}: {f}{w})"
+
+    def __str__(self) -> str:
+        return format_calibration(self)
 
 
 def scaled(costs: CostModel, factors: Mapping[str, float]) -> CostModel:
@@ -398,7 +431,8 @@ def calibrate(
         if bar is not None:
             bar.close()
     model = _medians(full)
-    report = _report(cfg, model, mask)
+    noise = rep_noise(real)
+    report = _report(cfg, model, mask, noise)
     return Calibration(
         costs=fitted,
         factors=factors,
@@ -408,13 +442,18 @@ def calibrate(
         kernel=k.name,
         evaluations=len(cache),
         fitted_metrics=tuple(mets),
+        noise=noise,
+        warnings=calibration_warnings(report, noise),
     )
 
 
-def _report(cfg: pl.DataFrame, model: pl.DataFrame, mask: list[bool]) -> pl.DataFrame:
+def _report(
+    cfg: pl.DataFrame, model: pl.DataFrame, mask: list[bool], noise: pl.DataFrame
+) -> pl.DataFrame:
     roles = cfg.select(list(CONFIG)).with_columns(
         pl.Series("role", ["fitted" if t else "held_out" for t in mask])
     )
+    noisy = noise.group_by(list(CONFIG)).agg(pl.col("noisy").any())
     long_real = cfg.unpivot(index=list(CONFIG), on=list(METRICS), variable_name="metric").rename(
         {"value": "real"}
     )
@@ -425,22 +464,178 @@ def _report(cfg: pl.DataFrame, model: pl.DataFrame, mask: list[bool]) -> pl.Data
         long_real.join(long_model, on=[*CONFIG, "metric"], how="left")
         .join(roles, on=list(CONFIG), how="left")
         .with_columns((pl.col("model") / pl.col("real")).alias("ratio"))
-        .select([*CONFIG, "metric", "real", "model", "ratio", "role"])
+        .with_columns(outlier_flag())
+        .join(noisy, on=list(CONFIG), how="left")
+        .with_columns(pl.col("noisy").fill_null(False))
+        .select([*CONFIG, "metric", "real", "model", "ratio", "role", "outlier", "noisy"])
         .sort(["metric", *CONFIG])
     )
 
 
 def summary(report: pl.DataFrame, role: str = "held_out") -> pl.DataFrame:
     """Per metric, over ``report``'s rows of ``role``: ``n``, the median and
-    the max of |ratio − 1|."""
+    the max of the relative error |ratio − 1| = |model/real − 1|
+    (``median_abs_rel_err``, ``max_abs_rel_err``: 0.25 is 25 %, not an
+    absolute error in the metric's unit) and ``outliers``, how many of those
+    rows are flagged (``outlier_flag``)."""
+    if "outlier" not in report.columns:
+        report = report.with_columns(outlier_flag())
     err = (pl.col("ratio") - 1).abs()
     return (
         report.filter(pl.col("role") == role)
         .group_by("metric", maintain_order=True)
         .agg(
             pl.len().alias("n"),
-            err.median().alias("median_abs_err"),
-            err.max().alias("max_abs_err"),
+            err.median().alias("median_abs_rel_err"),
+            err.max().alias("max_abs_rel_err"),
+            pl.col("outlier").fill_null(False).sum().cast(pl.UInt32).alias("outliers"),
         )
         .sort("metric")
     )
+
+
+def outlier_flag() -> pl.Expr:
+    """The ``outlier`` column of a report (a frame of ``metric`` and
+    ``ratio``): True where log(ratio) is further from its metric's median
+    log ratio than both log(``OUTLIER_FACTOR``) and ``OUTLIER_MADS`` × 1.4826
+    × the median absolute deviation; null where the ratio is not positive
+    and finite."""
+    r = pl.col("ratio").cast(pl.Float64)
+    lr = pl.when(r.is_finite() & (r > 0)).then(r.log()).otherwise(None)
+    dev = (lr - lr.median().over("metric")).abs()
+    mad = dev.median().over("metric")
+    limit = pl.max_horizontal(pl.lit(math.log(OUTLIER_FACTOR)), OUTLIER_MADS * 1.4826 * mad)
+    return (dev > limit).alias("outlier")
+
+
+def _family(change: str | None, ipc: str, mode: str, loops: int) -> str:
+    ch = f"{change}, " if change is not None else ""
+    return f"{ch}{ipc}/{mode}, loops={loops}"
+
+
+def rep_noise(real: pl.DataFrame) -> pl.DataFrame:
+    """The spread of ``real``'s repetitions (a ``measure("hackbench")``
+    frame, with or without ``change``), one row per configuration (per
+    change, when the frame has a ``change`` column): ``reps``,
+    ``elapsed_min``, ``elapsed_max``, ``spread`` (max/min of elapsed_s;
+    null when the fastest is not positive), ``noisy`` and ``why`` (empty
+    when not noisy). Noisy: ``spread`` above ``NOISY_SPREAD``, or elapsed
+    time that falls with more groups beyond the reps' spread (every rep of
+    the fewer groups slower than every rep of the more), which flags both
+    configurations of the pair."""
+    real = need_frame("real", real, [*CONFIG, "elapsed_s"], "measure('hackbench', ...)'s frame")
+    keys = ["change", *CONFIG] if "change" in real.columns else list(CONFIG)
+    df = real
+    if "change" in df.columns:
+        df = df.with_columns(pl.col("change").cast(pl.String).fill_null("plain"))
+    el = pl.col("elapsed_s").cast(pl.Float64).fill_nan(None)
+    cfg = (
+        df.group_by(keys)
+        .agg(
+            el.count().cast(pl.UInt32).alias("reps"),
+            el.min().alias("elapsed_min"),
+            el.max().alias("elapsed_max"),
+        )
+        .sort(keys)
+    )
+    rows = cfg.to_dicts()
+    why: list[list[str]] = [[] for _ in rows]
+    for i, r in enumerate(rows):
+        lo, hi = r["elapsed_min"], r["elapsed_max"]
+        r["spread"] = hi / lo if lo is not None and hi is not None and lo > 0 else None
+        if r["spread"] is not None and r["spread"] > NOISY_SPREAD:
+            why[i].append(
+                f"slowest of {r['reps']} reps {r['spread']:.2f}× the fastest "
+                f"(threshold ×{NOISY_SPREAD:g})"
+            )
+    fam = [k for k in keys if k != "groups"]
+    for i, a in enumerate(rows):
+        for j, b in enumerate(rows):
+            same = all(a[k] == b[k] for k in fam)
+            if not same or a["groups"] >= b["groups"] or a["elapsed_min"] is None:
+                continue
+            if b["elapsed_max"] is not None and a["elapsed_min"] > b["elapsed_max"]:
+                span = (
+                    f"{a['elapsed_min']:.3g}–{a['elapsed_max']:.3g} s against "
+                    f"{b['elapsed_min']:.3g}–{b['elapsed_max']:.3g} s"
+                )
+                why[i].append(f"every rep slower than groups={b['groups']}'s ({span})")
+                why[j].append(f"every rep faster than groups={a['groups']}'s ({span})")
+    return pl.DataFrame(
+        {
+            **{k: [r[k] for r in rows] for k in keys},
+            "reps": [r["reps"] for r in rows],
+            "elapsed_min": [r["elapsed_min"] for r in rows],
+            "elapsed_max": [r["elapsed_max"] for r in rows],
+            "spread": [r["spread"] for r in rows],
+            "noisy": [bool(w) for w in why],
+            "why": ["; ".join(w) for w in why],
+        },
+        schema={
+            **{k: cfg.schema[k] for k in keys},
+            "reps": pl.UInt32,
+            "elapsed_min": pl.Float64,
+            "elapsed_max": pl.Float64,
+            "spread": pl.Float64,
+            "noisy": pl.Boolean,
+            "why": pl.String,
+        },
+    )
+
+
+def calibration_warnings(report: pl.DataFrame, noise: pl.DataFrame) -> tuple[str, ...]:
+    """Each ``outlier`` row of ``report`` and each ``noisy`` configuration of
+    ``noise`` (``rep_noise``), in words."""
+    if "outlier" not in report.columns:
+        report = report.with_columns(outlier_flag())
+    out: list[str] = []
+    med = (
+        report.filter(pl.col("ratio").is_finite() & (pl.col("ratio") > 0))
+        .group_by("metric")
+        .agg(pl.col("ratio").log().median().exp().alias("m"))
+    )
+    medians = dict(zip(med["metric"].to_list(), med["m"].to_list(), strict=True))
+    for r in report.filter(pl.col("outlier").fill_null(False)).iter_rows(named=True):
+        where = _family(None, r["ipc"], r["mode"], r["loops"])
+        out.append(
+            f"outlier: {where}, groups={r['groups']} ({r['role']}), {r['metric']}: "
+            f"model/real ×{r['ratio']:.3g} where the metric's median is "
+            f"×{medians[r['metric']]:.3g} (beyond ×{OUTLIER_FACTOR:g} and "
+            f"{OUTLIER_MADS:g} robust SDs of it)"
+        )
+    for r in noise.filter(pl.col("noisy")).iter_rows(named=True):
+        where = _family(r.get("change"), r["ipc"], r["mode"], r["loops"])
+        out.append(f"noisy: {where}, groups={r['groups']}: {r['why']}")
+    return tuple(out)
+
+
+def format_calibration(cal: Calibration) -> str:
+    """``cal`` as text: the factors, the held-out relative errors per metric
+    and the warnings (what ``print(cal)`` shows)."""
+    lines = [repr(cal)]
+    fitted = cal.report.filter(pl.col("role") == "fitted").select(list(CONFIG)).unique().height
+    lines.append(
+        f"fitted on {', '.join(cal.fitted_metrics)} at {fitted} configurations "
+        f"({cal.evaluations} model evaluations)"
+    )
+    lines.append("held out: |model/real - 1| per metric (relative error; ×N: model N × real)")
+    lines.append(f"  {'metric':<18} {'n':>4} {'median':>9} {'max':>9} {'outliers':>9}")
+    for r in cal.summary.iter_rows(named=True):
+        med, mx = r["median_abs_rel_err"], r["max_abs_rel_err"]
+        lines.append(
+            f"  {r['metric']:<18} {r['n']:>4} {_pct(med):>9} {_pct(mx):>9} {r['outliers']:>9}"
+        )
+    if cal.warnings:
+        lines.append(f"{len(cal.warnings)} warnings:")
+        lines += [f"  {w}" for w in cal.warnings]
+    else:
+        lines.append("no warnings: no outlier rows, no noisy configurations")
+    return "\n".join(lines) + "\n"
+
+
+def _pct(x: float | None) -> str:
+    """A relative error as a percentage; from 1 (100 %) on, as the ratio it
+    must be (model/real = 1 + x, since model/real >= 0)."""
+    if x is None or not math.isfinite(x):
+        return "-"
+    return f"{100 * x:.1f} %" if x < 1 else f"×{1 + x:.3g}"

@@ -188,14 +188,16 @@ def _loadavg() -> float:
         return float("nan")
 
 
-def _paranoid() -> int | None:
+def perf_event_paranoid() -> int | None:
+    """/proc/sys/kernel/perf_event_paranoid, None when it cannot be read."""
     try:
         return int(Path("/proc/sys/kernel/perf_event_paranoid").read_text().split()[0])
     except (OSError, ValueError, IndexError):
         return None
 
 
-def _choices(name: str, v: Any, allowed: Sequence[str]) -> list[str]:
+def choice_list(name: str, v: Any, allowed: Sequence[str]) -> list[str]:
+    """``v`` (one value or a list) as a list of distinct values of ``allowed``."""
     vals = list(v) if is_list(v) else [v]
     if not vals:
         raise ConfigError(f"invalid {name}=[]: expected one or more of {', '.join(allowed)}")
@@ -217,7 +219,8 @@ def _distinct(name: str, vals: list[Any]) -> None:
         raise ConfigError(f"invalid {name}={show(vals)}: a value named twice")
 
 
-def _ints(name: str, v: Any, lo: int, hi: int) -> list[int]:
+def int_list(name: str, v: Any, lo: int, hi: int) -> list[int]:
+    """``v`` (one int or a list) as a list of distinct ints from lo to hi."""
     vals = list(v) if is_list(v) else [v]
     if not vals:
         raise ConfigError(f"invalid {name}=[]: expected integers from {lo} to {hi}")
@@ -244,7 +247,8 @@ def _bools(name: str, v: Any) -> list[bool]:
 Runner = Callable[[list[str]], "subprocess.CompletedProcess[str]"]
 
 
-def _run(cmd: list[str]) -> subprocess.CompletedProcess[str]:
+def run_command(cmd: list[str]) -> subprocess.CompletedProcess[str]:
+    """Run ``cmd``, capturing its text output (the default ``Runner``)."""
     return subprocess.run(cmd, capture_output=True, text=True, check=False)
 
 
@@ -320,17 +324,17 @@ def measure(
             f"invalid type for runner: got {type_name(runner)} {show(runner)}, expected a "
             "callable (command list -> subprocess.CompletedProcess) or None"
         )
-    modes = _choices("mode", mode, MODES)
+    modes = choice_list("mode", mode, MODES)
     if bench == "hackbench":
-        ipcs = _choices("ipc", ipc, IPCS)
-        gs = _ints("groups", groups, 1, 10_000)
-        lp = _ints("loops", 200 if loops is None else loops, 1, 10_000_000)[0]
+        ipcs = choice_list("ipc", ipc, IPCS)
+        gs = int_list("groups", groups, 1, 10_000)
+        lp = int_list("loops", 200 if loops is None else loops, 1, 10_000_000)[0]
         pins = _bools("pinned", False if pinned is None else pinned)
     else:
         ipcs, gs = ["pipe"], [1]
-        lp = _ints("loops", 20_000 if loops is None else loops, 1, 100_000_000)[0]
+        lp = int_list("loops", 20_000 if loops is None else loops, 1, 100_000_000)[0]
         pins = _bools("pinned", [False, True] if pinned is None else pinned)
-    nrep = _ints("reps", reps, 1, 1000)[0]
+    nrep = int_list("reps", reps, 1, 1000)[0]
     todo = _changes.need_changes(changes)
     if interrupts is not None and not callable(interrupts):
         raise ConfigTypeError(
@@ -349,8 +353,8 @@ def measure(
             "({'affinity': [0]}) instead"
         )
     if runner is None:
-        check_perf_access(_paranoid(), os.geteuid(), shutil.which(perf), perf)
-        runner = _run
+        check_perf_access(perf_event_paranoid(), os.geteuid(), shutil.which(perf), perf)
+        runner = run_command
     configs = list(itertools.product(ipcs, modes, gs, pins, range(len(todo))))
     total = nrep * len(configs)
     bar = None

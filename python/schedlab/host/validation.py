@@ -11,6 +11,7 @@ left out. The RT sysctls become Kernel fields (``model_kernel_change``).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,7 +24,7 @@ from ..config import CostModel, Kernel, Machine
 from ..exceptions import ConfigError, ConfigTypeError
 from ..run.args import kernel_arg, machine_arg
 from . import changes as _changes
-from .calibration import CONFIG, Calibration, calibrate, model_runs
+from .calibration import CONFIG, Calibration, calibrate, model_runs, rep_noise
 
 #: The measured metric, the model's metric it is compared with, and the
 #: target for the median |predicted ÷ measured − 1| of the effects (None:
@@ -50,16 +51,22 @@ class Validation:
     ``error`` (predicted ÷ measured − 1), ``same_direction`` (for effects
     beyond ±20 %), ``modelled`` and ``why`` (what the model lacks when
     not). ``summary``: per metric, over the modelled rows, ``n``, the median
-    |error|, its ``target``, ``met``, the effects beyond ±20 % and how many
-    of them the model has in the other direction. ``calibration``: the fit
-    on the plain runs."""
+    relative error |predicted ÷ measured − 1| (``median_abs_rel_err``), its
+    ``target``, ``met``, the effects beyond ±20 % and how many of them the
+    model has in the other direction. ``calibration``: the fit on the plain
+    runs (its ``warnings`` name outliers and noisy plain configurations).
+    ``noise``: ``rep_noise`` of every change's configurations (a noisy
+    change's measured effect is no firmer than its reps)."""
 
     effects: pl.DataFrame
     summary: pl.DataFrame
     calibration: Calibration
+    noise: pl.DataFrame = dataclasses.field(default_factory=pl.DataFrame)
 
     def __repr__(self) -> str:
-        return f"Validation({self.calibration!r}, {self.effects.height} effects)"
+        noisy = int(self.noise["noisy"].sum()) if "noisy" in self.noise.columns else 0
+        w = f", {noisy} noisy configurations (.noise)" if noisy else ""
+        return f"Validation({self.calibration!r}, {self.effects.height} effects{w})"
 
 
 def model_change(
@@ -258,7 +265,9 @@ def validate(
                 )
     effects = pl.DataFrame(rows, schema=_EFFECTS)
     effects = effects.sort(["metric", "change", *CONFIG])
-    return Validation(effects=effects, summary=summary(effects), calibration=cal)
+    return Validation(
+        effects=effects, summary=summary(effects), calibration=cal, noise=rep_noise(real)
+    )
 
 
 _EFFECTS: dict[str, Any] = {
@@ -304,8 +313,9 @@ def _direction(pred: float | None, measured: float | None) -> bool | None:
 
 def summary(effects: pl.DataFrame) -> pl.DataFrame:
     """Per metric, over the modelled rows of ``effects``: ``n``,
-    ``median_abs_err``, ``target``, ``met``, ``big_effects`` (beyond ±20 %)
-    and ``direction_misses`` among them."""
+    ``median_abs_rel_err`` (the median relative error |predicted ÷ measured
+    − 1|), ``target``, ``met``, ``big_effects`` (beyond ±20 %) and
+    ``direction_misses`` among them."""
     targets = pl.DataFrame(
         {"metric": list(METRICS), "target": [t for _, t in METRICS.values()]},
         schema={"metric": pl.String, "target": pl.Float64},
@@ -315,13 +325,21 @@ def summary(effects: pl.DataFrame) -> pl.DataFrame:
         .group_by("metric")
         .agg(
             pl.col("error").is_not_null().sum().alias("n"),
-            pl.col("error").abs().median().alias("median_abs_err"),
+            pl.col("error").abs().median().alias("median_abs_rel_err"),
             pl.col("same_direction").is_not_null().sum().alias("big_effects"),
             (pl.col("same_direction") == False).sum().alias("direction_misses"),  # noqa: E712
         )
     )
     return (
         targets.join(got, on="metric", how="left")
-        .with_columns((pl.col("median_abs_err") <= pl.col("target")).alias("met"))
-        .select("metric", "n", "median_abs_err", "target", "met", "big_effects", "direction_misses")
+        .with_columns((pl.col("median_abs_rel_err") <= pl.col("target")).alias("met"))
+        .select(
+            "metric",
+            "n",
+            "median_abs_rel_err",
+            "target",
+            "met",
+            "big_effects",
+            "direction_misses",
+        )
     )

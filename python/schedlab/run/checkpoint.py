@@ -201,3 +201,9 @@ def save_checkpoint(path: Path, rows: list[dict[str, Any]], fingerprint: str) ->
     dtmp.write_text(json.dumps({"accept": accept}))
     os.replace(dtmp, digest)
     os.replace(tmp, path)
+
+
+def remove_checkpoint(path: Path) -> None:
+    """Remove the checkpoint at ``path`` and its digest file, if there."""
+    path.unlink(missing_ok=True)
+    _digest_path(path).unlink(missing_ok=True)

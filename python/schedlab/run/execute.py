@@ -7,8 +7,10 @@ run's row, raised as ``SweepInterrupted``."""
 from __future__ import annotations
 
 import itertools
+import math
 import os
-from collections.abc import Iterator, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
 from pathlib import Path
 from typing import Any
@@ -23,13 +25,29 @@ from .frame import build_frame
 from .plan import Planned, Run, RunList
 
 
+def _interrupted_message(n: int, checkpoint: str | os.PathLike[str] | None) -> str:
+    rows = f"the rows of the {n} finished runs are in exc.partial" if n else "no run finished"
+    if checkpoint is None:
+        return (
+            f"sweep interrupted: {rows} (pass checkpoint=<file> to keep them on disk and "
+            "resume the sweep)"
+        )
+    ck = str(checkpoint)
+    where = f"{rows} and in the checkpoint file {ck!r}" if n else rows
+    return f"sweep interrupted: {where}; the same sweep with checkpoint={ck!r} resumes from it"
+
+
 class SweepInterrupted(KeyboardInterrupt):
     """Ctrl-C during a sweep. ``partial`` holds the rows that finished (they
-    are also in the checkpoint file, if one was given)."""
+    are also in the checkpoint file ``checkpoint``, if one was given); the
+    message says how many and where."""
 
-    def __init__(self, partial: pl.DataFrame) -> None:
-        super().__init__("sweep interrupted")
+    def __init__(
+        self, partial: pl.DataFrame, checkpoint: str | os.PathLike[str] | None = None
+    ) -> None:
+        super().__init__(_interrupted_message(partial.height, checkpoint))
         self.partial = partial
+        self.checkpoint = None if checkpoint is None else Path(checkpoint)
 
 
 def run_chunk(specs: list[dict[str, Any]], threads: int) -> list[_core.BatchOutcome]:
@@ -42,6 +60,183 @@ def run_chunk(specs: list[dict[str, Any]], threads: int) -> list[_core.BatchOutc
 #: sweep's planned runs in memory stay bounded whatever its size.
 _MAX_CHUNK = 10_000
 _WINDOW = 64
+#: An executor's chunks are sized to take about this long on a worker, from
+#: the finished runs' wall times (before any has finished: one run per
+#: thread), so that progress, the checkpoint, the cancelling of chunks on
+#: Ctrl-C and the balance between workers go at that grain.
+_CHUNK_S = 0.5
+#: With an executor, the checkpoint is written at most once per this many
+#: seconds (and per 10 times its last write's duration): small chunks finish
+#: many a second. Ctrl-C and the sweep's end always write it.
+_SAVE_S = 2.0
+#: How often the wait on an executor's chunks wakes to let Ctrl-C in: a
+#: SIGINT handled on another thread does not wake a plain wait on futures.
+_POLL_S = 0.2
+
+
+def _now() -> float:
+    return time.monotonic()
+
+
+class _ChunkSizer:
+    """The size of an executor's next chunk: ``threads`` runs until some have
+    finished, then as many as take about ``_CHUNK_S`` on a worker running
+    ``threads`` at a time (their mean wall time so far), at most
+    ``_MAX_CHUNK``. Chunking never changes a row (each run's seed is its own)."""
+
+    def __init__(self, threads: int) -> None:
+        self.threads = max(1, threads)
+        self.runs = 0
+        self.wall_s = 0.0
+
+    def finished(self, outcomes: Sequence[Mapping[str, Any]]) -> None:
+        self.runs += len(outcomes)
+        self.wall_s += sum(float(o["wall_s"]) for o in outcomes)
+
+    def size(self) -> int:
+        if not self.runs:
+            return self.threads
+        per_chunk_run = self.wall_s / self.runs / self.threads
+        if per_chunk_run * _MAX_CHUNK <= _CHUNK_S:
+            return _MAX_CHUNK
+        return min(_MAX_CHUNK, max(self.threads, int(_CHUNK_S / per_chunk_run)))
+
+
+class _Checkpoint:
+    """The checkpoint file (if any), written as rows finish: ``due()`` writes
+    it if rows were added, unless it was written less than ``every_s`` (and
+    10 times that write's duration) ago; ``write()`` writes it now."""
+
+    def __init__(
+        self, path: Path | None, fingerprint: str, rows: list[dict[str, Any]], every_s: float
+    ) -> None:
+        self.path = path
+        self.fingerprint = fingerprint
+        self.rows = rows
+        self.every_s = every_s
+        self.unsaved = 0
+        self.written = False
+        self._next = -math.inf
+
+    def due(self) -> None:
+        if self.unsaved and _now() >= self._next:
+            self.write()
+
+    def write(self) -> None:
+        start = _now()
+        if self.path is not None:
+            save_checkpoint(self.path, self.rows, self.fingerprint)
+        end = _now()
+        self._next = end + max(self.every_s, 10 * (end - start)) if self.every_s else -math.inf
+        self.unsaved = 0
+        self.written = True
+
+    def close(self) -> None:
+        """At the sweep's end: the rows not yet written (or an empty file)."""
+        if self.path is not None and (self.unsaved or not self.written):
+            self.write()
+
+
+class _Execution:
+    """One ``execute``: the finished rows, the chunks left, progress, the
+    checkpoint and (with an executor) the chunks submitted and not yet
+    taken in."""
+
+    def __init__(
+        self,
+        planned: Planned,
+        rows: list[dict[str, Any]],
+        tick: Callable[[int], None],
+        ckpt: _Checkpoint,
+    ) -> None:
+        self.planned = planned
+        self.rows = rows
+        self.finished = {(r["point"], r["replicate"]) for r in rows}
+        self.tick = tick
+        self.ckpt = ckpt
+        self.untold = 0  # rows added, not yet counted by the progress
+        self.futures: dict[Future[list[_core.BatchOutcome]], list[Run]] = {}
+
+    def chunks(self, size: Callable[[], int]) -> Iterator[list[Run]]:
+        """The runs left to do, ``size()`` at a time (asked as each chunk is
+        cut); an invalid point's runs become rows as they are reached."""
+        chunk: list[Run] = []
+        want = size()
+        for r in self.planned:
+            if (r.point, r.replicate) in self.finished:
+                continue
+            if r.base_spec is None:
+                self.rows.append(r.failed_row())
+                self.ckpt.unsaved += 1
+                self.untold += 1
+                continue
+            chunk.append(r)
+            if len(chunk) >= want:
+                yield chunk
+                chunk = []
+                want = size()
+        if chunk:
+            yield chunk
+
+    def done(self, chunk: list[Run], outcomes: Sequence[Mapping[str, Any]]) -> None:
+        self.rows.extend(r.result_row(o) for r, o in zip(chunk, outcomes, strict=True))
+        self.ckpt.unsaved += len(chunk)
+        self.ckpt.due()
+        self.tick(len(chunk) + self.untold)
+        self.untold = 0
+
+    def keep_finished(self, chunk: list[Run], outcomes: Sequence[Mapping[str, Any]]) -> None:
+        # An interrupted chunk: its finished runs (rows equal to an
+        # uninterrupted sweep's), not those cut short or never started.
+        have = {(r["point"], r["replicate"]) for r in self.rows}
+        self.rows.extend(
+            r.result_row(o)
+            for r, o in zip(chunk, outcomes, strict=True)
+            if o["status"] != "cancelled" and (r.point, r.replicate) not in have
+        )
+
+    def run_local(self, size: int, nthreads: int) -> None:
+        for chunk in self.chunks(itertools.repeat(size).__next__):
+            try:
+                outcomes = _core.run_batch([r.runnable for r in chunk], nthreads)
+            except _core.BatchInterrupted as e:
+                self.keep_finished(chunk, e.outcomes)
+                raise
+            self.done(chunk, outcomes)
+
+    def run_on(self, executor: Executor, threads: int, fixed: int | None) -> None:
+        sizer = _ChunkSizer(threads)
+        todo = self.chunks(sizer.size if fixed is None else itertools.repeat(fixed).__next__)
+        futures = self.futures
+        while True:
+            for c in itertools.islice(todo, _WINDOW - len(futures)):
+                futures[executor.submit(run_chunk, [r.runnable for r in c], threads)] = c
+            if not futures:
+                break
+            ready, _ = wait(futures, timeout=_POLL_S, return_when=FIRST_COMPLETED)
+            for f in ready:
+                outcomes = f.result()
+                sizer.finished(outcomes)
+                self.done(futures[f], outcomes)
+                del futures[f]
+
+    def cancel_pending(self) -> None:
+        """Cancel the submitted chunks not started (a running one cannot
+        be), so that the executor's owner is not kept waiting for them."""
+        for f in self.futures:
+            f.cancel()
+
+    def salvage_futures(self) -> None:
+        # Ctrl-C with an executor: the chunks not started are cancelled,
+        # those that finished are kept; those not yet submitted never are.
+        self.cancel_pending()
+        for f, chunk in self.futures.items():
+            if f.done() and not f.cancelled():
+                e = f.exception()
+                if e is None:
+                    self.keep_finished(chunk, f.result())
+                elif isinstance(e, _core.BatchInterrupted):
+                    self.keep_finished(chunk, e.outcomes)
 
 
 def execute(
@@ -56,108 +251,31 @@ def execute(
 ) -> pl.DataFrame:
     """Run ``runs`` (locally or on ``executor``), chunk by chunk as the plan
     yields them, checkpointing as they finish; Ctrl-C raises
-    ``SweepInterrupted`` with the finished rows. ``rows``: finished rows to
-    start from (the checkpoint's and any run before, e.g. the CLI's
-    timing runs), else the checkpoint is read here; ``fingerprint``:
-    the plan's, if already computed."""
+    ``SweepInterrupted`` with the finished rows, and any exception cancels
+    the executor's chunks not started. ``rows``: finished rows to start
+    from (the checkpoint's and any run before, e.g. the CLI's timing runs),
+    else the checkpoint is read here; ``fingerprint``: the plan's, if
+    already computed. ``chunk_size``: runs per chunk; default, locally
+    max(4 × cores, runs / 32), on an executor ~``_CHUNK_S`` of runs each."""
     planned = RunList(runs) if isinstance(runs, list) else runs
     path = Path(checkpoint) if checkpoint is not None else None
     fp = (fingerprint or sweep_fingerprint(planned)) if path else ""
     if rows is None:
         rows = load_checkpoint(path, fp, planned) if path else []
-    finished = {(r["point"], r["replicate"]) for r in rows}
+    ex = _Execution(planned, rows, lambda n: None, _Checkpoint(path, fp, rows, 0.0))
     total = planned.n_runs
-    left = total - len(finished)
-    tick = progress_ticker(progress, total, total - left)
-    cores = os.cpu_count() or 1
-    # Local chunks: big enough to keep every core busy (a chunk waits for its
-    # slowest run), small enough for ~32 progress/checkpoint steps.
-    size = chunk_size or min(
-        _MAX_CHUNK,
-        max(1, left // (4 * cores)) if executor else max(4 * cores, -(-left // 32)),
-    )
-    size = need_int("chunk_size", size, lo=1, hi=10_000_000)
-    # rows added since the last checkpoint write, runs not yet counted
-    state = {"unsaved": 0, "untold": 0, "ran": 0}
-
-    def chunks() -> Iterator[list[Run]]:
-        """The runs left to do, ``size`` at a time; an invalid point's runs
-        become rows as they are reached."""
-        chunk: list[Run] = []
-        for r in planned:
-            if (r.point, r.replicate) in finished:
-                continue
-            if r.base_spec is None:
-                rows.append(r.failed_row())
-                state["unsaved"] += 1
-                state["untold"] += 1
-                continue
-            chunk.append(r)
-            if len(chunk) == size:
-                yield chunk
-                chunk = []
-        if chunk:
-            yield chunk
-
-    def save() -> None:
-        if path:
-            save_checkpoint(path, rows, fp)
-        state["unsaved"] = 0
-
-    def done(chunk: list[Run], outcomes: Sequence[Mapping[str, Any]]) -> None:
-        rows.extend(r.result_row(o) for r, o in zip(chunk, outcomes, strict=True))
-        state["ran"] += 1
-        save()
-        tick(len(chunk) + state["untold"])
-        state["untold"] = 0
-
-    def keep_finished(chunk: list[Run], outcomes: Sequence[Mapping[str, Any]]) -> None:
-        # An interrupted chunk: its finished runs (rows equal to an
-        # uninterrupted sweep's), not those cut short or never started.
-        have = {(r["point"], r["replicate"]) for r in rows}
-        rows.extend(
-            r.result_row(o)
-            for r, o in zip(chunk, outcomes, strict=True)
-            if o["status"] != "cancelled" and (r.point, r.replicate) not in have
-        )
-
-    # the chunks submitted to the executor and not yet taken in
-    futures: dict[Future[list[_core.BatchOutcome]], list[Run]] = {}
-
-    def salvage_futures() -> None:
-        # Ctrl-C with an executor: the chunks not started are cancelled (a
-        # running one cannot be), those that finished are kept; those not
-        # yet submitted never are.
-        for f in futures:
-            f.cancel()
-        for f, chunk in futures.items():
-            if f.done() and not f.cancelled():
-                e = f.exception()
-                if e is None:
-                    keep_finished(chunk, f.result())
-                elif isinstance(e, _core.BatchInterrupted):
-                    keep_finished(chunk, e.outcomes)
-
+    left = total - len(ex.finished)
+    ex.tick = progress_ticker(progress, total, total - left)
+    fixed = need_int("chunk_size", chunk_size, lo=1, hi=10_000_000) if chunk_size else None
     try:
         if executor is None:
-            for chunk in chunks():
-                try:
-                    outcomes = _core.run_batch([r.runnable for r in chunk], nthreads)
-                except _core.BatchInterrupted as e:
-                    keep_finished(chunk, e.outcomes)
-                    raise
-                done(chunk, outcomes)
+            # Local chunks: big enough to keep every core busy (a chunk waits
+            # for its slowest run), small enough for ~32 progress steps.
+            cores = os.cpu_count() or 1
+            ex.run_local(fixed or min(_MAX_CHUNK, max(4 * cores, -(-left // 32))), nthreads)
         else:
-            todo = chunks()
-            while True:
-                for c in itertools.islice(todo, _WINDOW - len(futures)):
-                    futures[executor.submit(run_chunk, [r.runnable for r in c], nthreads or 1)] = c
-                if not futures:
-                    break
-                ready, _ = wait(futures, return_when=FIRST_COMPLETED)
-                for f in ready:
-                    done(futures[f], f.result())
-                    del futures[f]
+            ex.ckpt.every_s = _SAVE_S
+            ex.run_on(executor, nthreads or 1, fixed)
     except KeyboardInterrupt:
         # One Ctrl-C can surface twice: polars keeps its own SIGINT flag and
         # raises from its operation while Python's flag stays tripped, to fire
@@ -167,16 +285,18 @@ def execute(
         err: SweepInterrupted | None = None
         for _ in (1, 2, 3, 4, 5):
             try:
-                salvage_futures()
+                ex.salvage_futures()
                 if path:
                     save_checkpoint(path, rows, fp)
-                err = SweepInterrupted(build_frame(rows))
+                err = SweepInterrupted(build_frame(rows), path)
                 break
             except KeyboardInterrupt:
                 continue
-        raise (err or SweepInterrupted(pl.DataFrame())) from None
-    if state["untold"]:
-        tick(state["untold"])
-    if path and (state["unsaved"] or not state["ran"]):
-        save()
+        raise (err or SweepInterrupted(pl.DataFrame(), path)) from None
+    except BaseException:
+        ex.cancel_pending()
+        raise
+    if ex.untold:
+        ex.tick(ex.untold)
+    ex.ckpt.close()
     return build_frame(rows)

@@ -118,16 +118,17 @@ def resolve_point(
     duration_s: float | None,
     duration_ns: int | None,
     interval_ns: int,
+    latency: bool = False,
 ) -> tuple[dict[str, Any], dict[str, Any] | None, str | None]:
     """A point's configuration row and spec (its replicates share them; seed
-    0 until each run's own is set), or the error that makes it invalid."""
+    0 until each run's own is set), or the error that makes it invalid.
+    ``latency``: the runs keep scheduling delays (the ``latency_*`` metrics)."""
     try:
         m, k, c, w = apply_point(machine, kernel, costs, workload, point)
-        return (
-            config_row(m, k, c, w, 0, duration_s),
-            _spec(m, k, c, w, 0, duration_ns, interval_ns),
-            None,
-        )
+        spec = _spec(m, k, c, w, 0, duration_ns, interval_ns)
+        if latency:
+            spec["latency"] = True
+        return config_row(m, k, c, w, 0, duration_s), spec, None
     except (ValueError, TypeError) as e:
         return {}, None, str(e)
     except OverflowError as e:  # a value too large for the core (a safety net)

@@ -108,12 +108,16 @@ def plan_runs(
     duration_s: float | None,
     duration_ns: int | None,
     interval_ns: int,
+    latency: bool = False,
 ) -> list[Run]:
     """Every run of ``points`` (a short list: ``bisect``'s), all resolved
-    (validated) before any run: an invalid point becomes "error" rows."""
+    (validated) before any run: an invalid point becomes "error" rows.
+    ``latency``: the runs keep scheduling delays (``latency_*`` metrics)."""
     pts = list(points)
     resolved = [
-        resolve_point(machine, kernel, costs, workload, pt, duration_s, duration_ns, interval_ns)
+        resolve_point(
+            machine, kernel, costs, workload, pt, duration_s, duration_ns, interval_ns, latency
+        )
         for pt in pts
     ]
     kinds = column_kinds(
@@ -172,6 +176,8 @@ class Plan:
     interval_ns: int
     nthreads: int
     kinds: dict[str, set[type]]
+    #: The runs keep scheduling delays (the ``latency_*`` metrics).
+    latency: bool = False
 
     @property
     def n_points(self) -> int:
@@ -196,6 +202,7 @@ class Plan:
             self.duration_s,
             self.duration_ns,
             self.interval_ns,
+            self.latency,
         )
         return _point_runs(p, point, res, self.kinds, self.replicates, self.seed)
 
@@ -298,6 +305,7 @@ def plan_sweep(
     costs: CostModel | None,
     duration_s: float | None,
     interval_s: float,
+    latency: bool = False,
 ) -> Plan:
     """Check ``sweep``'s arguments and plan its runs (lazily: see ``Plan``;
     each invalid point's become "error" rows, the others run)."""
@@ -317,6 +325,7 @@ def plan_sweep(
         )
     duration_ns = None if duration_s is None else seconds_to_ns("duration_s", duration_s)
     interval_ns = interval_to_ns("interval_s", interval_s)
+    need_bool("latency", latency)
     g = normalise_grid(grid, workload)
     n_runs = math.prod(len(v) for v in g.values()) * reps
     if n_runs > MAX_RUNS:
@@ -324,7 +333,19 @@ def plan_sweep(
             f"invalid grid: {n_runs} runs (points x replicates={reps}); expected at most {MAX_RUNS}"
         )
     plan = Plan(
-        m, k, costs, workload, g, reps, seed, duration_s, duration_ns, interval_ns, nthreads, {}
+        m,
+        k,
+        costs,
+        workload,
+        g,
+        reps,
+        seed,
+        duration_s,
+        duration_ns,
+        interval_ns,
+        nthreads,
+        {},
+        latency,
     )
     plan.kinds = _plan_kinds(m, k, costs, workload, g, duration_s, plan)
     return plan

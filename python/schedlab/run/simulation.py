@@ -26,6 +26,7 @@ def simulate(
     trace: bool = False,
     trace_limit: int = DEFAULT_TRACE_LIMIT,
     interval_s: float = 0.1,
+    latency: bool = False,
 ) -> Result:
     """Run ``workload`` on ``machine`` under ``kernel``.
 
@@ -36,6 +37,10 @@ def simulate(
     ``MAX_TRACE_ROWS``, 2·10⁷). A workload of more than ``MAX_TASKS`` (10⁶)
     tasks is refused; vmstat keeps at most 400 MB of rows (docs, "Errors and limits").
     ``interval_s`` is the vmstat / CPU-timeline sampling interval.
+    ``latency=True`` keeps every task's scheduling delays as ``perf sched
+    latency`` counts them (``result.latency()``, the ``latency_*`` and
+    ``wakeup_latency_*`` metrics), in histograms bounded by the task count
+    (no trace needed).
     The GIL is released while the model runs; Ctrl-C stops it.
     """
     m = machine_arg(machine)
@@ -49,6 +54,7 @@ def simulate(
     seed = need_int("seed", seed, lo=0, hi=2**64 - 1)
     duration_ns = None if duration_s is None else seconds_to_ns("duration_s", duration_s)
     need_bool("trace", trace)
+    need_bool("latency", latency)
     limit = need_int("trace_limit", trace_limit, lo=1, hi=_core.MAX_TRACE_ROWS)
     interval_ns = interval_to_ns("interval_s", interval_s)
     kf = {k2: v for k2, v in k.to_dict().items() if k2 != "name"}
@@ -63,5 +69,6 @@ def simulate(
         duration_ns=duration_ns,
         trace_limit=limit if trace else None,
         interval_ns=interval_ns,
+        latency=latency,
     )
     return Result(raw, config_row(m, k, costs, workload, seed, duration_s))

@@ -35,6 +35,7 @@ def sweep(
     duration_s: float | None = None,
     interval_s: float = 0.1,
     chunk_size: int | None = None,
+    latency: bool = False,
 ) -> pl.DataFrame:
     """Run ``workload`` over the cartesian product of ``grid`` × ``replicates``.
 
@@ -54,11 +55,20 @@ def sweep(
     goes; running the same sweep again resumes it. ``executor`` is any
     ``concurrent.futures.Executor`` (``dask.distributed.Client.get_executor()``,
     a Ray or process pool): the runs are cut into chunks, each a native sweep
-    on a worker (``threads`` per chunk, default 1). Ctrl-C stops promptly and
-    raises ``SweepInterrupted`` carrying every finished run's row (also those
-    of the chunk under way) and cancels an executor's chunks not started. Runs take no
+    on a worker (``threads`` per chunk, default 1). ``chunk_size``: runs per
+    chunk; by default max(4 × cores, runs / 32) locally, and on an executor
+    one run per thread at first, then about 0.5 s of runs (from their
+    ``wall_s``), so that progress moves from the first run. Ctrl-C stops
+    promptly and raises ``SweepInterrupted`` carrying every finished run's
+    row (also those of the chunk under way; in ``.partial``, and in the
+    checkpoint if given); Ctrl-C or any other exception cancels an
+    executor's chunks not started. Runs take no
     periodic vmstat samples (rows carry metrics only), so ``interval_s`` has
     no effect; every number but ``events`` equals ``simulate``'s.
+    ``latency=True`` adds the scheduling-delay columns ``latency_count``,
+    ``latency_mean_us``, ``latency_p50_us`` / ``_p90_us`` / ``_p99_us``,
+    ``latency_max_us`` and the same ``wakeup_latency_*`` (as
+    ``simulate(..., latency=True)``'s metrics).
     """
     plan = plan_sweep(
         machine,
@@ -73,5 +83,6 @@ def sweep(
         costs=costs,
         duration_s=duration_s,
         interval_s=interval_s,
+        latency=latency,
     )
     return execute(plan, plan.nthreads, progress, executor, checkpoint, chunk_size)
