@@ -307,3 +307,15 @@ def test_cli_measure_sched_latency_refuses_what_it_cannot_record(capsys: Any) ->
 
     assert main(["measure", "pipe", "--sched-latency"]) == 2
     assert "invalid --sched-latency" in capsys.readouterr().err
+
+
+def test_format_latency_puts_tasks_without_delays_last_and_aligns_total() -> None:
+    w = sl.workloads.spinners([0, 0, 0]).with_tasks(policy="fifo", rt_priority=1)
+    r = sl.simulate("vm-2", "v6.18", w, latency=True, duration_s=0.1)
+    lat = r.latency()
+    assert (lat["count"] == 0).any() and (lat["count"] > 0).any()
+    rows = [ln for ln in format_latency(lat).splitlines() if ":" in ln and "TOTAL" not in ln]
+    counts = [int(ln.split("|")[2]) for ln in rows]
+    assert counts[-1] == 0 and counts[0] > 0
+    lines = format_latency(lat.head(0)).splitlines()
+    assert lines[1].index("|") == lines[-1].index("|")

@@ -12,7 +12,8 @@ wake-up delays only, what schbench and cyclictest measure.
 The core keeps them per task in fixed log-linear buckets (exact below
 16 ns, then 16 per power of two): counts, means and maxima are exact,
 percentiles are the nearest-rank value read as its bucket's upper edge —
-at most 1/16 (6.25 %) above the true one, never above the maximum.
+at most 1/16 (6.25 %) above the true one below 2³⁶ ns (68.7 s), never
+above the maximum (a percentile in the last bucket reads as the maximum).
 """
 
 from __future__ import annotations
@@ -150,9 +151,11 @@ def format_latency(df: pl.DataFrame, sort: str = "max_us") -> str:
             return f"{r['name']}:{r['task']}"
         return ":".join(str(r[c]) for c in keys) or "all tasks"
 
-    rows = df.sort(sort, descending=True, nulls_last=True).iter_rows(named=True)
+    # NaN (a group without delays) sorts last, as null does
+    key = pl.col(sort).fill_nan(None) if df.schema[sort].is_float() else pl.col(sort)
+    rows = df.sort(key, descending=True, nulls_last=True).iter_rows(named=True)
     lines = [(label(r), r) for r in rows]
-    w = max([len("Task"), *(len(s) for s, _ in lines)])
+    w = max([len("TOTAL:"), *(len(s) for s, _ in lines)])
     bar = "-" * (w + 76)
     out = [
         bar,
