@@ -930,3 +930,228 @@ def test_every_grid_key_is_a_column_even_when_its_values_are_not_scalars(values)
     df = sl.sweep("vm-2", "v3.8", w, {key: values}, duration_s=0.001, progress=False)
     assert df["status"].to_list() == ["ok"]
     assert key in df.columns
+
+
+# --- the CLI and the files it writes (issue 33) ------------------------------------
+
+#: What ``schedlab`` may exit with: ok, some runs not ok, bad input, a file
+#: that could not be written, Ctrl-C (docs/guide/cli.md).
+_EXITS = {0, 1, 2, 74, 130}
+_SCRATCH = None
+
+
+def _scratch() -> str:
+    """A directory for the CLI examples' files (one per process)."""
+    global _SCRATCH
+    if _SCRATCH is None:
+        import tempfile
+
+        _SCRATCH = tempfile.mkdtemp(prefix="schedlab-prop-")
+    return _SCRATCH
+
+
+def _paths() -> st.SearchStrategy[str]:
+    """Output paths: fine ones, and every kind the CLI must refuse in one
+    line; arbitrary names only inside the scratch directory (never the
+    working directory)."""
+    d = _scratch()
+    return st.sampled_from(
+        [
+            f"{d}/o.parquet",
+            f"{d}/o.pftrace",
+            d,
+            f"{d}/no-such-dir/o.parquet",
+            "/proc/version",
+            "/proc/new.parquet",
+            "/dev/full",
+            "/dev/null",
+            f"{d}/{'x' * 300}",
+            f"{d}/{'y' * 300}.parquet",
+            "",
+            "a\x00b",
+            "\ud800",
+        ]
+    ) | st.text(max_size=12).map(lambda t: os.path.join(d, t))
+
+
+_toml_scalar = st.one_of(
+    st.integers(-3, 3),
+    st.sampled_from([2**63, 10**30, -1, 0, 500_000]),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.booleans(),
+    st.text(max_size=6),
+    st.sampled_from(["vm-2", "v3.8", "v6.18", "hackbench", "pipe", "socket", "spinners"]),
+)
+_toml_value = st.one_of(_toml_scalar, st.lists(_toml_scalar, max_size=3))
+_SPEC_KEYS = ["machine", "kernel", "replicates", "seed", "duration_s", "threads", "interval_s"]
+_TABLE_KEYS = {
+    "workload": ["kind", "groups", "loops", "ipc", "mode", "fds", "nice", "bogus"],
+    "grid": ["migration_cost_ns", "workload.loops", "kernel", "machine", "bogus", "hz"],
+    "kernel_overrides": ["compat_yield", "newidle_throttle", "hz", "bogus"],
+    "costs": ["context_switch_ns", "bogus"],
+}
+
+
+def _toml(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return (
+            "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf") if math.isinf(v) else repr(v)
+        )
+    if isinstance(v, str):
+        return json.dumps(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(_toml(x) for x in v) + "]"
+    return str(v)
+
+
+@st.composite
+def sweep_specs(draw: st.DrawFn) -> bytes:
+    """Spec files: TOML from the spec's keys (and wrong ones) with hostile
+    values, broken TOML, or arbitrary bytes."""
+    kind = draw(st.integers(0, 9))
+    if kind == 0:
+        return draw(st.binary(max_size=64))
+    lines = [
+        f"{k} = {_toml(draw(_toml_value))}"
+        for k in draw(st.lists(st.sampled_from(_SPEC_KEYS), max_size=4, unique=True))
+    ]
+    for table, keys in _TABLE_KEYS.items():
+        if draw(st.booleans()):
+            lines.append(f"[{table}]")
+            for k in draw(st.lists(st.sampled_from(keys), max_size=3, unique=True)):
+                value = (
+                    draw(st.lists(_toml_scalar, min_size=1, max_size=3))
+                    if table == "grid"
+                    else draw(_toml_value)
+                )
+                lines.append(f'"{k}" = {_toml(value)}')
+    text = "\n".join(lines) + "\n"
+    if kind == 1:  # broken somewhere
+        cut = draw(st.integers(0, len(text)))
+        text = text[:cut] + draw(st.sampled_from(["[", "=", '"', "\\", "]]", "\x00"])) + text[cut:]
+    return text.encode("utf-8", "surrogatepass")
+
+
+_FLAG_VALUE = st.one_of(
+    st.sampled_from(
+        ["0", "1", "-1", "1e300", "nan", "inf", "1,,2", ",", "pipe,socket", "yes", "x=1"]
+    ),
+    st.text(max_size=8),
+)
+_RUN_FLAGS = [
+    "--machine",
+    "--kernel",
+    "--workload",
+    "--param",
+    "--set",
+    "--cost",
+    "--nice",
+    "--run-us",
+    "--sleep-us",
+    "--seed",
+]
+_MEASURE_FLAGS = ["--groups", "--ipc", "--mode", "--loops", "--reps", "--pinned", "--change"]
+
+
+@st.composite
+def cli_argv(draw: st.DrawFn) -> list[str]:
+    """A ``schedlab`` command line that never runs long: simulations are
+    bounded (``--duration 0.002`` last), sweeps refused by memory after
+    every check (``--memory-limit 1`` last), perf never found."""
+    cmd = draw(st.sampled_from(["run", "latency", "sweep", "measure"]))
+    argv = [cmd]
+    if cmd == "sweep":
+        spec = f"{_scratch()}/spec-{os.getpid()}.toml"
+        with open(spec, "wb") as f:
+            f.write(draw(sweep_specs()))
+        argv += [
+            draw(st.sampled_from([spec, spec, spec, _scratch(), "/dev/zero", "/nonexistent.toml"]))
+        ]
+        argv += ["-o", draw(_paths())]
+        if draw(st.booleans()):
+            argv += ["--checkpoint", draw(_paths())]
+        if draw(st.booleans()):
+            argv += ["--threads", draw(_FLAG_VALUE)]
+        argv += [
+            "--force",
+            "--no-progress",
+            "--memory-limit",
+            draw(st.sampled_from(["1", "x", "0", "1K"])),
+        ]
+        return argv
+    if cmd == "measure":
+        argv += [draw(st.sampled_from(["hackbench", "pipe", "bogus"]))]
+        for flag in draw(st.lists(st.sampled_from(_MEASURE_FLAGS), max_size=3)):
+            argv += [flag, draw(_FLAG_VALUE)]
+        if draw(st.booleans()):
+            argv += ["-o", draw(_paths()), "--force"]
+        if draw(st.booleans()):
+            argv += ["--sched-latency"]
+        return argv + ["--no-progress", "--perf", "/nonexistent/perf"]
+    for flag in draw(st.lists(st.sampled_from(_RUN_FLAGS), max_size=4)):
+        argv += [flag, draw(_FLAG_VALUE)]
+    if cmd == "run" and draw(st.booleans()):
+        argv += ["--perfetto", draw(_paths())]
+    if cmd == "latency" and draw(st.booleans()):
+        argv += ["-o", draw(_paths()), "--force"]
+    return argv + ["--duration", "0.002"]
+
+
+@settings(max_examples=_examples(1))
+@given(argv=cli_argv())
+def test_prop_cli(argv):
+    # Every command line ends in a documented exit status with at most a
+    # one-line error: no traceback, whatever the flags, spec or paths.
+    import contextlib
+    import io
+
+    from schedlab.cli import main
+
+    err = io.StringIO()
+    t0 = time.perf_counter()
+    try:
+        with _no_hang(), contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            try:
+                rc = main(argv)
+            except SystemExit as e:  # argparse: usage errors exit 2, --help 0
+                rc = e.code if isinstance(e.code, int) else 2
+    except (KeyboardInterrupt, Hang):
+        raise
+    except BaseException as e:  # noqa: BLE001 - a panic is a BaseException
+        OUTCOMES[("cli", f"FAIL:{type(e).__name__}")] += 1
+        raise AssertionError(f"schedlab {argv!r} raised {type(e).__name__}: {e}") from e
+    finally:
+        SLOWEST["cli"] = max(SLOWEST.get("cli", 0.0), time.perf_counter() - t0)
+    OUTCOMES[("cli", f"exit {rc}")] += 1
+    text = err.getvalue()
+    assert rc in _EXITS, (argv, rc, text)
+    assert "Traceback" not in text, (argv, text)
+    errors = [line for line in text.splitlines() if line.startswith("schedlab: error:")]
+    assert len(errors) <= 1, (argv, text)
+
+
+_TRACED: list[sl.Result] = []
+
+
+@settings(max_examples=_examples(1))
+@given(
+    path=_paths() | hostile.filter(lambda v: not isinstance(v, str | bytes)),
+    method=st.sampled_from(["to_perfetto", "to_ftrace"]),
+)
+def test_prop_trace_export_paths(path, method):
+    pytest.importorskip("perfetto")
+    if not _TRACED:
+        w = sl.workloads.hackbench(groups=1, fds=2, loops=2)
+        _TRACED.append(sl.simulate("vm-2", "v6.18", w, trace=True))
+    r = _TRACED[0]
+    try:
+        outcome(method, ["path"], lambda: getattr(r, method)(path))
+    except AssertionError as e:
+        if isinstance(
+            e.__cause__, sl.exceptions.OutputError
+        ):  # a write that failed is its own error
+            OUTCOMES[(method, "OutputError")] += 1
+            return
+        raise

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import numbers
 import os
+import stat
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -20,6 +21,15 @@ T = TypeVar("T")
 
 def type_name(v: Any) -> str:
     return type(v).__name__
+
+
+def error_text(e: BaseException) -> str:
+    """An OS or polars error in a few words: the OS's text (``No space left
+    on device``) or the message's first line."""
+    if isinstance(e, OSError) and e.strerror:
+        return e.strerror
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
 
 
 def show(v: Any) -> str:
@@ -146,27 +156,69 @@ def interval_to_ns(param: str, v: Any) -> int:
 def need_output_path(param: str, v: Any, *, force: bool) -> Path:
     """An output file path, checked before any work: a ``str`` or
     ``os.PathLike`` (not an int, which ``open`` would take as a file
-    descriptor), not a directory, in an existing writable directory, and not
-    an existing file unless ``force``. Refusals name ``param`` and the value."""
+    descriptor) naming a file the OS accepts (no NUL byte, not too long),
+    not a directory nor another non-regular file (``/dev/full``, a FIFO),
+    in an existing directory where a file can be created (tried: a probe
+    file is created and removed), and not an existing file unless
+    ``force``. Refusals name ``param`` and the value."""
     if not isinstance(v, str | os.PathLike) or not isinstance(os.fspath(v), str):
         raise ConfigTypeError(
             f"invalid type for {param}: got {type_name(v)} {v!r}, expected a str or "
             "os.PathLike file path"
         )
     path = os.fspath(v)
+    shown = path if len(path) <= 120 else f"{path[:60]}...{path[-40:]}"
+    try:
+        encodable = bool(path) and "\0" not in path and bool(os.fsencode(path))
+    except UnicodeEncodeError:  # a lone surrogate: no file system name
+        encodable = False
+    if not encodable:
+        raise ConfigError(
+            f"invalid {param}={shown!r}: expected a file name (not empty, no NUL byte, "
+            "encodable for the file system)"
+        )
     p = Path(path)
-    if p.is_dir():
-        raise ConfigError(f"invalid {param}={path!r}: a directory; expected a file to write")
-    parent = p.parent
+    try:
+        st = os.stat(p)
+    except FileNotFoundError:
+        st = None
+    except OSError as e:  # ENAMETOOLONG, ENOTDIR, ELOOP, EACCES
+        raise ConfigError(f"invalid {param}={shown!r}: {e.strerror}") from None
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise ConfigError(f"invalid {param}={shown!r}: a directory; expected a file to write")
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        raise ConfigError(
+            f"invalid {param}={shown!r}: not a regular file (a device, FIFO or socket); "
+            "expected a file to write"
+        )
+    target = Path(os.path.realpath(p)) if p.is_symlink() else p
+    parent = target.parent
     if not parent.is_dir():
-        raise ConfigError(f"invalid {param}={path!r}: no such directory {str(parent)!r}")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise ConfigError(f"invalid {param}={path!r}: directory {str(parent)!r} is not writable")
-    if p.exists() or p.is_symlink():
-        if not force:
-            raise ConfigError(
-                f"invalid {param}={path!r}: the file exists; pass --force to overwrite it"
-            )
-        if not os.access(p, os.W_OK):
-            raise ConfigError(f"invalid {param}={path!r}: the file is not writable")
+        raise ConfigError(f"invalid {param}={shown!r}: no such directory {str(parent)!r}")
+    if st is not None and not force:
+        raise ConfigError(
+            f"invalid {param}={shown!r}: the file exists; pass --force to overwrite it"
+        )
+    _probe_directory(param, shown, target)
     return p
+
+
+def _probe_directory(param: str, shown: str, target: Path) -> None:
+    """Create and remove a file beside ``target``, as the atomic writers do
+    (a temporary file, then a rename): the one check that a read-only
+    mount, a full inode table or ``/proc`` cannot pass."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    for n in range(100):
+        probe = target.with_name(f".{target.name[:200]}.{os.getpid()}.{n}.probe")
+        try:
+            fd = os.open(probe, flags, 0o600)
+        except FileExistsError:
+            continue
+        except OSError as e:
+            raise ConfigError(
+                f"invalid {param}={shown!r}: directory {str(target.parent)!r} is not "
+                f"writable: no file can be created there ({e.strerror})"
+            ) from None
+        os.close(fd)
+        os.unlink(probe)
+        return

@@ -48,6 +48,7 @@ __all__ = [
     "SimulationError",
     "MeasureError",
     "BatchInterrupted",
+    "OutputError",
     "EXCEPTIONS",
     "FIELD_KINDS",
     "HACKBENCH_IPCS",
@@ -295,6 +296,10 @@ class MeasureError(SchedlabError, RuntimeError): ...
 
 class BatchInterrupted(KeyboardInterrupt):
     outcomes: list[BatchOutcome]
+
+class OutputError(SchedlabError, OSError):
+    partial: Any
+    kept: Any
 
 # END generated exceptions
 

@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import polars as pl
+
 from . import __version__, build_profile, workloads
 from .config import Kernel, Machine
-from .exceptions import ConfigError, SchedlabError
+from .exceptions import ConfigError, OutputError, SchedlabError
 
 if TYPE_CHECKING:
-    import polars as pl
-
     from .run.execute import SweepInterrupted
     from .run.plan import Plan
 
@@ -198,7 +199,7 @@ def _resume_from(checkpoint: Path | None, partial: Path, output: Path) -> tuple[
     return (partial, True) if partial.exists() else (None, False)
 
 
-def _load_resumed(source: Path, is_partial: bool, plan: Plan) -> tuple[str, list[dict[str, Any]]]:
+def _load_resumed(source: Path, is_partial: bool, plan: Plan) -> tuple[str, pl.DataFrame]:
     """The plan's fingerprint and the finished rows of ``source``."""
     from .run.checkpoint import load_checkpoint, sweep_fingerprint
 
@@ -214,7 +215,8 @@ def _load_resumed(source: Path, is_partial: bool, plan: Plan) -> tuple[str, list
         ) from None
     if is_partial:
         print(
-            f"schedlab: resuming from {source}: {len(rows)} finished runs of an interrupted sweep",
+            f"schedlab: resuming from {source}: {rows.height} finished runs of an interrupted "
+            "sweep",
             file=sys.stderr,
         )
     return fp, rows
@@ -238,7 +240,12 @@ def _keep_interrupted(
             "(Ctrl-C again to drop them)",
             file=sys.stderr,
         )
-        save_checkpoint(where, exc.partial.to_dicts(), fp or sweep_fingerprint(plan))
+        try:
+            save_checkpoint(where, exc.partial, fp or sweep_fingerprint(plan))
+        except OutputError as e:  # a full disk: elsewhere, and say where
+            e.partial = exc.partial
+            _keep_sweep_rows(e, plan, fp, _fallbacks(where, where), "--checkpoint")
+            return 130
     print(
         f"schedlab: interrupted: {n} of {plan.n_runs} runs finished, kept in {where}; run the "
         f"same command again to resume (remove {where} and {where}.sha256 to start over)",
@@ -258,57 +265,114 @@ def _print_count(plan: Plan, output: str) -> None:
 
 
 def _write_sweep(df: pl.DataFrame, output: Path, spec: dict[str, Any]) -> None:
-    """The sweep's frame to ``output``, the spec and version in its metadata."""
+    """The sweep's frame to ``output`` (atomically), the spec and version in
+    its metadata."""
     from . import _core
+    from .io.output import write_parquet
 
-    df.write_parquet(
-        output,
-        metadata={
-            "schedlab.spec": json.dumps(spec, default=str),
-            "schedlab.version": _core.__version__,
-            "schedlab.build_profile": _core.build_profile,
-        },
-    )
+    meta = {
+        "schedlab.spec": json.dumps(spec, default=str),
+        "schedlab.version": _core.__version__,
+        "schedlab.build_profile": _core.build_profile,
+    }
+    write_parquet(df, output, meta, param="--output")
+
+
+#: The exit status when an output file cannot be written (sysexits' EX_IOERR).
+EXIT_IO = 74
+
+
+def _keep_sweep_rows(
+    err: OutputError, plan: Plan, fp: str | None, places: list[Path], resume: str
+) -> int:
+    """A sweep whose output (or checkpoint) could not be written: keep its
+    finished rows (``err.partial``) as a checkpoint at the first of
+    ``places`` that takes it, say where and how to resume (``resume``: the
+    flag to add), and return ``EXIT_IO``."""
+    from .io.output import keep_frame
+    from .run.checkpoint import save_checkpoint, sweep_fingerprint
+
+    df = err.partial if isinstance(err.partial, pl.DataFrame) else None
+    if df is None or df.height == 0:
+        print(f"schedlab: error: {err}", file=sys.stderr)
+        return EXIT_IO
+    fingerprint = fp or sweep_fingerprint(plan)
+    kept = keep_frame(err, df, places, lambda p, d: save_checkpoint(p, d, fingerprint))
+    how = ""
+    if kept.kept is not None:
+        same = kept.kept == places[0] and not resume
+        flag = "" if same else f" with --checkpoint {kept.kept}"
+        how = f"; free space and run the same command again{flag} to finish from them"
+    print(f"schedlab: error: {kept}{how}", file=sys.stderr)
+    return EXIT_IO
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from .io.spec import load_spec, sweep_args
-    from .run.checkpoint import remove_checkpoint
-    from .run.estimate import estimate, run_timing_sample
+    from .run.checkpoint import check_checkpoint_path, remove_checkpoint
+    from .run.estimate import check_memory, estimate, run_timing_sample
     from .run.execute import SweepInterrupted, execute
-    from .run.frame import build_frame
     from .run.plan import plan_sweep
+    from .run.rows import FinishedRows
 
     output = _check_output(args.output, args.force)
+    checkpoint = check_checkpoint_path("--checkpoint", args.checkpoint) if args.checkpoint else None
+    limit = _size(args.memory_limit, "--memory-limit") if args.memory_limit else None
     spec = load_spec(args.spec)
     if args.threads is not None:
         spec["threads"] = args.threads
     _check_spec_presets(spec, args.spec)
-    checkpoint = Path(args.checkpoint) if args.checkpoint else None
     partial = _partial_path(output)
     source, from_partial = _resume_from(checkpoint, partial, output)
     progress = not args.no_progress
     # planned lazily: counting needs no run, and memory stays bounded
     plan = plan_sweep(**sweep_args(spec), progress=progress, executor=None)
     _print_count(plan, args.output)
-    fp, rows = _load_resumed(source, from_partial, plan) if source is not None else (None, [])
+    check_memory(plan, plan.nthreads, limit, "--memory-limit")
+    rows = FinishedRows()
+    fp = None
+    if source is not None:
+        fp, resumed = _load_resumed(source, from_partial, plan)
+        rows.add_frame(resumed)
     try:
         # the time per run: from the checkpoint's finished runs, else from a
         # few timed runs (the sweep's own runs, not run again)
-        timed = [r for r in rows if r["status"] != "error"]
-        if not timed:
-            timed = run_timing_sample(plan, {(r["point"], r["replicate"]) for r in rows})
-            rows += timed
-        print(f"schedlab: {estimate(plan, timed, plan.n_runs - len(rows))}", file=sys.stderr)
+        have = rows.frame()
+        walls = have.filter(pl.col("status") != "error")["wall_s"].to_list() if len(rows) else []
+        if not walls:
+            timed = run_timing_sample(plan, set(_keys(have)))
+            rows.extend(timed)
+            walls = [r["wall_s"] for r in timed if r["status"] != "error"]
+        print(f"schedlab: {estimate(plan, walls, plan.n_runs - len(rows))}", file=sys.stderr)
         df = execute(
-            plan, plan.nthreads, progress, checkpoint=checkpoint, rows=rows, fingerprint=fp
+            plan,
+            plan.nthreads,
+            progress,
+            checkpoint=checkpoint,
+            rows=rows,
+            fingerprint=fp,
+            memory_limit=limit,
         )
     except SweepInterrupted as e:
-        return _keep_interrupted(e, plan, checkpoint or partial, fp, checkpoint is not None)
+        # written: execute kept them in the checkpoint (None if it failed)
+        written = checkpoint is not None and e.checkpoint is not None
+        return _keep_interrupted(e, plan, checkpoint or partial, fp, written)
     except KeyboardInterrupt:  # in the timing runs: only the rows resumed, already on disk
-        stop = SweepInterrupted(build_frame(rows))
+        stop = SweepInterrupted(rows.frame())
         return _keep_interrupted(stop, plan, checkpoint or partial, fp, source is not None)
-    _write_sweep(df, output, spec)
+    except OutputError as e:  # the checkpoint could not be written
+        return _keep_sweep_rows(e, plan, fp, _fallbacks(partial, checkpoint), "--checkpoint")
+    try:
+        _write_sweep(df, output, spec)
+    except OutputError as e:
+        if checkpoint is not None:
+            print(
+                f"schedlab: error: {e}; the {df.height} runs are all in --checkpoint "
+                f"{checkpoint}: run the same command again to write {args.output} from it",
+                file=sys.stderr,
+            )
+            return EXIT_IO
+        return _keep_sweep_rows(e, plan, fp, _fallbacks(partial, None), "")
     if from_partial:
         remove_checkpoint(partial)
     ok = (df["status"] == "ok").sum()
@@ -316,11 +380,65 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     return 0 if ok == df.height else 1
 
 
+def _keys(df: pl.DataFrame) -> list[tuple[int, int]]:
+    """The (point, replicate) of each row of a sweep frame."""
+    if df.height == 0:
+        return []
+    return list(zip(df["point"].to_list(), df["replicate"].to_list(), strict=True))
+
+
+def _fallbacks(partial: Path, checkpoint: Path | None) -> list[Path]:
+    """Where a sweep's rows go when its output or checkpoint cannot take
+    them: ``OUTPUT.partial`` (the same command resumes from it), unless it
+    is the checkpoint that failed, then a file in the temporary directory."""
+    import tempfile
+
+    spare = Path(tempfile.gettempdir()) / f"schedlab-{os.getpid()}-{partial.name}"
+    return [spare] if checkpoint is not None else [partial, spare]
+
+
+_SIZE_UNITS = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
+
+
+def _size(text: str, flag: str) -> int:
+    """A byte count with an optional K, M, G or T (powers of 1000) suffix."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)B?\s*", text, flags=re.IGNORECASE)
+    value = float(m.group(1)) * _SIZE_UNITS[m.group(2).upper()] if m else 0.0
+    if not m or not 1 <= value < 2**63:
+        raise ConfigError(
+            f"invalid {flag}={text!r}: expected a size in bytes, e.g. 500M, 8G or 2000000"
+        )
+    return int(value)
+
+
 def _csv(text: str, conv: Any, flag: str) -> list[Any]:
+    """A comma-separated flag value: every item given (``1,,2`` is refused)."""
+    items = [x.strip() for x in text.split(",")]
     try:
-        return [conv(x.strip()) for x in text.split(",") if x.strip()]
+        if all(items):
+            return [conv(x) for x in items]
     except ValueError:
-        raise ConfigError(f"invalid {flag}={text!r}: expected a comma-separated list") from None
+        pass
+    raise ConfigError(
+        f"invalid {flag}={text!r}: expected a comma-separated list of values, none empty"
+    )
+
+
+def _write_frame(df: pl.DataFrame, output: Path, flag: str, what: str, meta: Any = None) -> int:
+    """``df`` to ``output`` (atomically); if that fails, kept beside it or in
+    the temporary directory (``keep_frame``), the error saying where, and
+    the exit status ``EXIT_IO``."""
+    from .io.output import fallback_paths, keep_frame, write_parquet
+
+    try:
+        write_parquet(df, output, meta, param=flag)
+    except OutputError as e:
+        places = fallback_paths(output, ".unsaved.parquet")
+        kept = keep_frame(e, df, places, lambda p, d: write_parquet(d, p, meta, param="kept"))
+        print(f"schedlab: error: {kept}", file=sys.stderr)
+        return EXIT_IO
+    print(f"schedlab: {df.height} {what} written to {output}", file=sys.stderr)
+    return 0
 
 
 def _change(text: str) -> dict[str, Any]:
@@ -382,10 +500,8 @@ def _cmd_measure(args: argparse.Namespace) -> int:
         kw["changes"] = [_change(c) for c in args.change]
     df = measure(args.bench, **kw)
     if output is not None:
-        df.write_parquet(output, metadata=metadata(df))
-        print(f"schedlab: {df.height} runs written to {args.output}", file=sys.stderr)
-    else:
-        print(df)
+        return _write_frame(df, output, "--output", "runs", metadata(df))
+    print(df)
     return 0
 
 
@@ -398,9 +514,8 @@ def _cmd_latency(args: argparse.Namespace) -> int:
     r = simulate(machine, kernel, w, seed=args.seed, duration_s=duration, costs=costs, latency=True)
     df = r.latency(by=args.by, kind=args.kind)
     print(format_latency(df, sort=args.sort))
-    if output is not None:
-        df.write_parquet(output)
-        print(f"schedlab: {df.height} rows written to {args.output}", file=sys.stderr)
+    if output is not None and _write_frame(df, output, "--output", "rows"):
+        return EXIT_IO
     return 0 if r.ok else 1
 
 
@@ -422,10 +537,8 @@ def _cmd_measure_latency(args: argparse.Namespace, output: Path | None) -> int:
         **kw,
     )
     if output is not None:
-        df.write_parquet(output)
-        print(f"schedlab: {df.height} task rows written to {args.output}", file=sys.stderr)
-    else:
-        print(df)
+        return _write_frame(df, output, "--output", "task rows")
+    print(df)
     return 0
 
 
@@ -440,7 +553,8 @@ def _sweep_epilog() -> str:
         "Ctrl-C keeps the finished runs: in --checkpoint if given, else in OUTPUT.partial "
         "(a checkpoint beside -o, with its .sha256); the same command resumes from it and "
         "removes it once OUTPUT is written.",
-        "Exit status: 0 if every run is ok, 1 if some are not, 2 for bad input, 130 on Ctrl-C.",
+        "Exit status: 0 if every run is ok, 1 if some are not, 2 for bad input, 74 if a file "
+        "cannot be written (the finished runs are kept, the message says where), 130 on Ctrl-C.",
     ]
     return (
         "SPEC is a TOML file (schedlab.io.spec); only [workload] and its kind are "
@@ -555,6 +669,13 @@ def _sweep_parser(sub: Any) -> None:
         help="Parquet checkpoint written as runs finish: resume an interrupted (or killed) "
         "sweep from it",
     )
+    sw.add_argument(
+        "--memory-limit",
+        metavar="SIZE",
+        default=None,
+        help="refuse a sweep whose estimated peak memory is above SIZE (e.g. 4G; default: "
+        "half the memory this process may use)",
+    )
     sw.add_argument("--no-progress", action="store_true", help="no progress bar")
     sw.set_defaults(fn=_cmd_sweep)
 
@@ -624,6 +745,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         rc: int = args.fn(args)
         return rc
+    except OutputError as e:  # a file the command writes
+        print(f"schedlab: error: {str(e).replace(chr(10), ' ')}", file=sys.stderr)
+        return EXIT_IO
     except (SchedlabError, ValueError, TypeError, OverflowError) as e:
         # one line, whatever the message
         print(f"schedlab: error: {str(e).replace(chr(10), ' ')}", file=sys.stderr)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import polars as pl
 
 from . import _core
+from ._args import checked_call
 from ._check import need_str
 from .exceptions import ConfigError, ConfigTypeError
 
@@ -75,6 +76,7 @@ class Machine(_Frozen):
     numa_nodes: int
     nr_cpus: int
 
+    @checked_call("Machine")
     def __init__(
         self,
         sockets: int,
@@ -103,6 +105,7 @@ class Machine(_Frozen):
         object.__setattr__(self, "_f", f)
 
     @classmethod
+    @checked_call("Machine.preset")
     def preset(cls, name: str) -> Machine:
         """A named machine; ``Machine.presets()`` lists them."""
         need_str("name", name)
@@ -220,6 +223,7 @@ class Kernel(_Frozen):
     yield_forfeit: bool
     # END generated Kernel fields
 
+    @checked_call("Kernel", fields="Kernel fields (Kernel.fields() lists them)")
     def __init__(self, base: str = "v3.8", **changes: Any) -> None:
         need_str("base", base)
         if base not in _core.kernel_presets():
@@ -229,6 +233,7 @@ class Kernel(_Frozen):
         object.__setattr__(self, "_f", _core.kernel_replace(base, {}, changes))
 
     @classmethod
+    @checked_call("Kernel.preset")
     def preset(cls, name: str) -> Kernel:
         """A named kernel version; ``Kernel.presets()`` lists them."""
         need_str("name", name)
@@ -252,6 +257,7 @@ class Kernel(_Frozen):
         not recalled), ``doc`` and ``allowed`` (the values the field takes)."""
         return _info_frame(_core.KERNEL_FIELD_INFO, _INFO_SCHEMA)
 
+    @checked_call("Kernel.replace", fields="Kernel fields (Kernel.fields() lists them)")
     def replace(self, **changes: Any) -> Kernel:
         """A copy with ``changes`` applied; all validated, all or nothing."""
         fields = {k: v for k, v in self._f.items() if k != "name"}
@@ -263,6 +269,7 @@ class Kernel(_Frozen):
         base = Kernel.preset(self._f["name"])
         return {k: v for k, v in self._f.items() if k != "name" and base._f[k] != v}
 
+    @checked_call("Kernel.diff")
     def diff(self, other: Kernel | str | None = None) -> pl.DataFrame:
         """The behaviours that differ between this profile and ``other`` (a
         ``Kernel`` or a preset name; default: this profile's preset), as a
@@ -378,10 +385,12 @@ class CostModel(_Frozen):
     cstates: bool
     # END generated CostModel fields
 
+    @checked_call("CostModel", fields="CostModel fields (CostModel.fields() lists them)")
     def __init__(self, **changes: Any) -> None:
         object.__setattr__(self, "_f", _core.cost_replace({}, changes))
 
     @classmethod
+    @checked_call("CostModel.preset")
     def preset(cls, machine: Machine | str) -> CostModel:
         """The defaults for a machine (what ``simulate`` uses when ``costs=None``)."""
         m = Machine.preset(machine) if isinstance(machine, str) else machine
@@ -403,6 +412,7 @@ class CostModel(_Frozen):
         ``allowed`` (the values it takes)."""
         return _info_frame(_core.COST_FIELD_INFO, _COST_INFO_SCHEMA)
 
+    @checked_call("CostModel.replace", fields="CostModel fields (CostModel.fields() lists them)")
     def replace(self, **changes: Any) -> CostModel:
         c: CostModel = CostModel._from(_core.cost_replace(self._f, changes))
         return c

@@ -5,7 +5,10 @@ parameter, the value and what is allowed. Config errors are ``ValueError``s
 (and wrong types ``TypeError``s), so ordinary ``except ValueError`` works:
 ``SchedlabError`` is the base of every schedlab error; ``ConfigError`` and
 ``ConfigTypeError`` are also ``ValueError`` and ``TypeError``;
-``SimulationError`` and ``MeasureError`` are ``RuntimeError``s.
+``SimulationError`` and ``MeasureError`` are ``RuntimeError``s;
+``OutputError`` (a file schedlab writes could not be written: a full disk,
+a failing device) is an ``OSError`` and carries ``partial``, the rows the
+file was to hold, and ``kept``, where they were saved instead.
 
 The classes are declared once, in the compiled core
 (``src/bindings/errors.rs``), and re-exported here (the block below is
@@ -21,6 +24,7 @@ from ._core import (
     ConfigError,
     ConfigTypeError,
     MeasureError,
+    OutputError,
     SchedlabError,
     SimulationError,
 )
@@ -32,5 +36,17 @@ __all__ = [
     "SimulationError",
     "MeasureError",
     "BatchInterrupted",
+    "OutputError",
 ]
 # END generated exceptions
+
+
+class MachineMismatchWarning(UserWarning):
+    """``calibrate`` was given a frame measured on a host other than the
+    modelled machine (its recorded ``cpus`` differ from the machine's CPU
+    count): the fit goes on, tuning one machine's costs to another's runs.
+    ``calibrate(..., machine_mismatch="error")`` refuses instead,
+    ``"ignore"`` says nothing."""
+
+
+__all__ += ["MachineMismatchWarning"]

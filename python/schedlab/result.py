@@ -346,11 +346,14 @@ class Result:
         and wakings in Perfetto's compact ``sched`` encoding, as its recorder
         does; ``compact=False`` writes every event in full; both decode to
         the same events. An existing file is replaced only once the new one
-        is complete. Needs ``trace=True`` and Perfetto's Python package
+        is complete; a write that fails (a full disk) raises ``OutputError``.
+        Needs ``trace=True`` and Perfetto's Python package
         (``pip install 'schedlab[perfetto]'``). See ``schedlab.io.pftrace``."""
+        from .io.output import output_errors
         from .io.pftrace import write_perfetto
 
-        write_perfetto(self, path, compact=compact)
+        with output_errors("path", path):
+            write_perfetto(self, path, compact=compact)
 
     def to_ftrace(self, path: str | os.PathLike[str], *, ns: bool = False) -> None:
         """Write the schedule to ``path`` as ftrace text, in the layout of the
@@ -359,11 +362,13 @@ class Result:
         formats of Linux v6.18, a text format Perfetto's UI and trace
         processor import. Timestamps are rounded to the microsecond as the kernel prints
         them; ``ns=True`` prints nanoseconds. Needs ``trace=True``. An
-        existing file is replaced only once the new one is complete. See
-        ``schedlab.io.ftrace``."""
+        existing file is replaced only once the new one is complete; a write
+        that fails raises ``OutputError``. See ``schedlab.io.ftrace``."""
         from .io.ftrace import write_ftrace
+        from .io.output import output_errors
 
-        write_ftrace(self, path, ns=ns)
+        with output_errors("path", path):
+            write_ftrace(self, path, ns=ns)
 
     def __repr__(self) -> str:
         m = self.metrics

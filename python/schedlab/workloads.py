@@ -5,14 +5,14 @@ a ``Workload`` value for ``simulate``.
 
 from __future__ import annotations
 
-import functools
 import inspect
 import numbers
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ParamSpec
+from typing import Any, ParamSpec, TypeVar
 
 from . import _core
+from ._args import checked_call, short
 from ._check import (
     is_list,
     need_bool,
@@ -26,6 +26,7 @@ from ._check import (
 from .exceptions import ConfigError, ConfigTypeError
 
 P = ParamSpec("P")
+R = TypeVar("R")
 
 #: CPU numbers run from 0 to the largest machine's last CPU (the core's
 #: MAX_CPUS is 4096); the machine a run uses checks them again.
@@ -50,6 +51,7 @@ class Workload:
     #: of ``role``, ``policy``, ``rt_priority``, ``nice``, ``cpus``).
     tasks: tuple[dict[str, Any], ...] = ()
 
+    @checked_call("Workload.replace", fields="the arguments of the workload's function")
     def replace(self, **changes: Any) -> Workload:
         """The same workload with some arguments changed (validated again);
         its ``with_tasks`` settings are kept."""
@@ -63,6 +65,7 @@ class Workload:
         w: Workload = factory(**{**self.args, **changes})
         return w._with_entries(self.tasks)
 
+    @checked_call("Workload.with_tasks")
     def with_tasks(
         self,
         policy: str | None = None,
@@ -145,29 +148,11 @@ class Workload:
         )
 
 
-def _checked_args(f: Callable[P, Workload]) -> Callable[P, Workload]:
-    """``f``, refusing an unknown or missing argument with a
-    ``ConfigTypeError`` that names it and the arguments ``f`` takes (rather
-    than Python's plain ``TypeError``)."""
-    sig = inspect.signature(f)
-    names = ", ".join(sig.parameters)
-
-    @functools.wraps(f)
-    def checked(*args: P.args, **kwargs: P.kwargs) -> Workload:
-        for k in kwargs:
-            if k not in sig.parameters:
-                raise ConfigTypeError(
-                    f"invalid argument {k!r} for workloads.{f.__name__}: expected one of {names}"
-                )
-        try:
-            sig.bind(*args, **kwargs)
-        except TypeError as e:
-            raise ConfigTypeError(
-                f"invalid arguments for workloads.{f.__name__}: {e}; it takes {names}"
-            ) from None
-        return f(*args, **kwargs)
-
-    return checked
+def _checked_args(f: Callable[P, R]) -> Callable[P, R]:
+    """``f``, refusing an unknown, missing or extra positional argument with
+    a ``ConfigTypeError`` that names it and the arguments ``f`` takes
+    (rather than Python's plain ``TypeError``)."""
+    return checked_call(f"workloads.{f.__name__}")(f)
 
 
 def _per_task(param: str, v: Any, n: int) -> list[Any]:
@@ -291,6 +276,7 @@ _RT_KTHREADS_KEYS = (
 )
 
 
+@_checked_args
 def rt_kthreads(
     watchdog: bool = True,
     *,
@@ -348,11 +334,11 @@ def _plain(v: Any) -> Any:
 
 
 def _us_to_ns_req(param: str, v: Any, scale: float) -> int:
-    x = need_number(param, v)
-    ns = round(x * scale)
-    if not 1 <= ns <= _MAX_STEP_NS:
-        raise ConfigError(f"invalid {param}: {v!r}, expected a time of 1 ns to {_MAX_STEP_NS} ns")
-    return ns
+    """``v`` (a time in ms for ``scale`` 1e6, in µs for 1e3) in ns, from 1 ns
+    to ``_MAX_STEP_NS``; checked before it is scaled, so 1e303 ms is refused
+    rather than overflowing."""
+    unit = "ms" if scale == 1e6 else "µs"
+    return need_scaled(param, v, scale, 1, _MAX_STEP_NS, unit)
 
 
 def _rt_param(v: Any) -> dict[str, Any] | None:
@@ -463,12 +449,16 @@ def hackbench_lkp(
     nr_cpu = machine.nr_cpus
     if isinstance(nr_threads, str):
         pct = nr_threads[:-1] if nr_threads.endswith("%") else ""
-        if not pct.isdigit() or not 0 < int(pct) <= 100_000:
+        # ASCII digits only ("²" is a digit to str.isdigit, not to int), and
+        # at most 6 of them: a 5,000-digit string is past int()'s limit
+        ok = pct.isascii() and pct.isdigit() and len(pct) <= 6
+        if not ok or not 0 < int(pct) <= 100_000:
             raise ConfigError(
-                f"invalid nr_threads={nr_threads!r}: expected a percentage of the "
+                f"invalid nr_threads={short(nr_threads)}: expected a percentage of the "
                 "machine's CPUs from '1%' to '100000%' (e.g. '50%') or a group count"
             )
         groups = nr_cpu * int(pct) // 100
+        derived = f"{pct}% of {machine.name}'s {nr_cpu} CPUs is {groups} groups"
         if groups < 1:
             raise ConfigError(
                 f"invalid nr_threads={nr_threads!r}: {pct}% of {nr_cpu} CPUs is no group; "
@@ -476,6 +466,14 @@ def hackbench_lkp(
             )
     else:
         groups = need_int("nr_threads", nr_threads, lo=1, hi=100_000)
+        derived = f"{groups} groups"
+    try:  # the groups alone, so that a refusal names nr_threads, not groups
+        hackbench(groups=groups, fds=20, loops=1, datasize=100)
+    except ConfigError as e:
+        raise ConfigError(
+            f"invalid nr_threads={nr_threads!r}: {derived} of 20 fds, more than "
+            f"hackbench runs ({e}); expected a smaller nr_threads"
+        ) from None
     lkp_mode = need_choice("mode", mode, ["threads", "process"])
     if loops is None:
         loops = max(1, LKP_LOOPS_PER_CPU * nr_cpu // groups)

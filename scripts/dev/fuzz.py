@@ -1,9 +1,13 @@
-"""Run tests/test_properties.py's properties with many more examples than CI
-(the hypothesis ``fuzz`` profile, a fresh random stream each round), for a
-stretch of wall time, and print the counts: calls per target, outcomes by
-kind (ok / each error class), failures.
+"""Run the properties of tests/test_properties.py (constructors, workloads,
+simulate, sweep) and tests/test_properties_host.py (calibrate's frames,
+perf's parsers on arbitrary bytes, measure's runner, bisect's arguments)
+with many more examples than CI (the hypothesis ``fuzz`` profile, a fresh
+random stream each round), for a stretch of wall time, and print the
+counts: calls per target, outcomes by kind (ok / each error class / a
+library warning), failures.
 
     python scripts/dev/fuzz.py --minutes 30 [--examples 500] [-k simulate]
+    python scripts/dev/fuzz.py --minutes 10 -k "calibrate or parse or measure or bisect"
 
 Each round is one pytest process per test (so a hang or an abort loses one
 round, not the stretch); a round past --round-timeout is counted as a hang.
@@ -24,11 +28,11 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-SUITE = ROOT / "tests" / "test_properties.py"
+SUITES = [ROOT / "tests" / "test_properties.py", ROOT / "tests" / "test_properties_host.py"]
 
 
 def collect(k: str | None) -> list[str]:
-    cmd = [sys.executable, "-m", "pytest", "--collect-only", "-q", str(SUITE)]
+    cmd = [sys.executable, "-m", "pytest", "--collect-only", "-q", *map(str, SUITES)]
     if k:
         cmd += ["-k", k]
     out = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=True).stdout
@@ -102,7 +106,7 @@ def main() -> int:
     print(f"\n{'target':34} {'calls':>8} {'slowest_s':>9}  outcomes")
     for t in targets:
         kinds = {o: c for (tt, o), c in outcomes.items() if tt == t}
-        total = sum(c for o, c in kinds.items() if not o.startswith(("error_row", "row_")))
+        total = sum(c for o, c in kinds.items() if not o.startswith(("error_row", "row_", "warn:")))
         detail = ", ".join(f"{o} {c}" for o, c in sorted(kinds.items(), key=lambda x: -x[1]))
         print(f"{t:34} {total:8} {slowest.get(t, 0):9.2f}  {detail}")
     print(f"\nfailures: {len(failures)}")

@@ -42,8 +42,13 @@ def _exception_stubs(tree: list[tuple[str, list[str], str, list[tuple[str, str]]
     out = []
     for name, bases, _doc, attrs in tree:
         head = f"class {name}({', '.join(bases)}):"
-        if attrs:  # a class with a body stands apart (ruff's stub layout)
-            out += ["", head, *(f"    {a}: {t}" for a, t in attrs), ""]
+        if attrs:  # a class with a body stands apart, by one blank line (ruff's stub layout)
+            out += [
+                *([""] if out and out[-1] else []),
+                head,
+                *(f"    {a}: {t}" for a, t in attrs),
+                "",
+            ]
         else:
             out.append(f"{head} ...")
     return out

@@ -8,7 +8,8 @@
 //! ├── ConfigError(SchedlabError, ValueError)        a value outside what is allowed
 //! ├── ConfigTypeError(SchedlabError, TypeError)     a value of the wrong type
 //! ├── SimulationError(SchedlabError, RuntimeError)  a run could not be carried out
-//! └── MeasureError(SchedlabError, RuntimeError)     perf could not run, or its output is unreadable
+//! ├── MeasureError(SchedlabError, RuntimeError)     perf could not run, or its output is unreadable
+//! └── OutputError(SchedlabError, OSError)           a file could not be written; `kept` says where its rows are
 //! BatchInterrupted(KeyboardInterrupt)               Ctrl-C in run_batch; `outcomes` holds the runs
 //! ```
 //!
@@ -17,7 +18,7 @@
 //! base, so the classes are made with `type(name, bases, namespace)`.
 
 use pyo3::exceptions::{
-    PyException, PyKeyboardInterrupt, PyRuntimeError, PyTypeError, PyValueError,
+    PyException, PyKeyboardInterrupt, PyOSError, PyRuntimeError, PyTypeError, PyValueError,
 };
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -43,6 +44,7 @@ enum Base {
     ValueError,
     TypeError,
     RuntimeError,
+    OSError,
     KeyboardInterrupt,
 }
 
@@ -92,6 +94,14 @@ const TREE: &[Decl] = &[
               the runs cut short \"cancelled\".",
         attrs: &[("outcomes", "list[BatchOutcome]")],
     },
+    Decl {
+        name: "OutputError",
+        bases: &[Base::Tree(SCHEDLAB), Base::OSError],
+        doc: "A file schedlab writes could not be written (a full disk, a failing device). \
+              No truncated file replaces the old one; ``partial`` holds the finished rows \
+              (or None) and ``kept`` the file they were saved to instead (or None).",
+        attrs: &[("partial", "Any"), ("kept", "Any")],
+    },
 ];
 
 static CLASSES: PyOnceLock<Vec<Py<PyType>>> = PyOnceLock::new();
@@ -108,6 +118,7 @@ fn make(py: Python<'_>) -> PyResult<Vec<Py<PyType>>> {
                 Base::ValueError => py.get_type::<PyValueError>(),
                 Base::TypeError => py.get_type::<PyTypeError>(),
                 Base::RuntimeError => py.get_type::<PyRuntimeError>(),
+                Base::OSError => py.get_type::<PyOSError>(),
                 Base::KeyboardInterrupt => py.get_type::<PyKeyboardInterrupt>(),
             })
             .collect::<Vec<_>>();
@@ -139,6 +150,7 @@ impl Base {
             Base::ValueError => "ValueError",
             Base::TypeError => "TypeError",
             Base::RuntimeError => "RuntimeError",
+            Base::OSError => "OSError",
             Base::KeyboardInterrupt => "KeyboardInterrupt",
         }
     }

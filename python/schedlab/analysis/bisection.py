@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from .._args import checked_call
 from .._check import need_bool, need_int, need_number, need_str, seconds_to_ns
 from .._progress import ProgressArg
 from ..config import CostModel, Kernel, Machine
@@ -52,6 +53,7 @@ def _is_latency(metric: str) -> bool:
     return metric.startswith(("latency_", "wakeup_latency_"))
 
 
+@checked_call("bisect")
 def bisect(
     machine: Machine | str,
     good: Kernel | str,
@@ -66,6 +68,7 @@ def bisect(
     costs: CostModel | None = None,
     duration_s: float | None = None,
     threshold: float = 0.8,
+    memory_limit: int | None = None,
 ) -> pl.DataFrame:
     """Which of the fields that differ between ``good`` and ``bad`` account
     for the change in ``metric`` (a metric name of ``workload``'s results;
@@ -107,7 +110,9 @@ def bisect(
     ``culprit_set_pct`` is null. When no run of ``good`` or ``bad`` finishes
     it raises ``SimulationError``. Ctrl-C raises ``SweepInterrupted``: with
     the finished runs during the main sweep, with the field table (no
-    culprits) during the checks of the culprit set.
+    culprits) during the checks of the culprit set. Its runs are refused
+    up front, as a sweep's, when their estimated peak memory exceeds
+    ``memory_limit`` bytes (default: half the memory the process may use).
     """
     m = machine_arg(machine)
     g = kernel_arg(good, "good")
@@ -167,7 +172,7 @@ def bisect(
         )
         for r in runs:
             r.seed = runs[r.replicate].seed
-        df = execute(runs, nthreads, progress)
+        df = execute(runs, nthreads, progress, memory_limit=memory_limit)
         out = np.full((len(uniq), reps), np.nan)
         if metric in df.columns:
             ok = df.filter(pl.col("status") == "ok")

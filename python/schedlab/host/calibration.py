@@ -16,6 +16,7 @@ measured configurations whose repetitions disagree (``noisy``, ``rep_noise``).
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,9 +24,10 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from .._check import is_list, need_frame, need_int, show, type_name
+from .._args import checked_call, warn_user
+from .._check import is_list, need_choice, need_frame, need_int, show, type_name
 from ..config import CostModel, Kernel, Machine
-from ..exceptions import ConfigError, ConfigTypeError
+from ..exceptions import ConfigError, ConfigTypeError, MachineMismatchWarning
 from ..run.args import kernel_arg, machine_arg
 from ..run.execute import execute
 from ..run.plan import derive_seed, plan_runs
@@ -65,6 +67,136 @@ OUTLIER_MADS = 3.5
 #: more groups (same ipc, mode, loops and change), or faster than every one
 #: with fewer: more groups is more work, so that order is the host's noise.
 NOISY_SPREAD = 1.5
+#: What ``calibrate`` does when the frame's host (its ``cpus`` column) is
+#: not the modelled machine (its ``nr_cpus``): ``"warn"`` (the default, a
+#: ``MachineMismatchWarning``), ``"error"`` (a ``ConfigError``) or ``"ignore"``.
+MACHINE_MISMATCH = ("warn", "error", "ignore")
+
+
+@dataclass(frozen=True)
+class Column:
+    """What a column of a measured frame must hold: ``kind`` ``"text"``
+    (String, Categorical or Enum; read as String), ``"int"`` (any integer
+    dtype; read as Int64, within ``lo``..``hi``), ``"number"`` (any integer,
+    float or decimal dtype, not Boolean; read as Float64) or ``"bool"``
+    (Boolean); ``required`` (else it may be absent); ``nulls`` (else a null
+    is refused). An all-null column (dtype Null) passes where nulls do."""
+
+    kind: str
+    required: bool = True
+    nulls: bool = False
+    lo: int | None = None
+    hi: int | None = None
+
+
+_KIND_TEXT = {
+    "text": "text (String, Categorical or Enum)",
+    "int": "integers",
+    "number": "numbers (an integer or float dtype, not Boolean)",
+    "bool": "booleans (Boolean)",
+}
+_CAST = {"text": pl.String, "int": pl.Int64, "number": pl.Float64, "bool": pl.Boolean}
+
+#: The columns ``calibrate`` reads of a ``measure("hackbench")`` frame and
+#: what each must hold (``Column``); other columns are not read. The metrics'
+#: nulls are refused by the value check (missing, negative or non-finite).
+FRAME_COLUMNS: dict[str, Column] = {
+    "bench": Column("text", required=False),
+    "ipc": Column("text"),
+    "mode": Column("text"),
+    "groups": Column("int", lo=1, hi=10_000),
+    "loops": Column("int", lo=1, hi=10_000_000),
+    "pinned": Column("bool", required=False, nulls=True),
+    "change": Column("text", required=False, nulls=True),
+    **{m: Column("number", nulls=True) for m in METRICS},
+    "cpus": Column("int", required=False, nulls=True, lo=0, hi=2**31),
+    "cpu_model": Column("text", required=False, nulls=True),
+}
+
+
+def _dtype_ok(dtype: Any, kind: str) -> bool:
+    if kind == "text":
+        return dtype == pl.String or isinstance(dtype, pl.Categorical | pl.Enum)
+    if kind == "int":
+        return bool(dtype.is_integer())
+    if kind == "number":
+        return bool(dtype.is_numeric()) and dtype != pl.Boolean
+    return bool(dtype == pl.Boolean)
+
+
+def measured_frame(
+    real: Any, columns: Mapping[str, Column], expected: str, param: str = "real"
+) -> pl.DataFrame:
+    """``real`` checked against ``columns`` (name → ``Column``) and read:
+    each column there of its kind's dtype (cast), the others as they are.
+    A missing required column is a ``ConfigError`` naming it; a column of
+    the wrong dtype a ``ConfigTypeError`` naming the column, its dtype and
+    what it must hold; a refused null or a value out of range a
+    ``ConfigError`` naming the column. ``expected``: which frame the caller
+    takes, for the messages."""
+    required = [c for c, spec in columns.items() if spec.required]
+    df = need_frame(param, real, required, expected)
+    casts = []
+    for c, spec in columns.items():
+        if c not in df.columns:
+            continue
+        col = df[c]
+        if col.dtype == pl.Null:
+            if not spec.nulls and df.height:
+                raise ConfigError(
+                    f"invalid {param}: column {c!r} is all null; expected {_KIND_TEXT[spec.kind]}"
+                )
+        elif not _dtype_ok(col.dtype, spec.kind):
+            raise ConfigTypeError(
+                f"invalid type for {param} column {c!r}: got {col.dtype}, expected "
+                f"{_KIND_TEXT[spec.kind]}, as in {expected}"
+            )
+        nulls = col.null_count()
+        if nulls and not spec.nulls and col.dtype != pl.Null:
+            raise ConfigError(
+                f"invalid {param}: column {c!r} has {nulls} null value{'s' * (nulls != 1)}; "
+                f"expected {_KIND_TEXT[spec.kind]} in every row"
+            )
+        if spec.kind == "int" and col.dtype != pl.Null and nulls < col.len():
+            lo_v, hi_v = col.min(), col.max()
+            lo, hi = spec.lo, spec.hi
+            for v in (lo_v, hi_v):
+                assert isinstance(v, int)
+                if (lo is not None and v < lo) or (hi is not None and v > hi):
+                    raise ConfigError(
+                        f"invalid {param}: column {c!r} holds {show(v)}; expected integers "
+                        f"from {lo} to {hi}"
+                    )
+        casts.append(pl.col(c).cast(_CAST[spec.kind]))
+    return df.with_columns(casts) if casts else df
+
+
+def machine_mismatch_message(real: pl.DataFrame, machine: Machine) -> str | None:
+    """Why ``real`` (a measured frame, ``measured_frame``-read) was not
+    measured on ``machine``: its ``cpus`` (the host's CPU count, recorded on
+    every row by ``measure``) differ from ``machine.nr_cpus``; ``None`` when
+    they agree or the frame does not record them (no ``cpus`` column, nulls,
+    0 for unknown)."""
+    if "cpus" not in real.columns:
+        return None
+    seen = sorted({int(v) for v in real["cpus"].drop_nulls().to_list() if v})
+    other = [v for v in seen if v != machine.nr_cpus]
+    if not other:
+        return None
+    model = ""
+    if "cpu_model" in real.columns:
+        names = sorted({str(v) for v in real["cpu_model"].drop_nulls().to_list() if v})
+        model = f" ({', '.join(names[:3])})" if names else ""
+    hosts = " and ".join(str(v) for v in seen)
+    fits = {v: [p for p in Machine.presets() if Machine.preset(p).nr_cpus == v] for v in other}
+    hint = "; ".join(f"presets of {v} CPUs: {', '.join(ps)}" for v, ps in fits.items() if ps)
+    return (
+        f"real was measured on a host of {hosts} CPUs{model}, but machine "
+        f"{machine.name!r} has {machine.nr_cpus}: the fitted costs would make the model "
+        f"of another machine match this host's runs"
+        + (f" ({hint})" if hint else "")
+        + "; pass machine_mismatch='ignore' if that is meant, 'error' to refuse"
+    )
 
 
 @dataclass(frozen=True)
@@ -120,12 +252,16 @@ def _need_fit(fit: Any) -> tuple[str, ...]:
     if fit is None:
         return DEFAULT_FIT
     names = [fit] if isinstance(fit, str) else fit
-    if not is_list(names) or len(names) == 0:
+    if not is_list(names):
         raise ConfigTypeError(
-            f"invalid type for fit: got {type_name(fit)}, expected a list of factor names "
-            f"from {', '.join(FACTORS)}"
+            f"invalid type for fit: got {type_name(fit)} {show(fit)}, expected a factor name "
+            f"or a list of them from {', '.join(FACTORS)}"
         )
     names = list(names)
+    if not names:
+        raise ConfigError(
+            f"invalid fit={show(fit)}: expected one or more factor names from {', '.join(FACTORS)}"
+        )
     for n in names:
         if not isinstance(n, str):
             raise ConfigTypeError(
@@ -166,7 +302,7 @@ def _configs(real: pl.DataFrame) -> pl.DataFrame:
         if bad:
             raise ConfigError(f"invalid real: {c} {bad}; expected values from {list(allowed)}")
     for c in METRICS:
-        col = df[c].cast(pl.Float64, strict=False)
+        col = df[c]
         if col.null_count() or not bool((col >= 0).all()) or not bool(col.is_finite().all()):
             raise ConfigError(
                 f"invalid real: column {c!r} has missing, negative or non-finite values; "
@@ -209,6 +345,18 @@ def _need_train(train: Any, cfg: pl.DataFrame) -> list[bool]:
                     f"invalid train entry {show(dict(t))}: keys {bad}; expected keys from "
                     f"{', '.join(CONFIG)}"
                 )
+            for k, v in t.items():
+                text = k in ("ipc", "mode")
+                ok = (
+                    isinstance(v, str)
+                    if text
+                    else isinstance(v, numbers.Integral) and not isinstance(v, bool | np.bool_)
+                )
+                if not ok:
+                    raise ConfigTypeError(
+                        f"invalid type for train entry {k}: got {type_name(v)} {show(v)}, "
+                        f"expected {'a str' if text else 'an int'}"
+                    )
             hit = [i for i, r in enumerate(rows) if all(r[k] == v for k, v in t.items())]
             if not hit:
                 raise ConfigError(
@@ -274,6 +422,7 @@ def _medians(df: pl.DataFrame) -> pl.DataFrame:
     return df.group_by(list(CONFIG)).agg([pl.col(m).median() for m in METRICS]).sort(list(CONFIG))
 
 
+@checked_call("calibrate")
 def calibrate(
     real: pl.DataFrame,
     machine: Machine | str,
@@ -288,6 +437,7 @@ def calibrate(
     metrics: Sequence[str] = ("elapsed_s",),
     seed: int = 0,
     max_evaluations: int = 40,
+    machine_mismatch: str = "warn",
 ) -> Calibration:
     """Fit the ``fit`` scale factors (names from ``FACTORS``; default
     ``DEFAULT_FIT``: socket costs, pipe costs, waking an idle CPU) of
@@ -304,11 +454,25 @@ def calibrate(
     to ``BOUNDS``; at most ``max_evaluations`` model evaluations, each one
     parallel sweep of the training configurations × ``seeds`` on
     ``threads`` threads (default: every core).
+
+    ``real`` is checked before any model run (``FRAME_COLUMNS``): the
+    config columns ``ipc`` and ``mode`` as text (String; Categorical and
+    Enum are read as String), ``groups`` and ``loops`` as integers of any
+    width, the metrics as numbers (not Boolean), the optional ``bench``,
+    ``change`` (text), ``pinned`` (Boolean) and ``cpus`` (integer) too; a
+    wrong dtype is a ``ConfigTypeError`` naming the column, a null where
+    none may be or a value out of range a ``ConfigError``.
+    ``machine_mismatch``: when the frame's ``cpus`` (the host ``measure``
+    ran on) differ from ``machine``'s CPU count — ``"warn"`` (default: a
+    ``schedlab.exceptions.MachineMismatchWarning``, and the fit goes on),
+    ``"error"`` (a ``ConfigError``, nothing run) or ``"ignore"``. A frame
+    without ``cpus`` (or with nulls or 0 there) is not checked.
     """
     from scipy.optimize import least_squares
 
-    real = need_frame("real", real, [*CONFIG, *METRICS], "measure('hackbench', ...)'s frame")
+    real = measured_frame(real, FRAME_COLUMNS, "measure('hackbench', ...)'s frame")
     m, k = machine_arg(machine), kernel_arg(kernel)
+    on_mismatch = need_choice("machine_mismatch", machine_mismatch, list(MACHINE_MISMATCH))
     names = _need_fit(fit)
     nseeds = need_int("seeds", seeds, lo=1, hi=1000)
     nthreads = None if threads is None else need_int("threads", threads, lo=1, hi=4096)
@@ -348,6 +512,11 @@ def calibrate(
                 "the base cost model, so it cannot change anything"
             )
     cfg = _configs(real)
+    mismatch = None if on_mismatch == "ignore" else machine_mismatch_message(real, m)
+    if mismatch is not None and on_mismatch == "error":
+        raise ConfigError(f"invalid machine={m.name!r}: {mismatch}")
+    if mismatch is not None:
+        warn_user(mismatch, MachineMismatchWarning)
     for met in mets:
         if not bool((cfg[met] > 0).all()):
             raise ConfigError(
@@ -443,7 +612,8 @@ def calibrate(
         evaluations=len(cache),
         fitted_metrics=tuple(mets),
         noise=noise,
-        warnings=calibration_warnings(report, noise),
+        warnings=(f"machine: {mismatch}",) * (mismatch is not None)
+        + calibration_warnings(report, noise),
     )
 
 
@@ -513,6 +683,7 @@ def _family(change: str | None, ipc: str, mode: str, loops: int) -> str:
     return f"{ch}{ipc}/{mode}, loops={loops}"
 
 
+@checked_call("rep_noise")
 def rep_noise(real: pl.DataFrame) -> pl.DataFrame:
     """The spread of ``real``'s repetitions (a ``measure("hackbench")``
     frame, with or without ``change``), one row per configuration (per
@@ -523,7 +694,8 @@ def rep_noise(real: pl.DataFrame) -> pl.DataFrame:
     time that falls with more groups beyond the reps' spread (every rep of
     the fewer groups slower than every rep of the more), which flags both
     configurations of the pair."""
-    real = need_frame("real", real, [*CONFIG, "elapsed_s"], "measure('hackbench', ...)'s frame")
+    cols = {c: FRAME_COLUMNS[c] for c in (*CONFIG, "change", "elapsed_s")}
+    real = measured_frame(real, cols, "measure('hackbench', ...)'s frame")
     keys = ["change", *CONFIG] if "change" in real.columns else list(CONFIG)
     df = real
     if "change" in df.columns:

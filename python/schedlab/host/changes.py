@@ -188,7 +188,8 @@ def parse_interrupts(text: str) -> dict[str, int] | None:
             if not key:
                 continue
         nums = rest.split()[:ncpus]
-        if len(nums) < ncpus or not all(x.isdigit() for x in nums):
+        # ASCII digits of a 64-bit count ("²" is a digit to isdigit, not to int)
+        if len(nums) < ncpus or not all(x.isascii() and x.isdigit() and len(x) <= 20 for x in nums):
             continue
         out[key] = sum(int(x) for x in nums)
     return out

@@ -10,17 +10,22 @@ from __future__ import annotations
 
 import datetime as _dt
 import itertools
+import math
+import numbers
 import os
 import platform
+import re
 import shutil
 import subprocess
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from .. import _core
+from .._args import checked_call, short
 from .._check import is_list, need_bool, need_str, show, type_name
 from ..exceptions import ConfigError, ConfigTypeError, MeasureError
 from . import changes as _changes
@@ -58,24 +63,80 @@ COLUMNS = (
 PARANOID_MAX = 2
 
 
-def parse_perf(text: str) -> dict[str, float]:
+#: A number as perf prints it: ASCII digits, an optional point and exponent
+#: (float() would also take "nan", "inf", "1_000" and other scripts' digits).
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
+
+
+def perf_number(what: str, token: str | None, line: str) -> float:
+    """``token`` (a field of perf's ``line``) as a finite number >= 0, or a
+    ``MeasureError`` naming ``what`` it was to be, the token and the line."""
+    if token is None or not token.strip():
+        raise MeasureError(f"perf output: {what} has no value in {line.strip()[:200]!r}")
+    tok = token.strip()
+    if _NUMBER.fullmatch(tok) is None:
+        raise MeasureError(
+            f"perf output: {what} is {tok[:60]!r}, not a number, in {line.strip()[:200]!r}"
+        )
+    v = float(tok)
+    if not math.isfinite(v) or v < 0:
+        raise MeasureError(
+            f"perf output: {what} is {tok[:60]}; expected a finite number >= 0 "
+            f"(in {line.strip()[:200]!r})"
+        )
+    return v
+
+
+def perf_text(output: Any, what: str = "perf output", *, strict: bool = True) -> str:
+    """``output`` (perf's text, or its bytes) as text. Bytes that are not
+    UTF-8 are a ``MeasureError`` naming the first bad byte when ``strict``
+    (perf stat and perf bench print ASCII: such bytes are not their
+    output), replaced by U+FFFD otherwise (``perf sched latency`` prints
+    other tasks' names, which may be any bytes). Any other type is a
+    ``ConfigTypeError``."""
+    if isinstance(output, bytes | bytearray | memoryview):
+        raw = bytes(output)
+        try:
+            return raw.decode("utf-8", errors="strict" if strict else "replace")
+        except UnicodeDecodeError as e:
+            raise MeasureError(
+                f"{what} is not UTF-8 text: byte {raw[e.start : e.start + 1]!r} at offset "
+                f"{e.start} of {len(raw)}; expected perf's text output"
+            ) from None
+    if not isinstance(output, str):
+        raise ConfigTypeError(
+            f"invalid type for {what}: got {type_name(output)} {short(output)}, expected "
+            "perf's output as str or bytes"
+        )
+    return output
+
+
+@checked_call("parse_perf")
+def parse_perf(text: str | bytes) -> dict[str, float]:
     """The numbers in the output of ``perf stat -x, -e task-clock,
     context-switches,cpu-migrations -- perf bench sched ...`` (stdout and
-    stderr together, in any order).
+    stderr together, in any order; ``str``, or ``bytes`` of UTF-8).
 
     Returns ``elapsed_s`` (the bench's ``Total time``), ``task_clock_s``,
     ``context_switches`` and ``cpu_migrations``; ``usecs_per_op`` too for
     ``perf bench sched pipe``. Raises ``MeasureError`` naming what is
-    missing or not counted.
+    missing, not counted or not a number: each value must be a finite
+    number >= 0 in ASCII digits (``nan``, ``inf``, a negative time or count
+    are refused), and bytes must be UTF-8.
     """
+    text = perf_text(text)
     out: dict[str, float] = {}
     uncounted: list[str] = []
     for raw in text.splitlines():
         line = raw.strip()
         if line.startswith("Total time:"):
-            out["elapsed_s"] = float(line.split(":", 1)[1].split()[0])
+            words = line.split(":", 1)[1].split()
+            out["elapsed_s"] = perf_number("Total time", words[0] if words else None, line)
         elif line.endswith("usecs/op"):
-            out["usecs_per_op"] = float(line.split()[0])
+            words = line.split()
+            out["usecs_per_op"] = perf_number(
+                "usecs/op", words[0] if len(words) > 1 else None, line
+            )
         elif line.count(",") >= 2 and not line.startswith("#"):
             # perf stat -x, : value,unit,event,run-time,percent[,metric,name]
             f = line.split(",")
@@ -85,11 +146,11 @@ def parse_perf(text: str) -> dict[str, float]:
             if value.startswith("<"):  # <not counted> / <not supported>
                 uncounted.append(f"{event} {value}")
                 continue
-            v = float(value)
+            v = perf_number(event, value, line)
             if event == "task-clock":
                 scale = {"msec": 1e-3, "usec": 1e-6, "nsec": 1e-9, "sec": 1.0, "": 1e-9}
                 if unit not in scale:
-                    raise MeasureError(f"perf stat: task-clock in unknown unit {unit!r}")
+                    raise MeasureError(f"perf stat: task-clock in unknown unit {unit[:40]!r}")
                 out["task_clock_s"] = v * scale[unit]
             else:
                 out[event.replace("-", "_")] = v
@@ -103,6 +164,34 @@ def parse_perf(text: str) -> dict[str, float]:
     if missing:
         raise MeasureError(f"perf output lacks {', '.join(missing)}:\n{text[-2000:]}")
     return out
+
+
+def completed_output(p: Any, cmd: Sequence[str], *, strict: bool = True) -> tuple[int, str, str]:
+    """A runner's result for ``cmd`` as (returncode, stdout, stderr): a
+    ``subprocess.CompletedProcess`` (or anything with an int
+    ``returncode`` and ``stdout``/``stderr`` of str, bytes or None — not
+    captured). Anything else is a ``MeasureError`` naming the runner's
+    result; bytes are read by ``perf_text`` (``strict``)."""
+    shown = " ".join(cmd)[:200]
+    code = getattr(p, "returncode", None)
+    if isinstance(code, bool) or not isinstance(code, numbers.Integral):
+        raise MeasureError(
+            f"the runner returned {type_name(p)} {short(p)} for {shown!r}; expected a "
+            "subprocess.CompletedProcess (an int returncode, stdout and stderr)"
+        )
+    streams = []
+    for name in ("stdout", "stderr"):
+        v = getattr(p, name, None)
+        if v is None:
+            streams.append("")
+        elif isinstance(v, str | bytes | bytearray):
+            streams.append(perf_text(v, f"the {name} of {shown!r}", strict=strict))
+        else:
+            raise MeasureError(
+                f"the runner's {name} for {shown!r} is {type_name(v)} {short(v)}; expected "
+                "str, bytes or None"
+            )
+    return int(code), streams[0], streams[1]
 
 
 def bench_command(
@@ -204,13 +293,13 @@ def choice_list(name: str, v: Any, allowed: Sequence[str]) -> list[str]:
     for x in vals:
         if not isinstance(x, str):
             raise ConfigTypeError(
-                f"invalid type for {name}: got {type_name(x)} {show(x)}, expected one or more "
+                f"invalid type for {name}: got {type_name(x)} {short(x)}, expected one or more "
                 f"of {', '.join(allowed)}"
             )
         if x not in allowed:
-            raise ConfigError(f"invalid {name}={show(x)}: expected one of {', '.join(allowed)}")
+            raise ConfigError(f"invalid {name}={short(x)}: expected one of {', '.join(allowed)}")
     _distinct(name, vals)
-    return vals
+    return [str(x) for x in vals]
 
 
 def _distinct(name: str, vals: list[Any]) -> None:
@@ -220,38 +309,63 @@ def _distinct(name: str, vals: list[Any]) -> None:
 
 
 def int_list(name: str, v: Any, lo: int, hi: int) -> list[int]:
-    """``v`` (one int or a list) as a list of distinct ints from lo to hi."""
+    """``v`` (one int or a list; numpy integers too, not bools) as a list
+    of distinct ints from lo to hi."""
     vals = list(v) if is_list(v) else [v]
     if not vals:
         raise ConfigError(f"invalid {name}=[]: expected integers from {lo} to {hi}")
+    out: list[int] = []
     for x in vals:
-        if isinstance(x, bool) or not isinstance(x, int):
-            raise ConfigTypeError(f"invalid type for {name}: got {type_name(x)}, expected int")
-        if not lo <= x <= hi:
-            raise ConfigError(f"invalid {name}={x}: expected an integer from {lo} to {hi}")
-    _distinct(name, vals)
-    return vals
+        if isinstance(x, bool | np.bool_) or not isinstance(x, numbers.Integral):
+            raise ConfigTypeError(
+                f"invalid type for {name}: got {type_name(x)} {short(x)}, expected int"
+            )
+        if not lo <= int(x) <= hi:
+            raise ConfigError(
+                f"invalid {name}={show(int(x))}: expected an integer from {lo} to {hi}"
+            )
+        out.append(int(x))
+    _distinct(name, out)
+    return out
 
 
 def _bools(name: str, v: Any) -> list[bool]:
     vals = list(v) if is_list(v) else [v]
     for x in vals:
-        if not isinstance(x, bool):
-            raise ConfigTypeError(f"invalid type for {name}: got {type_name(x)}, expected bool")
+        if not isinstance(x, bool | np.bool_):
+            raise ConfigTypeError(
+                f"invalid type for {name}: got {type_name(x)} {short(x)}, expected bool"
+            )
     if not vals:
         raise ConfigError(f"invalid {name}=[]: expected True and/or False")
-    _distinct(name, vals)
-    return vals
+    out = [bool(x) for x in vals]
+    _distinct(name, out)
+    return out
 
 
-Runner = Callable[[list[str]], "subprocess.CompletedProcess[str]"]
+Runner = Callable[[list[str]], "subprocess.CompletedProcess[Any]"]
 
 
-def run_command(cmd: list[str]) -> subprocess.CompletedProcess[str]:
-    """Run ``cmd``, capturing its text output (the default ``Runner``)."""
-    return subprocess.run(cmd, capture_output=True, text=True, check=False)
+def run_command(cmd: list[str]) -> subprocess.CompletedProcess[bytes]:
+    """Run ``cmd``, capturing its output as bytes (the default ``Runner``;
+    ``completed_output`` reads them as UTF-8, whatever the locale)."""
+    return subprocess.run(cmd, capture_output=True, check=False)
 
 
+def run_one(runner: Runner, cmd: list[str]) -> Any:
+    """``runner(cmd)``; a command that cannot be started (perf missing, not
+    executable, not a program) is a ``MeasureError`` naming it."""
+    try:
+        return runner(cmd)
+    except FileNotFoundError as e:
+        raise MeasureError(
+            f"cannot run {cmd[0]!r}: {e}; install perf (Debian: apt-get install linux-perf)"
+        ) from None
+    except (OSError, ValueError) as e:  # not executable, ENOEXEC, a NUL byte
+        raise MeasureError(f"cannot run {cmd[0]!r}: {e}") from None
+
+
+@checked_call("measure")
 def measure(
     bench: str = "hackbench",
     *,
@@ -286,7 +400,12 @@ def measure(
     ``MeasureError`` when perf is missing or may not count events.
     ``runner`` replaces ``subprocess.run`` (it gets the command, returns a
     ``CompletedProcess``): for tests and for running perf elsewhere; the
-    perf checks are then the runner's business.
+    perf checks are then the runner's business. Its ``stdout`` and
+    ``stderr`` may be str, UTF-8 bytes or None; any other result (None,
+    binary output) is a ``MeasureError`` naming the command, and so is a
+    number perf printed that is not finite and >= 0 (``parse_perf``).
+    ``groups``, ``loops``, ``reps`` and ``pinned`` take numpy integers and
+    bools too.
 
     ``changes``: what else to run besides the plain benchmark, each a dict
     of ``policy`` (``chrt --batch 0``, ``--idle 0``, ``--fifo P``, ``--rr
@@ -372,25 +491,18 @@ def measure(
                 root = Path(sysctl_root)
                 with _changes.sysctls(_changes.sysctl_values(ch, root), root):
                     before = read_irqs()
-                    try:
-                        p = runner(cmd)
-                    except FileNotFoundError as e:
-                        raise MeasureError(
-                            f"cannot run {cmd[0]!r}: {e}; install perf (Debian: apt-get "
-                            "install linux-perf)"
-                        ) from None
+                    p = run_one(runner, cmd)
                     after = read_irqs()
-                text = p.stdout + "\n" + p.stderr
+                code, out, err = completed_output(p, cmd)
+                text = out + "\n" + err
                 why = _changes.refusal(ch, text)
                 if why is not None:
                     raise MeasureError(why)
-                if p.returncode != 0:
+                if code != 0:
                     low = text.lower()
                     if "paranoid" in low or "permission" in low or "not permitted" in low:
                         check_perf_access(PARANOID_MAX + 1, 1, "perf")
-                    raise MeasureError(
-                        f"{' '.join(cmd)} exited with {p.returncode}:\n{text[-2000:]}"
-                    )
+                    raise MeasureError(f"{' '.join(cmd)} exited with {code}:\n{text[-2000:]}")
                 nums = parse_perf(text)
                 rows.append(
                     {

@@ -21,6 +21,7 @@ from typing import Any
 
 import polars as pl
 
+from .._args import checked_call
 from .._check import need_bool, need_str, show
 from ..exceptions import ConfigTypeError, MeasureError
 from .measurement import (
@@ -29,10 +30,14 @@ from .measurement import (
     Runner,
     check_perf_access,
     choice_list,
+    completed_output,
     host_info,
     int_list,
     perf_event_paranoid,
+    perf_number,
+    perf_text,
     run_command,
+    run_one,
 )
 
 #: The comm ``perf bench sched messaging`` gives its tasks (the parent too).
@@ -48,35 +53,61 @@ TASK_COLUMNS = (
     "max_start_s",
     "max_end_s",
 )
-_LINE = re.compile(
-    r"^\s*(?P<comm>.+?):(?P<pid>\d+|\(\d+\))\s*\|\s*(?P<runtime>[\d.]+) ms\s*\|\s*"
-    r"(?P<switches>\d+)\s*\|\s*avg:\s*(?P<avg>[\d.]+) ms\s*\|\s*max:\s*(?P<max>[\d.]+) ms"
-    r"\s*\|\s*max start:\s*(?P<start>[\d.]+) s\s*\|\s*max end:\s*(?P<end>[\d.]+) s"
+#: A task row: ``comm:pid`` (``comm:(N)`` for N pids merged) and the rest,
+#: read field by field (``_FIELDS``) so that a row with a field perf did not
+#: write is refused by name rather than skipped.
+_ROW = re.compile(
+    r"^\s*(?P<comm>.+?):(?P<pid>[0-9]+|\([0-9]+\))\s*\|(?P<rest>.*\|\s*avg:.*)$", re.ASCII
+)
+_FIELDS = re.compile(
+    r"^\s*(?P<runtime>\S+) ms\s*\|\s*(?P<switches>\S+)\s*\|\s*avg:\s*(?P<avg>\S+) ms\s*\|"
+    r"\s*max:\s*(?P<max>\S+) ms\s*\|\s*max start:\s*(?P<start>\S+) s\s*\|"
+    r"\s*max end:\s*(?P<end>\S+) s",
+    re.ASCII,
 )
 
 
-def parse_sched_latency(text: str) -> pl.DataFrame:
+@checked_call("parse_sched_latency")
+def parse_sched_latency(text: str | bytes) -> pl.DataFrame:
     """The task rows of ``perf sched latency -p`` output: ``comm``, ``pid``
     (null for a row merged over several pids, without ``-p``),
     ``runtime_ms``, ``switches`` (delays counted), ``avg_delay_ms``,
-    ``max_delay_ms``, ``max_start_s``, ``max_end_s``. Raises
-    ``MeasureError`` when the text holds no task table."""
+    ``max_delay_ms``, ``max_start_s``, ``max_end_s``. ``text``: a str, or
+    bytes (not UTF-8 in a task's name is read as U+FFFD: a comm may be any
+    bytes). Raises ``MeasureError`` when the text holds no task table or a
+    task row holds a field that is not a finite number >= 0 (a count not
+    an integer)."""
+    text = perf_text(text, "perf sched latency output", strict=False)
     rows: list[dict[str, Any]] = []
     for line in text.splitlines():
-        m = _LINE.match(line)
+        m = _ROW.match(line)
         if m is None:
             continue
+        f = _FIELDS.match(m["rest"])
+        if f is None:
+            raise MeasureError(
+                f"perf sched latency: a task row without its fields: {line.strip()[:200]!r}"
+            )
         pid = m["pid"]
+        switches = f["switches"]
+        if not (switches.isascii() and switches.isdigit() and len(switches) <= 18):
+            raise MeasureError(
+                f"perf sched latency: switches is {switches[:40]!r}, not a count, in "
+                f"{line.strip()[:200]!r}"
+            )
+        if not pid.startswith("(") and len(pid) > 18:
+            raise MeasureError(f"perf sched latency: pid {pid[:40]}... in {line.strip()[:200]!r}")
         rows.append(
             {
-                "comm": m["comm"].strip(),
+                # a str may hold lone surrogates, which a polars column cannot
+                "comm": m["comm"].strip().encode("utf-8", "replace").decode(),
                 "pid": None if pid.startswith("(") else int(pid),
-                "runtime_ms": float(m["runtime"]),
-                "switches": int(m["switches"]),
-                "avg_delay_ms": float(m["avg"]),
-                "max_delay_ms": float(m["max"]),
-                "max_start_s": float(m["start"]),
-                "max_end_s": float(m["end"]),
+                "runtime_ms": perf_number("runtime", f["runtime"], line),
+                "switches": int(switches),
+                "avg_delay_ms": perf_number("avg delay", f["avg"], line),
+                "max_delay_ms": perf_number("max delay", f["max"], line),
+                "max_start_s": perf_number("max start", f["start"], line),
+                "max_end_s": perf_number("max end", f["end"], line),
             }
         )
     if not rows:
@@ -110,13 +141,12 @@ def record_command(
 def _elapsed(text: str) -> float:
     for line in text.splitlines():
         if line.strip().startswith("Total time:"):
-            try:
-                return float(line.split(":", 1)[1].split()[0])
-            except (ValueError, IndexError):
-                break
+            words = line.split(":", 1)[1].split()
+            return perf_number("Total time", words[0] if words else None, line)
     raise MeasureError(f"perf bench printed no 'Total time: N [sec]' line:\n{text[-2000:]}")
 
 
+@checked_call("measure_latency")
 def measure_latency(
     *,
     groups: int | Sequence[int] = 2,
@@ -180,18 +210,16 @@ def _one(
 ) -> pl.DataFrame:
     host = host_info()
     cmd = record_command(data, ipc, mode, groups, loops, perf)
-    p = runner(cmd)
-    text = p.stdout + "\n" + p.stderr
-    if p.returncode != 0:
-        raise MeasureError(f"{' '.join(cmd)} exited with {p.returncode}:\n{text[-2000:]}")
+    code, out, err = completed_output(run_one(runner, cmd), cmd)
+    text = out + "\n" + err
+    if code != 0:
+        raise MeasureError(f"{' '.join(cmd)} exited with {code}:\n{text[-2000:]}")
     elapsed = _elapsed(text)
     lat_cmd = [perf, "sched", "latency", "-p", "-i", data]
-    q = runner(lat_cmd)
-    if q.returncode != 0:
-        raise MeasureError(
-            f"{' '.join(lat_cmd)} exited with {q.returncode}:\n{(q.stdout + q.stderr)[-2000:]}"
-        )
-    tasks = parse_sched_latency(q.stdout).filter(pl.col("comm") == MESSAGING_COMM)
+    code, out, err = completed_output(run_one(runner, lat_cmd), lat_cmd, strict=False)
+    if code != 0:
+        raise MeasureError(f"{' '.join(lat_cmd)} exited with {code}:\n{(out + err)[-2000:]}")
+    tasks = parse_sched_latency(out).filter(pl.col("comm") == MESSAGING_COMM)
     return tasks.select(
         pl.lit(ipc).alias("ipc"),
         pl.lit(mode).alias("mode"),

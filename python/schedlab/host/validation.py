@@ -19,12 +19,22 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from .._check import need_frame, need_int, show, type_name
+from .._args import checked_call
+from .._check import need_int, show, type_name
 from ..config import CostModel, Kernel, Machine
 from ..exceptions import ConfigError, ConfigTypeError
 from ..run.args import kernel_arg, machine_arg
 from . import changes as _changes
-from .calibration import CONFIG, Calibration, calibrate, model_runs, rep_noise
+from .calibration import (
+    CONFIG,
+    Calibration,
+    Column,
+    calibrate,
+    measured_frame,
+    model_runs,
+    rep_noise,
+)
+from .calibration import FRAME_COLUMNS as CALIBRATE_COLUMNS
 
 #: The measured metric, the model's metric it is compared with, and the
 #: target for the median |predicted ÷ measured − 1| of the effects (None:
@@ -35,6 +45,20 @@ METRICS: dict[str, tuple[str, float | None]] = {
     "cpu_migrations": ("cpu_migrations", 0.30),
     "res_ipis": ("resched_ipis", 0.50),
     "cal_ipis": ("function_call_ipis", None),
+}
+#: The columns ``validate`` reads and what each must hold: ``calibrate``'s
+#: (``schedlab.host.calibration.FRAME_COLUMNS``), the change columns
+#: (``measure``'s ``changes``) and the interrupt counts.
+FRAME_COLUMNS: dict[str, Column] = {
+    **CALIBRATE_COLUMNS,
+    "change": Column("text", nulls=True),
+    "policy": Column("text", nulls=True),
+    "rt_priority": Column("int", nulls=True, lo=0, hi=99),
+    "nice": Column("int", nulls=True, lo=-20, hi=19),
+    "affinity": Column("text", nulls=True),
+    "rt_runtime_us": Column("int", nulls=True, lo=-1, hi=2**31 - 1),
+    "rt_period_us": Column("int", nulls=True, lo=1, hi=2**31 - 1),
+    **{m: Column("number", nulls=True) for m in METRICS},
 }
 #: An effect this large (|effect − 1|) must have the model's direction.
 BIG_EFFECT = 0.20
@@ -112,12 +136,20 @@ def _changes_of(real: pl.DataFrame) -> list[dict[str, Any]]:
     out = []
     for r in rows:
         r = dict(r)
-        if r.get("affinity") is not None:
-            r["affinity"] = [int(c) for c in str(r["affinity"]).split(",")]
+        aff = r.get("affinity")
+        if aff is not None:
+            cpus = str(aff).split(",")
+            if not all(c.isascii() and c.isdigit() and len(c) <= 4 for c in cpus):
+                raise ConfigError(
+                    f"invalid real: column 'affinity' holds {show(aff)}; expected a CPU list "
+                    "such as '0,1' (measure's changes)"
+                )
+            r["affinity"] = [int(c) for c in cpus]
         out.append(r)
     return out
 
 
+@checked_call("validate")
 def validate(
     real: pl.DataFrame,
     machine: Machine | str,
@@ -132,21 +164,19 @@ def validate(
     costs: CostModel | None = None,
     seed: int = 0,
     max_evaluations: int = 40,
+    machine_mismatch: str = "warn",
 ) -> Validation:
     """Calibrate ``machine``'s costs under ``kernel`` on the ``baseline``
     rows of ``real`` (a ``measure("hackbench", changes=...)`` frame; by
     default ``calibrate``'s training set, every ipc × mode at the middle
     group count: 4 configurations), then predict every other change's
     effect on every measured configuration. ``fit``, ``train``, ``costs``,
-    ``seed`` and ``max_evaluations`` are ``calibrate``'s; ``seeds`` model
-    runs per configuration, the plain and the changed ones on the same
-    seeds. Returns a ``Validation``."""
-    real = need_frame(
-        "real",
-        real,
-        ["change", *_changes.KEYS, *CONFIG, *METRICS],
-        "measure('hackbench', changes=...)'s frame",
-    )
+    ``seed``, ``max_evaluations`` and ``machine_mismatch`` are
+    ``calibrate``'s (so are the checks of ``real``'s columns, with the
+    change columns: ``FRAME_COLUMNS``); ``seeds`` model runs per
+    configuration, the plain and the changed ones on the same seeds.
+    Returns a ``Validation``."""
+    real = measured_frame(real, FRAME_COLUMNS, "measure('hackbench', changes=...)'s frame")
     real = real.with_columns(pl.col("change").fill_null(_changes.PLAIN))
     if not isinstance(baseline, str):
         raise ConfigTypeError(
@@ -198,6 +228,7 @@ def validate(
         costs=costs,
         seed=seed,
         max_evaluations=max_evaluations,
+        machine_mismatch=machine_mismatch,
     )
     cfg_rows = base_real.select(list(CONFIG)).unique().sort(list(CONFIG)).to_dicts()
     model_metrics = [v[0] for v in METRICS.values()]

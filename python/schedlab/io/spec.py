@@ -20,6 +20,7 @@ migration_cost_ns = [0, 500000]
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from typing import Any
 import polars as pl
 
 from .. import workloads
+from .._check import error_text
 from .._progress import ProgressArg
 from ..config import CostModel, Kernel, Machine
 from ..exceptions import ConfigError, ConfigTypeError
@@ -52,16 +54,44 @@ _TOP = {
 }
 
 
+#: The largest spec file read (a spec is a few hundred bytes; this bounds
+#: reading ``/dev/zero`` or a mistaken multi-gigabyte file).
+MAX_SPEC_BYTES = 1 << 20
+
+
 def load_spec(path: str | Path) -> dict[str, Any]:
-    """Read and check a sweep spec; errors name the key and what is allowed."""
+    """Read and check a sweep spec (a file of at most ``MAX_SPEC_BYTES``);
+    errors name the key and what is allowed."""
+    if not isinstance(path, str | os.PathLike):
+        raise ConfigTypeError(
+            f"invalid type for spec: got {type(path).__name__}, expected a file path"
+        )
     p = Path(path)
     try:
         with p.open("rb") as f:
-            spec = tomllib.load(f)
+            data = f.read(MAX_SPEC_BYTES + 1)
     except FileNotFoundError:
         raise ConfigError(f"invalid spec={str(p)!r}: no such file") from None
+    except IsADirectoryError:
+        raise ConfigError(f"invalid spec={str(p)!r}: a directory; expected a TOML file") from None
+    except (OSError, ValueError) as e:  # EACCES, ENAMETOOLONG, a NUL byte in the name
+        raise ConfigError(f"invalid spec={str(p)!r}: cannot be read ({error_text(e)})") from None
+    if len(data) > MAX_SPEC_BYTES:
+        raise ConfigError(
+            f"invalid spec={str(p)!r}: larger than {MAX_SPEC_BYTES:,} bytes; a sweep spec "
+            "is a short TOML file"
+        )
+    try:
+        spec = tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"invalid spec={str(p)!r}: not UTF-8 text ({e.reason})") from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"invalid spec={str(p)!r}: not TOML ({e})") from None
+    except RecursionError:
+        raise ConfigError(
+            f"invalid spec={str(p)!r}: nested too deeply to read; a sweep spec's values "
+            "are flat lists"
+        ) from None
     unknown = set(spec) - _TOP
     if unknown:
         raise ConfigError(

@@ -17,9 +17,10 @@ from typing import Any
 import polars as pl
 
 from .. import _core
-from ..exceptions import ConfigError
-from .frame import build_frame
+from .._check import error_text, need_output_path
+from ..exceptions import ConfigError, OutputError
 from .plan import Planned, Run
+from .rows import build_frame
 
 
 def sweep_fingerprint(runs: Iterable[Run]) -> str:
@@ -113,14 +114,15 @@ def _check_bytes(path: Path) -> None:
         )
 
 
-def load_checkpoint(path: Path, fingerprint: str, runs: Planned) -> list[dict[str, Any]]:
-    """The resumable rows of the checkpoint at ``path``, after checking that
+def load_checkpoint(path: Path, fingerprint: str, runs: Planned) -> pl.DataFrame:
+    """The resumable rows of the checkpoint at ``path`` (a frame, empty if
+    there is no file), after checking that
     its bytes are those schedlab wrote (``<checkpoint>.sha256``), it reads,
     was written by this schedlab version for this sweep (``fingerprint``),
     is unaltered (its content hash) and holds only planned runs
     (``runs``), each once; else a ConfigError."""
     if not path.exists():
-        return []
+        return pl.DataFrame()
     _check_bytes(path)
     try:
         meta = pl.read_parquet_metadata(path)
@@ -144,14 +146,14 @@ def load_checkpoint(path: Path, fingerprint: str, runs: Planned) -> list[dict[st
     if _content_hash(df) != expected:
         raise _bad_checkpoint(path, "its rows do not match its content hash (altered or corrupt)")
     if df.height == 0:
-        return []
+        return df
     missing = [c for c in ("point", "replicate", "seed", "status") if c not in df.columns]
     if missing:
         raise _bad_checkpoint(path, f"it has no column {', '.join(missing)}")
     seen: set[tuple[Any, Any]] = set()
-    rows = df.to_dicts()
-    for row in rows:
-        key = (row["point"], row["replicate"])
+    cols = (df[c].to_list() for c in ("point", "replicate", "seed"))
+    for point, replicate, row_seed in zip(*cols, strict=True):
+        key = (point, replicate)
         seed = runs.seed_of(*key)
         if seed is None:
             raise _bad_checkpoint(
@@ -162,44 +164,65 @@ def load_checkpoint(path: Path, fingerprint: str, runs: Planned) -> list[dict[st
                 path, f"it holds the row (point={key[0]}, replicate={key[1]}) more than once"
             )
         seen.add(key)
-        if row["seed"] != seed:
+        if row_seed != seed:
             raise _bad_checkpoint(
                 path,
-                f"its row (point={key[0]}, replicate={key[1]}) has seed={row['seed']!r}, "
+                f"its row (point={key[0]}, replicate={key[1]}) has seed={row_seed!r}, "
                 f"not the sweep's {seed}",
             )
-    return [r for r in rows if r["status"] != "cancelled"]
+    return df.filter(pl.col("status") != "cancelled")
 
 
-def save_checkpoint(path: Path, rows: list[dict[str, Any]], fingerprint: str) -> None:
-    """Write ``rows`` (as the sweep frame) to the checkpoint at ``path``,
-    with the sweep's ``fingerprint``, the version and the content hash in
-    its metadata, and its digest file beside it; each file is replaced
-    atomically (written aside, then renamed)."""
+def check_checkpoint_path(param: str, path: str | os.PathLike[str]) -> Path:
+    """A checkpoint path, checked before any run as every output file is
+    (``need_output_path``: a file name, not a directory or device, in a
+    directory where files can be created); an existing file is allowed
+    (it is resumed from)."""
+    return need_output_path(param, path, force=True)
+
+
+def save_checkpoint(
+    path: Path, rows: pl.DataFrame | list[dict[str, Any]], fingerprint: str
+) -> None:
+    """Write ``rows`` (the sweep frame, or rows to build it from) to the
+    checkpoint at ``path``, with the sweep's ``fingerprint``, the version
+    and the content hash in its metadata, and its digest file beside it;
+    each file is replaced atomically (written aside, then renamed). A write
+    that fails (a full disk) leaves both files as they were, no temporary
+    file behind, and raises ``OutputError`` (its ``partial`` the frame)."""
+    df = rows if isinstance(rows, pl.DataFrame) else build_frame(rows)
     tmp = path.with_name(path.name + ".tmp")
-    df = build_frame(rows)
-    df.write_parquet(
-        tmp,
-        metadata={
-            "schedlab.sweep": fingerprint,
-            "schedlab.version": _core.__version__,
-            "schedlab.build_profile": _core.build_profile,
-            "schedlab.content_sha256": _content_hash(df),
-        },
-    )
-    # The digest file accepts the new bytes before they replace the old
-    # ones, and still the old: a kill between the two renames leaves a
-    # checkpoint the digest accepts, whichever of the two files it is.
     digest = _digest_path(path)
-    accept = [_file_sha256(tmp)]
-    if path.exists():
-        try:
-            accept.append(_file_sha256(path))
-        except OSError:
-            pass
     dtmp = digest.with_name(digest.name + ".tmp")
-    dtmp.write_text(json.dumps({"accept": accept}))
-    os.replace(dtmp, digest)
+    try:
+        df.write_parquet(
+            tmp,
+            metadata={
+                "schedlab.sweep": fingerprint,
+                "schedlab.version": _core.__version__,
+                "schedlab.build_profile": _core.build_profile,
+                "schedlab.content_sha256": _content_hash(df),
+            },
+        )
+        # The digest file accepts the new bytes before they replace the old
+        # ones, and still the old: a kill between the two renames leaves a
+        # checkpoint the digest accepts, whichever of the two files it is.
+        accept = [_file_sha256(tmp)]
+        if path.exists():
+            try:
+                accept.append(_file_sha256(path))
+            except OSError:
+                pass
+        dtmp.write_text(json.dumps({"accept": accept}))
+        os.replace(dtmp, digest)
+    except (OSError, pl.exceptions.PolarsError) as e:
+        for f in (tmp, dtmp):
+            f.unlink(missing_ok=True)
+        old = "; the checkpoint on disk is the last one written" if path.exists() else ""
+        err = OutputError(f"could not write checkpoint={str(path)!r}: {error_text(e)}{old}")
+        err.partial = df
+        err.kept = None
+        raise err from None
     os.replace(tmp, path)
 
 

@@ -20,9 +20,11 @@ import polars as pl
 from .. import _core
 from .._check import need_int
 from .._progress import ProgressArg, progress_ticker
-from .checkpoint import load_checkpoint, save_checkpoint, sweep_fingerprint
-from .frame import build_frame
+from ..exceptions import OutputError
+from .checkpoint import check_checkpoint_path, load_checkpoint, save_checkpoint, sweep_fingerprint
+from .estimate import check_memory
 from .plan import Planned, Run, RunList
+from .rows import FinishedRows
 
 
 def _interrupted_message(n: int, checkpoint: str | os.PathLike[str] | None) -> str:
@@ -105,10 +107,12 @@ class _ChunkSizer:
 class _Checkpoint:
     """The checkpoint file (if any), written as rows finish: ``due()`` writes
     it if rows were added, unless it was written less than ``every_s`` (and
-    10 times that write's duration) ago; ``write()`` writes it now."""
+    10 times that write's duration) ago; ``write()`` writes it now. A write
+    that fails (a full disk) raises ``OutputError`` carrying every finished
+    row; the file on disk stays the last one written."""
 
     def __init__(
-        self, path: Path | None, fingerprint: str, rows: list[dict[str, Any]], every_s: float
+        self, path: Path | None, fingerprint: str, rows: FinishedRows, every_s: float
     ) -> None:
         self.path = path
         self.fingerprint = fingerprint
@@ -125,7 +129,12 @@ class _Checkpoint:
     def write(self) -> None:
         start = _now()
         if self.path is not None:
-            save_checkpoint(self.path, self.rows, self.fingerprint)
+            df = self.rows.frame()
+            try:
+                save_checkpoint(self.path, df, self.fingerprint)
+            except OutputError as e:
+                e.partial = df
+                raise
         end = _now()
         self._next = end + max(self.every_s, 10 * (end - start)) if self.every_s else -math.inf
         self.unsaved = 0
@@ -145,13 +154,12 @@ class _Execution:
     def __init__(
         self,
         planned: Planned,
-        rows: list[dict[str, Any]],
+        rows: FinishedRows,
         tick: Callable[[int], None],
         ckpt: _Checkpoint,
     ) -> None:
         self.planned = planned
         self.rows = rows
-        self.finished = {(r["point"], r["replicate"]) for r in rows}
         self.tick = tick
         self.ckpt = ckpt
         self.untold = 0  # rows added, not yet counted by the progress
@@ -163,10 +171,10 @@ class _Execution:
         chunk: list[Run] = []
         want = size()
         for r in self.planned:
-            if (r.point, r.replicate) in self.finished:
+            if (r.point, r.replicate) in self.rows:
                 continue
             if r.base_spec is None:
-                self.rows.append(r.failed_row())
+                self.rows.add(r.failed_row())
                 self.ckpt.unsaved += 1
                 self.untold += 1
                 continue
@@ -188,11 +196,10 @@ class _Execution:
     def keep_finished(self, chunk: list[Run], outcomes: Sequence[Mapping[str, Any]]) -> None:
         # An interrupted chunk: its finished runs (rows equal to an
         # uninterrupted sweep's), not those cut short or never started.
-        have = {(r["point"], r["replicate"]) for r in self.rows}
         self.rows.extend(
             r.result_row(o)
             for r, o in zip(chunk, outcomes, strict=True)
-            if o["status"] != "cancelled" and (r.point, r.replicate) not in have
+            if o["status"] != "cancelled" and (r.point, r.replicate) not in self.rows
         )
 
     def run_local(self, size: int, nthreads: int) -> None:
@@ -246,27 +253,34 @@ def execute(
     executor: Executor | None = None,
     checkpoint: str | os.PathLike[str] | None = None,
     chunk_size: int | None = None,
-    rows: list[dict[str, Any]] | None = None,
+    rows: FinishedRows | None = None,
     fingerprint: str | None = None,
+    memory_limit: int | None = None,
 ) -> pl.DataFrame:
     """Run ``runs`` (locally or on ``executor``), chunk by chunk as the plan
     yields them, checkpointing as they finish; Ctrl-C raises
-    ``SweepInterrupted`` with the finished rows, and any exception cancels
-    the executor's chunks not started. ``rows``: finished rows to start
-    from (the checkpoint's and any run before, e.g. the CLI's timing runs),
-    else the checkpoint is read here; ``fingerprint``: the plan's, if
-    already computed. ``chunk_size``: runs per chunk; default, locally
-    max(4 × cores, runs / 32), on an executor ~``_CHUNK_S`` of runs each."""
+    ``SweepInterrupted`` with the finished rows, a checkpoint that cannot be
+    written ``OutputError`` with them, and any exception cancels the
+    executor's chunks not started. ``rows``: finished rows to start from
+    (the checkpoint's and any run before, e.g. the CLI's timing runs), else
+    the checkpoint is read here; ``fingerprint``: the plan's, if already
+    computed. ``chunk_size``: runs per chunk; default, locally max(4 ×
+    cores, runs / 32), on an executor ~``_CHUNK_S`` of runs each. Before
+    any run, the checkpoint's path is checked and the estimated peak memory
+    compared with ``memory_limit`` (``estimate.check_memory``)."""
     planned = RunList(runs) if isinstance(runs, list) else runs
-    path = Path(checkpoint) if checkpoint is not None else None
+    path = None if checkpoint is None else check_checkpoint_path("checkpoint", checkpoint)
+    fixed = need_int("chunk_size", chunk_size, lo=1, hi=10_000_000) if chunk_size else None
+    check_memory(planned, nthreads, memory_limit)
     fp = (fingerprint or sweep_fingerprint(planned)) if path else ""
     if rows is None:
-        rows = load_checkpoint(path, fp, planned) if path else []
+        rows = FinishedRows()
+        if path:
+            rows.add_frame(load_checkpoint(path, fp, planned))
     ex = _Execution(planned, rows, lambda n: None, _Checkpoint(path, fp, rows, 0.0))
     total = planned.n_runs
-    left = total - len(ex.finished)
+    left = total - len(rows)
     ex.tick = progress_ticker(progress, total, total - left)
-    fixed = need_int("chunk_size", chunk_size, lo=1, hi=10_000_000) if chunk_size else None
     try:
         if executor is None:
             # Local chunks: big enough to keep every core busy (a chunk waits
@@ -286,9 +300,13 @@ def execute(
         for _ in (1, 2, 3, 4, 5):
             try:
                 ex.salvage_futures()
+                df = rows.frame()
                 if path:
-                    save_checkpoint(path, rows, fp)
-                err = SweepInterrupted(build_frame(rows), path)
+                    try:
+                        save_checkpoint(path, df, fp)
+                    except OutputError:
+                        path = None  # the rows are in .partial; the message says so
+                err = SweepInterrupted(df, path)
                 break
             except KeyboardInterrupt:
                 continue
@@ -299,4 +317,4 @@ def execute(
     if ex.untold:
         ex.tick(ex.untold)
     ex.ckpt.close()
-    return build_frame(rows)
+    return rows.frame()

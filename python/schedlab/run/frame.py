@@ -1,15 +1,13 @@
 """The rows and columns of result frames: a run's configuration columns
 (``config_row``; ``is_config_column`` recognises them), the types each
 configuration column holds (``column_kinds``) so that an invalid point's
-"error" rows never change a column's dtype (``error_config``), and the sweep
-frame built from finished rows (``build_frame``)."""
+"error" rows never change a column's dtype (``error_config``). The sweep
+frame of finished rows is ``rows.build_frame``'s."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
-
-import polars as pl
 
 from .._check import show
 from ..config import CostModel, Kernel, Machine
@@ -131,26 +129,3 @@ def error_config(
     if text:
         err = f"{err} [grid values not in their columns: {', '.join(text)}]"
     return row, err
-
-
-def build_frame(rows: Iterable[dict[str, Any]]) -> pl.DataFrame:
-    """The sweep frame of finished rows: a row per run in (point, replicate)
-    order; the configuration columns first, then ``status``,
-    ``status_detail`` and the metrics, ``wall_s`` last."""
-    rows = sorted(rows, key=lambda r: (r["point"], r["replicate"]))
-    if not rows:
-        return pl.DataFrame()
-    # The configuration (each row's keys before "status") first, then status,
-    # status_detail and the metrics, wall_s last; each in first-seen order,
-    # so that an error row first does not put configuration after metrics.
-    head: dict[str, None] = {}
-    tail: dict[str, None] = {}
-    for r in rows:
-        cols = head
-        for k in r:
-            if k == "status":
-                cols = tail
-            if k not in head and k not in tail:
-                cols[k] = None
-    order = [c for c in [*head, *tail] if c != "wall_s"] + ["wall_s"]
-    return pl.from_dicts(rows, infer_schema_length=None).select(order)

@@ -36,6 +36,7 @@ def sweep(
     interval_s: float = 0.1,
     chunk_size: int | None = None,
     latency: bool = False,
+    memory_limit: int | None = None,
 ) -> pl.DataFrame:
     """Run ``workload`` over the cartesian product of ``grid`` × ``replicates``.
 
@@ -69,6 +70,14 @@ def sweep(
     ``latency_mean_us``, ``latency_p50_us`` / ``_p90_us`` / ``_p99_us``,
     ``latency_max_us`` and the same ``wakeup_latency_*`` (as
     ``simulate(..., latency=True)``'s metrics).
+
+    Before any run, the sweep's peak memory is estimated (the runs under
+    way, every finished row held until the frame is built) and a sweep
+    above ``memory_limit`` bytes is refused with a ``ConfigError`` naming
+    the run count and the estimate; the default is half the memory the
+    process may use (RAM, its cgroup's limit, ``RLIMIT_AS``: see
+    ``schedlab.run.estimate``). A checkpoint that cannot be written (a full
+    disk) raises ``OutputError`` with every finished row in its ``partial``.
     """
     plan = plan_sweep(
         machine,
@@ -85,4 +94,6 @@ def sweep(
         interval_s=interval_s,
         latency=latency,
     )
-    return execute(plan, plan.nthreads, progress, executor, checkpoint, chunk_size)
+    return execute(
+        plan, plan.nthreads, progress, executor, checkpoint, chunk_size, memory_limit=memory_limit
+    )
