@@ -6,7 +6,8 @@
 //! scheduler), `sched` (the scheduler: `sched::Sched`, CFS/EEVDF, balancing,
 //! the RT class, and the hooks through which it posts events), `workload`
 //! (task state machines), `result` (columns), `trace`, `config` (named
-//! fields), `rng`, `limits` (memory limits of a run). `bindings` (feature
+//! fields), `rng`, `limits` (memory limits of a run), `export` (the
+//! Perfetto trace's body, encoded from the result's columns). `bindings` (feature
 //! `python`) is the only place that knows Python. docs/model.md describes
 //! how the model follows the kernel and how engine and scheduler split.
 
@@ -15,6 +16,7 @@ pub mod cost;
 pub mod domains;
 pub mod engine;
 pub mod error;
+pub mod export;
 pub mod kernel;
 pub mod limits;
 pub mod power;

@@ -373,24 +373,86 @@ def test_an_interrupted_export_leaves_the_old_file_intact(run, tmp_path, monkeyp
     old = tmp_path / "run.pftrace"
     old.write_bytes(b"the previous trace")
     written = []
-    real = pftrace.write_packet
+    real = pftrace.write_chunk
 
-    def failing(f, packet):
+    def failing(f, data):
         if len(written) == 5:
             raise error
-        written.append(packet)
-        real(f, packet)
+        written.append(data)
+        real(f, data)
 
-    monkeypatch.setattr(pftrace, "write_packet", failing)
+    # the core hands the body over in chunks of about 256 bytes here: the
+    # sixth fails, in the middle of the ftrace bundles
+    monkeypatch.setattr(pftrace, "WRITE_CHUNK_BYTES", 256)
+    monkeypatch.setattr(pftrace, "write_chunk", failing)
     with pytest.raises(type(error)):
         run.to_perfetto(old)
-    assert len(written) == 5  # it failed mid-write, after writing some packets
+    assert len(written) == 5  # it failed mid-write, after writing some chunks
     assert old.read_bytes() == b"the previous trace"
     assert list(tmp_path.iterdir()) == [old]  # no temporary file left behind
     # and a new file is not created by a failed export
     with pytest.raises(type(error)):
         written.clear()
         run.to_perfetto(tmp_path / "new.pftrace")
+    assert list(tmp_path.iterdir()) == [old]
+
+
+def test_ctrl_c_during_the_export_leaves_the_old_file_intact(run, tmp_path, monkeypatch):
+    import signal
+
+    old = tmp_path / "run.pftrace"
+    old.write_bytes(b"the previous trace")
+    written = []
+    real = pftrace.write_chunk
+
+    def interrupted(f, data):
+        if len(written) == 3:  # a real SIGINT, as Ctrl-C sends it
+            os.kill(os.getpid(), signal.SIGINT)
+        written.append(data)
+        real(f, data)
+
+    monkeypatch.setattr(pftrace, "WRITE_CHUNK_BYTES", 256)
+    monkeypatch.setattr(pftrace, "write_chunk", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        run.to_perfetto(old)
+    assert 3 <= len(written) < 10
+    assert old.read_bytes() == b"the previous trace"
+    assert list(tmp_path.iterdir()) == [old]
+
+
+def test_the_trace_handed_over_in_chunks_gives_the_same_file(run, tmp_path, monkeypatch):
+    # the core takes the trace a chunk of rows at a time and writes its
+    # output a chunk of bytes at a time; neither size changes a byte
+    run.to_perfetto(tmp_path / "whole.pftrace")
+    monkeypatch.setattr(pftrace, "TRACE_CHUNK_ROWS", 7)
+    monkeypatch.setattr(pftrace, "WRITE_CHUNK_BYTES", 100)
+    run.to_perfetto(tmp_path / "chunks.pftrace")
+    assert (tmp_path / "chunks.pftrace").read_bytes() == (tmp_path / "whole.pftrace").read_bytes()
+
+
+def test_a_trace_the_export_cannot_write_is_refused_and_leaves_no_file(tmp_path: Path):
+    r = sl.simulate("vm-2", "v3.8", hackbench(loops=5), seed=3, trace=True)
+    trace = r.trace
+    old = tmp_path / "run.pftrace"
+    old.write_bytes(b"the previous trace")
+    # a prev_state the export has no number for
+    r.__dict__["trace"] = trace.with_columns(
+        pl.when(pl.col("prev_state") == "S")
+        .then(pl.lit("Q"))
+        .otherwise("prev_state")
+        .alias("prev_state")
+    )
+    with pytest.raises(ValueError, match="unknown prev_state 'Q'"):
+        r.to_perfetto(old)
+    # a CPU the machine does not have, named by the core with its row
+    r.__dict__["trace"] = trace.with_columns(
+        pl.when(pl.int_range(pl.len()) == 30).then(7).otherwise("cpu").cast(pl.Int32).alias("cpu")
+    )
+    with pytest.raises(
+        sl.ConfigError, match=r"invalid trace\.cpu=7 \(row 30\): expected a CPU from 0 to 1"
+    ):
+        r.to_perfetto(old)
+    assert old.read_bytes() == b"the previous trace"
     assert list(tmp_path.iterdir()) == [old]
 
 

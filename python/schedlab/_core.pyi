@@ -2,6 +2,7 @@
 with ``python -m mypy.stubtest schedlab._core``; tests/test_typing.py checks
 that the TypedDicts' keys follow the core's field lists)."""
 
+from collections.abc import Callable
 from typing import Any, Literal, TypedDict
 
 import numpy as np
@@ -41,6 +42,10 @@ __all__ = [
     "LATENCY_BUCKETS",
     "LATENCY_TASK_BYTES",
     "run_batch",
+    "perfetto_body",
+    "PERFETTO_TRACK_BASES",
+    "PERFETTO_SEQUENCE_ID",
+    "PERFETTO_CHUNK_BYTES",
     "derive_seed",
     "SchedlabError",
     "ConfigError",
@@ -241,21 +246,29 @@ class BalanceTraceColumns(TypedDict):
     cost_ns: NDArray[np.uint64]
     dropped: int
 
-class PeltTraceColumns(TypedDict):
+class PerfettoPelt(TypedDict):
+    """PELT rows in the core's layout (``schedlab.io.pftrace``)."""
+
     time_ns: NDArray[np.uint64]
     cpu: NDArray[np.int32]
     util_avg: NDArray[np.uint64]
     load_avg: NDArray[np.uint64]
+
+class PeltTraceColumns(PerfettoPelt):
     runnable_avg: NDArray[np.uint64]
     dropped: int
 
-class TraceColumns(TypedDict):
+class PerfettoTrace(TypedDict):
+    """Rows of ``r.trace`` in the core's layout (``schedlab.io.pftrace``)."""
+
     time_ns: NDArray[np.uint64]
     cpu: NDArray[np.int32]
     kind: NDArray[np.uint8]
     pid: NDArray[np.int32]
     a: NDArray[np.int32]
     b: NDArray[np.int32]
+
+class TraceColumns(PerfettoTrace):
     dropped: int
     balance: BalanceTraceColumns
     pelt: PeltTraceColumns
@@ -332,6 +345,9 @@ IDLE_TYPES: list[str]
 MAX_TASKS: int
 MAX_TRACE_ROWS: int
 MAX_VMSTAT_BYTES: int
+PERFETTO_TRACK_BASES: dict[str, int]
+PERFETTO_SEQUENCE_ID: int
+PERFETTO_CHUNK_BYTES: int
 
 class Footprint(TypedDict):
     tasks: int
@@ -380,3 +396,42 @@ def latency_quantiles(
     hist: NDArray[np.uint32], max_ns: NDArray[np.uint64], qs: list[float]
 ) -> NDArray[np.float64]: ...
 def run_batch(specs: list[dict[str, Any]], threads: int) -> list[BatchOutcome]: ...
+
+class PerfettoTasks(TypedDict):
+    pid: NDArray[np.int64]
+    comm: list[str]
+    prio: NDArray[np.int64]
+    tgid: NDArray[np.int64]
+
+class PerfettoBalance(TypedDict):
+    time_ns: NDArray[np.uint64]
+    cpu: NDArray[np.int32]
+    cost_ns: NDArray[np.uint64]
+    name: NDArray[np.uint32]
+    names: list[str]
+    dst_cpu: NDArray[np.int32]
+    domain: NDArray[np.uint8]
+    moved: NDArray[np.uint32]
+    idle: NDArray[np.uint8]
+    idle_names: list[str]
+    outcome: NDArray[np.uint8]
+    outcome_names: list[str]
+    busiest: NDArray[np.int32]
+    active: NDArray[np.bool_]
+
+def perfetto_body(
+    write: Callable[[bytes], object],
+    rows: Callable[[], PerfettoTrace | None],
+    tasks: PerfettoTasks,
+    sample_ns: NDArray[np.uint64],
+    runqueue: NDArray[np.int64],
+    pelt: PerfettoPelt,
+    balance: PerfettoBalance,
+    *,
+    nr_cpus: int,
+    compact: bool,
+    max_bundle_events: int,
+    end_ns: int,
+    truncated: bool,
+    chunk_bytes: int,
+) -> None: ...

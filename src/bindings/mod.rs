@@ -6,6 +6,7 @@
 
 mod convert;
 mod errors;
+mod perfetto;
 
 use convert::{machine_from, value_to_py, values_from, Params};
 use errors::py_err;
@@ -801,6 +802,17 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "BALANCE_OUTCOMES",
         crate::trace::BALANCE_OUTCOME_NAMES.to_vec(),
     )?;
+    {
+        use crate::export::perfetto as pf;
+        let tracks = PyDict::new(m.py());
+        tracks.set_item("runqueue", pf::RUNQUEUE_TRACK_BASE)?;
+        tracks.set_item("balancer", pf::BALANCE_TRACK_BASE)?;
+        tracks.set_item("util_avg", pf::UTIL_TRACK_BASE)?;
+        tracks.set_item("load_avg", pf::LOAD_TRACK_BASE)?;
+        m.add("PERFETTO_TRACK_BASES", tracks)?;
+        m.add("PERFETTO_SEQUENCE_ID", pf::SEQUENCE_ID)?;
+        m.add("PERFETTO_CHUNK_BYTES", pf::DEFAULT_CHUNK_BYTES)?;
+    }
     m.add("KERNEL_FIELDS", Kernel::field_names().to_vec())?;
     m.add("KERNEL_FIELD_INFO", convert::kernel_field_info(m.py())?)?;
     m.add(
@@ -867,5 +879,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(latency_quantiles, m)?)?;
     m.add_function(wrap_pyfunction!(run_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(perfetto::perfetto_body, m)?)?;
     Ok(())
 }

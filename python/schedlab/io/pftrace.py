@@ -1,10 +1,21 @@
 """Write a run's schedule as a Perfetto trace (``Result.to_perfetto``).
 
-Built with the ``TracePacket`` protos of Perfetto's own Python package
-(``pip install 'schedlab[perfetto]'``), as Perfetto's recorder writes a
-Linux system trace, so that ui.perfetto.dev and the trace processor build
-their scheduling views (CPU tracks, thread states, the ``sched`` /
-``sched_slice`` and ``thread_state`` tables, wake-up latencies) from it:
+Laid out as Perfetto's recorder writes a Linux system trace, so that
+ui.perfetto.dev and the trace processor build their scheduling views (CPU
+tracks, thread states, the ``sched`` / ``sched_slice`` and ``thread_state``
+tables, wake-up latencies) from it. The file's head (the process tree and
+the track descriptors) is built here with the ``TracePacket`` protos of
+Perfetto's own Python package (``pip install 'schedlab[perfetto]'``); its
+body, every packet that grows with the run (the ftrace bundles, the
+counters, the balancer slices), is encoded by the core
+(``_core.perfetto_body``, src/export/perfetto.rs) into the bytes those
+protos would serialize, from the frames' columns: the trace handed over
+``TRACE_CHUNK_ROWS`` rows at a time, the output written in chunks of
+``WRITE_CHUNK_BYTES`` (``write_chunk``), so the export holds about a chunk
+of each beside the frames. On 4.86 M trace rows it takes 2.5-3.4 s and
+adds about 30 MB of RSS, where a protobuf object per event took 59-78 s
+and 300 MB (measured 2026-12-02, ``scripts/dev/bench_perfetto.py``; docs:
+Perfetto export).
 
 - **ftrace event bundles** (``TracePacket.ftrace_events``): ``r.trace``'s
   events as the kernel's ``sched_switch``, ``sched_waking`` (just before
@@ -57,41 +68,43 @@ interrupted export leaves an existing file as it was.
 
 from __future__ import annotations
 
-import heapq
-import itertools
 import os
-from collections.abc import Callable, Iterator
 from typing import IO, TYPE_CHECKING, Any
 
+import numpy as np
+import polars as pl
+
+from .. import _core
 from .ftrace import (
-    EXIT,
     MIGRATE,
+    PREV_STATE_CODES,
     SWITCH,
+    WAKEUP,
     WAKEUP_NEW,
-    WAKING,
-    SchedEvent,
     TaskTable,
     atomic_output,
-    sched_events,
+    prev_state_code,
 )
 
 if TYPE_CHECKING:
+    from .._core import PerfettoBalance, PerfettoPelt, PerfettoTasks, PerfettoTrace
     from ..result import Result
 
 #: The one packet sequence every packet of the file belongs to.
-SEQUENCE_ID = 1
+SEQUENCE_ID: int = _core.PERFETTO_SEQUENCE_ID
 #: The most events (compact ones included) one ftrace event bundle holds.
 MAX_BUNDLE_EVENTS = 1024
 #: Track uuids: CPU n's run-queue counter track.
-RUNQUEUE_TRACK_BASE = 1_000_000
+RUNQUEUE_TRACK_BASE: int = _core.PERFETTO_TRACK_BASES["runqueue"]
 #: CPU n's balancer track, its PELT util_avg and load_avg counter tracks.
-BALANCE_TRACK_BASE = 2_000_000
-UTIL_TRACK_BASE = 3_000_000
-LOAD_TRACK_BASE = 4_000_000
-
-#: Where an event sits in the trace processor's order at one timestamp of
-#: one bundle: compact switches, then compact wakings, then plain events.
-_COMPACT_SWITCH, _COMPACT_WAKING, _PLAIN = 0, 1, 2
+BALANCE_TRACK_BASE: int = _core.PERFETTO_TRACK_BASES["balancer"]
+UTIL_TRACK_BASE: int = _core.PERFETTO_TRACK_BASES["util_avg"]
+LOAD_TRACK_BASE: int = _core.PERFETTO_TRACK_BASES["load_avg"]
+#: The size of the chunks the core hands to ``write_chunk``.
+WRITE_CHUNK_BYTES: int = _core.PERFETTO_CHUNK_BYTES
+#: The trace rows handed to the core at a time (their columns in its layout
+#: are made one chunk at a time: about 9 bytes a row).
+TRACE_CHUNK_ROWS = 1 << 17
 
 
 def perfetto_protos() -> Any:
@@ -127,177 +140,10 @@ def write_packet(f: IO[bytes], packet: Any) -> None:
     f.write(b"\x0a" + _varint(len(data)) + data)
 
 
-class _Bundle:
-    """The open ftrace event bundle of one CPU."""
-
-    def __init__(self, pb: Any, cpu: int) -> None:
-        self.packet = pb.TracePacket()
-        self.packet.trusted_packet_sequence_id = SEQUENCE_ID
-        self.bundle = self.packet.ftrace_events
-        self.bundle.cpu = cpu
-        self.size = 0
-        # the compact columns, and the intern table of their comms
-        self.switch_ts: list[int] = []
-        self.switch_state: list[int] = []
-        self.switch_pid: list[int] = []
-        self.switch_prio: list[int] = []
-        self.switch_comm: list[int] = []
-        self.waking_ts: list[int] = []
-        self.waking_pid: list[int] = []
-        self.waking_cpu: list[int] = []
-        self.waking_prio: list[int] = []
-        self.waking_comm: list[int] = []
-        self.comms: dict[str, int] = {}
-        # the latest timestamp, and the latest place in the order at it
-        self.tie_ts = -1
-        self.tie_place = -1
-
-    def place(self, ts: int, wanted: int) -> int:
-        """The place an event at ``ts`` gets: ``wanted``, or plain when an
-        event at the same timestamp already sits later in the order."""
-        if ts != self.tie_ts:
-            self.tie_ts, self.tie_place = ts, -1
-        got = wanted if self.tie_place <= wanted else _PLAIN
-        self.tie_place = max(self.tie_place, got)
-        self.size += 1
-        return got
-
-    def comm_index(self, comm: str) -> int:
-        i = self.comms.get(comm)
-        if i is None:
-            i = self.comms[comm] = len(self.comms)
-        return i
-
-    def finished_packet(self) -> Any:
-        """The bundle's packet with its compact columns filled in."""
-        if self.switch_ts or self.waking_ts:
-            c = self.bundle.compact_sched
-            c.intern_table.extend(self.comms)
-            c.switch_timestamp.extend(_deltas(self.switch_ts))
-            c.switch_prev_state.extend(self.switch_state)
-            c.switch_next_pid.extend(self.switch_pid)
-            c.switch_next_prio.extend(self.switch_prio)
-            c.switch_next_comm_index.extend(self.switch_comm)
-            c.waking_timestamp.extend(_deltas(self.waking_ts))
-            c.waking_pid.extend(self.waking_pid)
-            c.waking_target_cpu.extend(self.waking_cpu)
-            c.waking_prio.extend(self.waking_prio)
-            c.waking_comm_index.extend(self.waking_comm)
-            c.waking_common_flags.extend([0] * len(self.waking_ts))
-        return self.packet
-
-
-def _deltas(ts: list[int]) -> list[int]:
-    """Each timestamp as the step from the one before (the first from 0)."""
-    return [b - a for a, b in itertools.pairwise([0, *ts])]
-
-
-class _FtraceWriter:
-    """Puts the events into per-CPU bundles and writes each when full."""
-
-    def __init__(self, f: IO[bytes], pb: Any, tasks: TaskTable, compact: bool) -> None:
-        self.f = f
-        self.pb = pb
-        self.tasks = tasks
-        self.compact = compact
-        self.bundles: dict[int, _Bundle] = {}
-        # the task the trace processor takes as running on each CPU: the
-        # next_pid of the CPU's last switch written (none before the first)
-        self.running: dict[int, int] = {}
-
-    def add(self, e: SchedEvent) -> None:
-        b = self.bundles.get(e.cpu)
-        if b is None:
-            b = self.bundles[e.cpu] = _Bundle(self.pb, e.cpu)
-        on_cpu = self.running.get(e.cpu)
-        if e.name == SWITCH:
-            wanted = _COMPACT_SWITCH if self.compact and on_cpu == e.pid else _PLAIN
-            self.running[e.cpu] = e.b
-            if b.place(e.ts, wanted) == _COMPACT_SWITCH:
-                b.switch_ts.append(e.ts)
-                b.switch_state.append(e.a)
-                b.switch_pid.append(e.b)
-                b.switch_prio.append(self.tasks.prio(e.b))
-                b.switch_comm.append(b.comm_index(self.tasks.comm(e.b, e.cpu)))
-            else:
-                self._plain(b, e)
-        elif e.name == WAKING:
-            wanted = _COMPACT_WAKING if self.compact and on_cpu == e.common_pid else _PLAIN
-            if b.place(e.ts, wanted) == _COMPACT_WAKING:
-                b.waking_ts.append(e.ts)
-                b.waking_pid.append(e.pid)
-                b.waking_cpu.append(e.a)
-                b.waking_prio.append(self.tasks.prio(e.pid))
-                b.waking_comm.append(b.comm_index(self.tasks.comm(e.pid, e.cpu)))
-            else:
-                self._plain(b, e)
-        else:
-            b.place(e.ts, _PLAIN)
-            self._plain(b, e)
-        if b.size >= MAX_BUNDLE_EVENTS:
-            self.flush(e.cpu)
-
-    def _plain(self, b: _Bundle, e: SchedEvent) -> None:
-        tasks = self.tasks
-        ev = b.bundle.event.add()
-        ev.timestamp = e.ts
-        ev.pid = e.common_pid
-        if e.name == SWITCH:
-            s = ev.sched_switch
-            s.prev_comm = tasks.comm(e.pid, e.cpu)
-            s.prev_pid = e.pid
-            s.prev_prio = tasks.prio(e.pid)
-            s.prev_state = e.a
-            s.next_comm = tasks.comm(e.b, e.cpu)
-            s.next_pid = e.b
-            s.next_prio = tasks.prio(e.b)
-        elif e.name == MIGRATE:
-            m = ev.sched_migrate_task
-            m.comm = tasks.comm(e.pid, e.cpu)
-            m.pid = e.pid
-            m.prio = tasks.prio(e.pid)
-            m.orig_cpu = e.a
-            m.dest_cpu = e.b
-        elif e.name == EXIT:
-            x = ev.sched_process_exit
-            x.comm = tasks.comm(e.pid, e.cpu)
-            x.pid = e.pid
-            x.tgid = tasks.tgids.get(e.pid, e.pid)
-            x.prio = tasks.prio(e.pid)
-        else:  # sched_waking, sched_wakeup, sched_wakeup_new
-            w = getattr(ev, e.name)
-            w.comm = tasks.comm(e.pid, e.cpu)
-            w.pid = e.pid
-            w.prio = tasks.prio(e.pid)
-            w.success = 1  # the kernel's "rudiment": always 1
-            w.target_cpu = e.a
-
-    def flush(self, cpu: int) -> None:
-        b = self.bundles.pop(cpu, None)
-        if b is not None:
-            write_packet(self.f, b.finished_packet())
-
-    def flush_all(self) -> None:
-        for cpu in sorted(self.bundles):
-            self.flush(cpu)
-
-
-def _balance_slices(r: Result, nr_cpus: int) -> list[list[tuple[int, bool, dict[str, Any]]]]:
-    """Per CPU, the balancer track's (ts, begin?, pass) in time order: each
-    pass begins at max(its instant, the previous slice's end) and lasts its
-    cost_ns."""
-    per_cpu: list[list[tuple[int, bool, dict[str, Any]]]] = [[] for _ in range(nr_cpus)]
-    bt = r.balance_trace
-    if bt is None:
-        return per_cpu
-    free = [0] * nr_cpus
-    for row in bt.iter_rows(named=True):
-        cpu = row["cpu"]
-        start = max(row["time_ns"], free[cpu])
-        free[cpu] = start + row["cost_ns"]
-        per_cpu[cpu].append((start, True, row))
-        per_cpu[cpu].append((free[cpu], False, row))
-    return per_cpu
+def write_chunk(f: IO[bytes], data: bytes) -> None:
+    """Append a chunk of the file's body (whole packets, as the core encodes
+    them) to the file."""
+    f.write(data)
 
 
 def process_tree_packet(pb: Any, r: Result, tasks: TaskTable, ts: int) -> Any:
@@ -326,147 +172,33 @@ def process_tree_packet(pb: Any, r: Result, tasks: TaskTable, ts: int) -> Any:
     return p
 
 
-class _TrackWriter:
-    """The TrackEvent side: descriptors, counters and balancer slices, each
-    written when the trace reaches its time."""
-
-    def __init__(self, f: IO[bytes], pb: Any, r: Result) -> None:
-        self.f = f
-        self.pb = pb
-        self.TE = pb.TrackEvent
-        self.nr_cpus = int(r.config["nr_cpus"])
-        rq = r.runqueue_timeline
-        self.rq = rq
-        self.sample_ns = (
-            [int(round(t * 1e9)) for t in r.vmstat["time_s"].to_list()] if rq.size else []
-        )
-        self.next_sample = 0
-        pt = r.pelt_trace
-        self.has_pelt = pt is not None
-        self.pelt_rows: list[tuple[int, int, int, int]] = (
-            []
-            if pt is None
-            else list(pt.select("time_ns", "cpu", "util_avg", "load_avg").iter_rows())
-        )
-        self.next_pelt = 0
-        self.balance: Iterator[tuple[int, bool, dict[str, Any]]] = heapq.merge(
-            *_balance_slices(r, self.nr_cpus), key=lambda x: x[0]
-        )
-        self.pending_balance = next(self.balance, None)
-
-    def packet(self, ts: int | None = None) -> Any:
-        p = self.pb.TracePacket()
-        p.trusted_packet_sequence_id = SEQUENCE_ID
-        if ts is not None:
-            p.timestamp = ts
-        return p
-
-    def descriptors(self) -> None:
-        for cpu in range(self.nr_cpus):
-            tracks: list[tuple[int, str, str | None]] = [
-                (RUNQUEUE_TRACK_BASE + cpu, f"CPU {cpu} runqueue", "tasks"),
-                (BALANCE_TRACK_BASE + cpu, f"CPU {cpu} balancer", None),
+def track_descriptor_packets(pb: Any, nr_cpus: int, pelt: bool) -> list[Any]:
+    """The ``track_descriptor`` packets: per CPU, its run-queue counter
+    track, its balancer track and, with ``pelt``, its util_avg and load_avg
+    counter tracks."""
+    packets = []
+    for cpu in range(nr_cpus):
+        tracks: list[tuple[int, str, str | None]] = [
+            (RUNQUEUE_TRACK_BASE + cpu, f"CPU {cpu} runqueue", "tasks"),
+            (BALANCE_TRACK_BASE + cpu, f"CPU {cpu} balancer", None),
+        ]
+        if pelt:
+            tracks += [
+                (UTIL_TRACK_BASE + cpu, f"CPU {cpu} util_avg", ""),
+                (LOAD_TRACK_BASE + cpu, f"CPU {cpu} load_avg", ""),
             ]
-            if self.has_pelt:
-                tracks += [
-                    (UTIL_TRACK_BASE + cpu, f"CPU {cpu} util_avg", ""),
-                    (LOAD_TRACK_BASE + cpu, f"CPU {cpu} load_avg", ""),
-                ]
-            for uuid, name, unit in tracks:
-                p = self.packet()
-                d = p.track_descriptor
-                d.uuid = uuid
-                d.name = name
-                if unit is not None:
-                    d.counter.SetInParent()
-                    if unit:
-                        d.counter.unit_name = unit
-                write_packet(self.f, p)
-
-    def counter(self, ts: int, uuid: int, value: int) -> None:
-        p = self.packet(ts)
-        p.track_event.type = self.TE.TYPE_COUNTER
-        p.track_event.track_uuid = uuid
-        p.track_event.counter_value = value
-        write_packet(self.f, p)
-
-    def emit_samples(self, upto_ns: int) -> None:
-        while (
-            self.next_sample < len(self.sample_ns) and self.sample_ns[self.next_sample] <= upto_ns
-        ):
-            ts = self.sample_ns[self.next_sample]
-            for cpu in range(self.nr_cpus):
-                self.counter(ts, RUNQUEUE_TRACK_BASE + cpu, int(self.rq[cpu, self.next_sample]))
-            self.next_sample += 1
-            # the PELT rows of this sample (and any before it)
-            while self.next_pelt < len(self.pelt_rows) and self.pelt_rows[self.next_pelt][0] <= ts:
-                pts, cpu, util, load = self.pelt_rows[self.next_pelt]
-                self.counter(pts, UTIL_TRACK_BASE + cpu, util)
-                self.counter(pts, LOAD_TRACK_BASE + cpu, load)
-                self.next_pelt += 1
-
-    def emit_balance(self, upto_ns: int) -> None:
-        while self.pending_balance is not None and self.pending_balance[0] <= upto_ns:
-            ts, begin, row = self.pending_balance
-            p = self.packet(ts)
-            e = p.track_event
-            e.track_uuid = BALANCE_TRACK_BASE + row["cpu"]
-            if begin:
-                e.type = self.TE.TYPE_SLICE_BEGIN
-                e.name = f"{row['kind']} {row['level']}"
-                _balance_annotations(e, row)
-            else:
-                e.type = self.TE.TYPE_SLICE_END
-            write_packet(self.f, p)
-            self.pending_balance = next(self.balance, None)
-
-    def emit_until(self, upto_ns: int) -> None:
-        """Samples and balancer slices up to ``upto_ns``, merged in time order."""
-        while True:
-            ts_s = (
-                self.sample_ns[self.next_sample] if self.next_sample < len(self.sample_ns) else None
-            )
-            ts_b = self.pending_balance[0] if self.pending_balance is not None else None
-            if ts_s is not None and ts_s <= upto_ns and (ts_b is None or ts_s <= ts_b):
-                self.emit_samples(ts_s)
-            elif ts_b is not None and ts_b <= upto_ns:
-                self.emit_balance(ts_b)
-            else:
-                break
-
-    def finish(self, last: int) -> None:
-        """Everything up to ``last``; balancer slices begun by then end there
-        at the latest, later ones are left out."""
-        self.emit_until(last)
-        open_cpus: set[int] = set()
-        while self.pending_balance is not None:
-            _, begin, row = self.pending_balance
-            if not begin and row["cpu"] not in open_cpus:
-                open_cpus.add(row["cpu"])
-                p = self.packet(last)
-                p.track_event.type = self.TE.TYPE_SLICE_END
-                p.track_event.track_uuid = BALANCE_TRACK_BASE + row["cpu"]
-                write_packet(self.f, p)
-            elif begin:
-                open_cpus.add(row["cpu"])  # its end (and all later ones) dropped
-            self.pending_balance = next(self.balance, None)
-
-
-def _balance_annotations(e: Any, row: dict[str, Any]) -> None:
-    for k in ("time_ns", "dst_cpu", "domain", "moved", "cost_ns"):
-        a = e.debug_annotations.add()
-        a.name = k
-        a.int_value = row[k]
-    for k in ("idle", "outcome"):
-        a = e.debug_annotations.add()
-        a.name = k
-        a.string_value = row[k]
-    a = e.debug_annotations.add()
-    a.name = "busiest"
-    a.int_value = -1 if row["busiest"] is None else row["busiest"]
-    a = e.debug_annotations.add()
-    a.name = "active"
-    a.bool_value = row["active"]
+        for uuid, name, unit in tracks:
+            p = pb.TracePacket()
+            p.trusted_packet_sequence_id = SEQUENCE_ID
+            d = p.track_descriptor
+            d.uuid = uuid
+            d.name = name
+            if unit is not None:
+                d.counter.SetInParent()
+                if unit:
+                    d.counter.unit_name = unit
+            packets.append(p)
+    return packets
 
 
 def write_perfetto(r: Result, path: str | os.PathLike[str], *, compact: bool = True) -> None:
@@ -492,20 +224,177 @@ def _write(f: IO[bytes], pb: Any, r: Result, compact: bool) -> None:
     trace = r.trace
     assert trace is not None
     tasks = TaskTable(r)
+    nr_cpus = int(r.config["nr_cpus"])
     first_ts = int(trace["time_ns"][0]) if trace.height else 0
     tree = process_tree_packet(pb, r, tasks, first_ts)
     tree.sequence_flags = pb.TracePacket.SEQ_INCREMENTAL_STATE_CLEARED
     write_packet(f, tree)
-    tracks = _TrackWriter(f, pb, r)
-    tracks.descriptors()
-    ftrace = _FtraceWriter(f, pb, tasks, compact)
-    emit_until: Callable[[int], None] = tracks.emit_until
-    add = ftrace.add
-    last_ts = 0
-    for e in sched_events(r):
-        emit_until(e.ts)
-        add(e)
-        last_ts = e.ts
-    ftrace.flush_all()
-    end_ns = int(round(r.sim_time_s * 1e9))
-    tracks.finish(last_ts if r.trace_truncated else max(end_ns, last_ts))
+    for p in track_descriptor_packets(pb, nr_cpus, r.pelt_trace is not None):
+        write_packet(f, p)
+    rq = r.runqueue_timeline
+    sample_ns = [int(round(t * 1e9)) for t in r.vmstat["time_s"].to_list()] if rq.size else []
+    step = TRACE_CHUNK_ROWS
+    chunks = (_sched_columns(trace.slice(i, step), i) for i in range(0, trace.height, step))
+    _core.perfetto_body(
+        lambda data: write_chunk(f, data),
+        lambda: next(chunks, None),
+        _task_columns(tasks),
+        np.array(sample_ns, dtype=np.uint64),
+        np.ascontiguousarray(rq, dtype=np.int64),
+        _pelt_columns(r.pelt_trace),
+        _balance_columns(r.balance_trace),
+        nr_cpus=nr_cpus,
+        compact=compact,
+        max_bundle_events=MAX_BUNDLE_EVENTS,
+        end_ns=int(round(r.sim_time_s * 1e9)),
+        truncated=r.trace_truncated,
+        chunk_bytes=WRITE_CHUNK_BYTES,
+    )
+
+
+def _codes(s: pl.Series, dtype: Any) -> Any:
+    """A column as a contiguous numpy array of ``dtype`` (no copy when it
+    has that dtype already)."""
+    return np.ascontiguousarray(s.to_numpy(), dtype=dtype)
+
+
+def _sched_columns(trace: pl.DataFrame, first: int = 0) -> PerfettoTrace:
+    """Rows of ``r.trace`` (from row ``first``) in the core's layout: the
+    event's code (``TRACE_EVENTS``), ``a`` = prev_state's number /
+    target_cpu / orig_cpu, ``b`` = next_pid / waker (0 when none) /
+    dest_cpu."""
+    for state in trace["prev_state"].unique().to_list():
+        prev_state_code(state)  # ValueError for a state it does not know
+    event = trace["event"]
+    categories = event.dtype.categories.to_list()  # type: ignore[attr-defined]
+    kind = event.to_physical().to_numpy()
+    if categories != _core.TRACE_EVENTS:
+        table = np.array([_core.TRACE_EVENTS.index(c) for c in categories], dtype=np.uint8)
+        kind = table[kind]
+    ev = pl.col("event")
+    wakeup = ev.is_in([WAKEUP, WAKEUP_NEW])
+    state = (
+        pl.col("prev_state").fill_null("R").replace_strict(PREV_STATE_CODES, return_dtype=pl.Int32)
+    )
+    ab = trace.select(
+        pl.when(ev == SWITCH)
+        .then(state)
+        .when(wakeup)
+        .then(pl.col("target_cpu"))
+        .when(ev == MIGRATE)
+        .then(pl.col("orig_cpu"))
+        .otherwise(0)
+        .cast(pl.Int32)
+        .alias("a"),
+        pl.when(ev == SWITCH)
+        .then(pl.col("next_pid"))
+        .when(wakeup)
+        .then(pl.col("waker_pid").fill_null(0))
+        .when(ev == MIGRATE)
+        .then(pl.col("dest_cpu"))
+        .otherwise(0)
+        .cast(pl.Int32)
+        .alias("b"),
+    )
+    for col in ab.columns:
+        if ab[col].null_count():
+            row = ab[col].is_null().arg_true()[0]
+            raise ValueError(
+                f"a {trace['event'][row]} row of the trace without its fields (row {first + row})"
+            )
+    return {
+        "time_ns": _codes(trace["time_ns"], np.uint64),
+        "cpu": _codes(trace["cpu"], np.int32),
+        "kind": np.ascontiguousarray(kind, dtype=np.uint8),
+        "pid": _codes(trace["pid"], np.int32),
+        "a": _codes(ab["a"], np.int32),
+        "b": _codes(ab["b"], np.int32),
+    }
+
+
+def _task_columns(tasks: TaskTable) -> PerfettoTasks:
+    """Each task's pid, ftrace comm, prio and tgid."""
+    pids = list(tasks.names)
+    return {
+        "pid": np.array(pids, dtype=np.int64),
+        "comm": [tasks.comms[p] for p in pids],
+        "prio": np.array([tasks.prios[p] for p in pids], dtype=np.int64),
+        "tgid": np.array([tasks.tgids[p] for p in pids], dtype=np.int64),
+    }
+
+
+def _pelt_columns(pt: pl.DataFrame | None) -> PerfettoPelt:
+    """``r.pelt_trace``'s counters (none without PELT)."""
+    if pt is None:
+        pt = pl.DataFrame(
+            schema={
+                "time_ns": pl.UInt64,
+                "cpu": pl.Int32,
+                "util_avg": pl.UInt64,
+                "load_avg": pl.UInt64,
+            }
+        )
+    return {
+        "time_ns": _codes(pt["time_ns"], np.uint64),
+        "cpu": _codes(pt["cpu"], np.int32),
+        "util_avg": _codes(pt["util_avg"], np.uint64),
+        "load_avg": _codes(pt["load_avg"], np.uint64),
+    }
+
+
+def _labelled(s: pl.Series) -> tuple[list[str], Any]:
+    """An Enum column as its labels and each row's index into them."""
+    return s.dtype.categories.to_list(), _codes(s.to_physical(), np.uint8)  # type: ignore[attr-defined]
+
+
+def _balance_columns(bt: pl.DataFrame | None) -> PerfettoBalance:
+    """``r.balance_trace``'s passes: the columns the slices are placed by,
+    each slice's name (``<kind> <level>``, an index into ``names``) and its
+    annotations."""
+    if bt is None or bt.height == 0:
+        empty_u64 = np.zeros(0, dtype=np.uint64)
+        empty_i32 = np.zeros(0, dtype=np.int32)
+        empty_u8 = np.zeros(0, dtype=np.uint8)
+        return {
+            "time_ns": empty_u64,
+            "cpu": empty_i32,
+            "cost_ns": empty_u64,
+            "name": np.zeros(0, dtype=np.uint32),
+            "names": [],
+            "dst_cpu": empty_i32,
+            "domain": empty_u8,
+            "moved": np.zeros(0, dtype=np.uint32),
+            "idle": empty_u8,
+            "idle_names": [],
+            "outcome": empty_u8,
+            "outcome_names": [],
+            "busiest": empty_i32,
+            "active": np.zeros(0, dtype=np.bool_),
+        }
+    pairs = bt.select("kind", "level").unique(maintain_order=True)
+    names = [f"{kind} {level}" for kind, level in pairs.iter_rows()]
+    name = bt.select("kind", "level").join(
+        pairs.with_row_index("name"),
+        on=["kind", "level"],
+        how="left",
+        maintain_order="left",
+        nulls_equal=True,
+    )["name"]
+    idle_names, idle = _labelled(bt["idle"])
+    outcome_names, outcome = _labelled(bt["outcome"])
+    return {
+        "time_ns": _codes(bt["time_ns"], np.uint64),
+        "cpu": _codes(bt["cpu"], np.int32),
+        "cost_ns": _codes(bt["cost_ns"], np.uint64),
+        "name": _codes(name, np.uint32),
+        "names": names,
+        "dst_cpu": _codes(bt["dst_cpu"], np.int32),
+        "domain": _codes(bt["domain"], np.uint8),
+        "moved": _codes(bt["moved"], np.uint32),
+        "idle": idle,
+        "idle_names": idle_names,
+        "outcome": outcome,
+        "outcome_names": outcome_names,
+        "busiest": _codes(bt["busiest"].fill_null(-1), np.int32),
+        "active": _codes(bt["active"], np.bool_),
+    }
