@@ -6,6 +6,7 @@ a write that fails keeps the finished rows and says where."""
 import os
 import random
 import stat
+from concurrent.futures import Executor, Future
 from pathlib import Path
 
 import polars as pl
@@ -423,3 +424,107 @@ def test_an_output_path_check_leaves_no_probe_file(tmp_path):
     p = need_output_path("path", tmp_path / "x.parquet", force=False)
     assert p == tmp_path / "x.parquet" and list(tmp_path.iterdir()) == []
     assert stat.S_ISDIR(os.stat(tmp_path).st_mode)
+
+
+# --- review: names the writers' sibling files would not fit, symlinks, executors
+
+
+def test_a_name_too_long_for_the_files_beside_it_is_refused_before_any_run(
+    spec, tmp_path, capsys, no_run
+):
+    # 246 bytes: the file system takes the name, but not ".<name>.<hex>.tmp"
+    # or "<name>.partial.sha256.tmp" beside it
+    long = tmp_path / ("o" * 246)
+    assert _sweep(spec, long) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("schedlab: error: invalid --output=") and "file name of 246 bytes" in err
+    assert _sweep(spec, tmp_path / "o.parquet", "--checkpoint", str(long)) == 2
+    assert "invalid --checkpoint=" in capsys.readouterr().err
+    with pytest.raises(sl.ConfigError, match=r"invalid checkpoint=.*at most 223"):
+        sl.sweep("vm-2", "v3.8", W, {"migration_cost_ns": [0]}, checkpoint=long, progress=False)
+    assert list(tmp_path.iterdir()) == [spec]
+
+
+def test_a_name_that_leaves_room_for_the_files_beside_it_is_taken(tmp_path):
+    from schedlab._check import SIBLING_NAME_BYTES, need_output_path
+
+    name = "o" * (255 - SIBLING_NAME_BYTES)
+    assert need_output_path("path", tmp_path / name, force=False) == tmp_path / name
+    r = sl.simulate("vm-2", "v3.8", W, seed=1, trace=True)
+    r.to_ftrace(tmp_path / name)
+    assert (tmp_path / name).stat().st_size > 0 and _strays(tmp_path) == []
+
+
+@pytest.mark.parametrize("method", ["to_perfetto", "to_ftrace"])
+def test_a_path_ending_in_a_separator_is_refused(method, tmp_path):
+    pytest.importorskip("perfetto") if method == "to_perfetto" else None
+    r = sl.simulate("vm-2", "v3.8", W, seed=1, trace=True)
+    with pytest.raises(sl.ConfigError, match="ends with a path separator"):
+        getattr(r, method)(str(tmp_path / "new.trace") + "/")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_checkpoint_write_failing_with_any_os_error_keeps_its_rows(tmp_path):
+    # past the up-front check (a name the directory refuses only for the
+    # digest's temporary file): an OutputError with the rows, not a bare OSError
+    from schedlab.run.checkpoint import save_checkpoint
+
+    df = sl.sweep("vm-2", "v3.8", W, {"migration_cost_ns": [0]}, progress=False)
+    path = tmp_path / ("c" * 245)  # <name>.sha256.tmp is 256 bytes
+    with pytest.raises(sl.exceptions.OutputError, match="could not write checkpoint=") as e:
+        save_checkpoint(path, df, "fp")
+    assert e.value.partial.equals(df)
+    assert list(tmp_path.iterdir()) == []
+
+
+class _DoneAtSubmit(Executor):
+    """An executor whose futures are finished when submitted: when a
+    checkpoint write fails, every chunk submitted has finished."""
+
+    def submit(self, fn, /, *args, **kwargs):
+        f: Future = Future()
+        f.set_result(fn(*args, **kwargs))
+        return f
+
+
+def test_with_an_executor_a_failed_checkpoint_keeps_the_chunks_finished_meanwhile(
+    tmp_path, monkeypatch
+):
+    grid = {"migration_cost_ns": [0, 100_000, 200_000, 300_000, 400_000, 500_000]}
+    full = sl.sweep("vm-2", "v3.8", W, grid, progress=False)
+    monkeypatch.setattr(execute_mod, "_SAVE_S", 0.0)
+    DiskFull(monkeypatch, fail_at=2)
+    ck = tmp_path / "ck.parquet"
+    with pytest.raises(sl.exceptions.OutputError) as e:
+        sl.sweep(
+            "vm-2",
+            "v3.8",
+            W,
+            grid,
+            checkpoint=ck,
+            executor=_DoneAtSubmit(),
+            chunk_size=1,
+            progress=False,
+        )
+    # all six chunks had finished when the second write failed
+    assert _no_wall(e.value.partial).equals(_no_wall(full))
+
+
+def test_a_symlinked_checkpoint_writes_its_target_and_keeps_the_link(tmp_path):
+    store = tmp_path / "store"
+    store.mkdir()
+    link = tmp_path / "ck.parquet"
+    link.symlink_to(store / "real.parquet")
+    grid = {"migration_cost_ns": [0, 500_000]}
+    first = sl.sweep("vm-2", "v3.8", W, grid, checkpoint=link, progress=False)
+    assert link.is_symlink() and (store / "real.parquet").is_file()
+    assert (store / "real.parquet.sha256").is_file()
+    again = sl.sweep("vm-2", "v3.8", W, grid, checkpoint=link, progress=False)
+    assert again.equals(first)  # resumed through the link: nothing re-run
+
+
+def test_the_cli_names_the_flag_of_an_empty_nice_item_and_an_empty_memory_limit(spec, capsys):
+    assert main(["run", "--workload", "spinners", "--nice", "1,,2"]) == 2
+    assert "invalid --nice='1,,2'" in capsys.readouterr().err
+    assert _sweep(spec, "o.parquet", "--memory-limit", "") == 2
+    assert "invalid --memory-limit=''" in capsys.readouterr().err

@@ -177,6 +177,11 @@ def need_output_path(param: str, v: Any, *, force: bool) -> Path:
             f"invalid {param}={shown!r}: expected a file name (not empty, no NUL byte, "
             "encodable for the file system)"
         )
+    if path.endswith(("/", os.sep, os.altsep or os.sep)):
+        raise ConfigError(
+            f"invalid {param}={shown!r}: ends with a path separator, which names a "
+            "directory; expected a file name"
+        )
     p = Path(path)
     try:
         st = os.stat(p)
@@ -199,8 +204,32 @@ def need_output_path(param: str, v: Any, *, force: bool) -> Path:
         raise ConfigError(
             f"invalid {param}={shown!r}: the file exists; pass --force to overwrite it"
         )
+    _check_name_length(param, shown, target)
     _probe_directory(param, shown, target)
     return p
+
+
+#: The most bytes the writers add to an output's name for the files they
+#: create beside it: ``.<name>.<8 hex>.tmp`` (atomic writes),
+#: ``<name>.partial.sha256.tmp`` (a kept sweep's digest), the probe.
+SIBLING_NAME_BYTES = 32
+
+
+def _check_name_length(param: str, shown: str, target: Path) -> None:
+    """Refuse a name the file system takes but the files written beside it
+    (temporary, ``.partial``, ``.sha256``) would not: its bytes plus
+    ``SIBLING_NAME_BYTES`` must fit the directory's ``NAME_MAX``."""
+    try:
+        name_max = os.pathconf(target.parent, "PC_NAME_MAX")
+    except (OSError, ValueError, AttributeError):
+        name_max = 255
+    n = len(os.fsencode(target.name))
+    if n + SIBLING_NAME_BYTES > name_max:
+        raise ConfigError(
+            f"invalid {param}={shown!r}: a file name of {n} bytes; expected at most "
+            f"{name_max - SIBLING_NAME_BYTES} (the directory takes {name_max}, and schedlab "
+            f"writes files beside it with names up to {SIBLING_NAME_BYTES} bytes longer)"
+        )
 
 
 def _probe_directory(param: str, shown: str, target: Path) -> None:
@@ -209,7 +238,7 @@ def _probe_directory(param: str, shown: str, target: Path) -> None:
     mount, a full inode table or ``/proc`` cannot pass."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     for n in range(100):
-        probe = target.with_name(f".{target.name[:200]}.{os.getpid()}.{n}.probe")
+        probe = target.with_name(f".{target.name}.{os.getpid()}.{n}.probe")
         try:
             fd = os.open(probe, flags, 0o600)
         except FileExistsError:

@@ -108,7 +108,7 @@ def _configured(args: argparse.Namespace) -> tuple[Machine, Kernel, Any, float |
     costs = CostModel.preset(machine).replace(**_pairs(args.cost, "--cost"))
     params = _pairs(args.param, "--param")
     if args.workload == "spinners":
-        nice = [int(x) for x in args.nice.split(",")]
+        nice = _csv(args.nice, int, "--nice")
         params = {
             "nice": nice,
             "run_us": args.run_us,
@@ -317,7 +317,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
     output = _check_output(args.output, args.force)
     checkpoint = check_checkpoint_path("--checkpoint", args.checkpoint) if args.checkpoint else None
-    limit = _size(args.memory_limit, "--memory-limit") if args.memory_limit else None
+    limit = None if args.memory_limit is None else _size(args.memory_limit, "--memory-limit")
     spec = load_spec(args.spec)
     if args.threads is not None:
         spec["threads"] = args.threads

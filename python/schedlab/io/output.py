@@ -58,9 +58,12 @@ def fallback_paths(target: Path, suffix: str) -> list[Path]:
     """Where to keep what ``target`` could not take: beside it as
     ``<target><suffix>``, then in the temporary directory."""
     name = f"{target.name}{suffix}"
+    # in the temporary directory, the name cut to 100 bytes: the prefix and
+    # the files written beside it must fit too
+    short = os.fsencode(target.name)[:100].decode(errors="ignore") or "output"
     return [
         target.with_name(name),
-        Path(tempfile.gettempdir()) / f"schedlab-{os.getpid()}-{name}",
+        Path(tempfile.gettempdir()) / f"schedlab-{os.getpid()}-{short}{suffix}",
     ]
 
 

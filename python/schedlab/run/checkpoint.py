@@ -7,6 +7,7 @@ once, with its seed. Anything else is refused with a ``ConfigError``."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -72,9 +73,20 @@ def _bad_checkpoint(path: Path, what: str) -> ConfigError:
     )
 
 
+def _real(path: Path) -> Path:
+    """The file a checkpoint path names: a symlink's target (written in
+    place, the link kept, as ``atomic_output`` does), else the path."""
+    try:
+        return Path(os.path.realpath(path)) if path.is_symlink() else path
+    except OSError:  # a name too long: the write that follows says so
+        return path
+
+
 def _digest_path(path: Path) -> Path:
-    """The checkpoint's byte-digest file, beside it: ``<checkpoint>.sha256``."""
-    return path.with_name(path.name + ".sha256")
+    """The checkpoint's byte-digest file, beside the file itself (a
+    symlink's target): ``<checkpoint>.sha256``."""
+    real = _real(path)
+    return real.with_name(real.name + ".sha256")
 
 
 def _file_sha256(path: Path) -> str:
@@ -191,6 +203,8 @@ def save_checkpoint(
     that fails (a full disk) leaves both files as they were, no temporary
     file behind, and raises ``OutputError`` (its ``partial`` the frame)."""
     df = rows if isinstance(rows, pl.DataFrame) else build_frame(rows)
+    shown = path
+    path = _real(path)
     tmp = path.with_name(path.name + ".tmp")
     digest = _digest_path(path)
     dtmp = digest.with_name(digest.name + ".tmp")
@@ -215,18 +229,23 @@ def save_checkpoint(
                 pass
         dtmp.write_text(json.dumps({"accept": accept}))
         os.replace(dtmp, digest)
+        os.replace(tmp, path)
     except (OSError, pl.exceptions.PolarsError) as e:
         for f in (tmp, dtmp):
-            f.unlink(missing_ok=True)
-        old = "; the checkpoint on disk is the last one written" if path.exists() else ""
-        err = OutputError(f"could not write checkpoint={str(path)!r}: {error_text(e)}{old}")
+            with contextlib.suppress(OSError):  # EROFS, ENAMETOOLONG: nothing to remove
+                f.unlink(missing_ok=True)
+        try:
+            old = "; the checkpoint on disk is the last one written" if path.exists() else ""
+        except OSError:
+            old = ""
+        err = OutputError(f"could not write checkpoint={str(shown)!r}: {error_text(e)}{old}")
         err.partial = df
         err.kept = None
         raise err from None
-    os.replace(tmp, path)
 
 
 def remove_checkpoint(path: Path) -> None:
     """Remove the checkpoint at ``path`` and its digest file, if there."""
+    digest = _digest_path(path)
     path.unlink(missing_ok=True)
-    _digest_path(path).unlink(missing_ok=True)
+    digest.unlink(missing_ok=True)

@@ -311,6 +311,13 @@ def execute(
             except KeyboardInterrupt:
                 continue
         raise (err or SweepInterrupted(pl.DataFrame(), path)) from None
+    except OutputError as e:
+        # The checkpoint could not be written: with an executor, chunks that
+        # finished meanwhile are taken in too, so that ``partial`` holds
+        # every finished run.
+        ex.salvage_futures()
+        e.partial = rows.frame()
+        raise
     except BaseException:
         ex.cancel_pending()
         raise
