@@ -398,3 +398,27 @@ def test_a_perf_that_is_not_a_program_is_a_measure_error(tmp_path):
         sl.MeasureError, match=r"cannot run .*Exec format error|perf_event_paranoid"
     ):
         sl.measure(groups=1, reps=1, progress=False, perf=str(fake))
+
+
+# --- calibrate / validate: memory_limit ---------------------------------------
+
+
+def test_calibrate_refuses_a_batch_above_memory_limit_before_any_model_run(monkeypatch):
+    from schedlab.host import calibration
+
+    def refuse(*a: Any, **k: Any) -> None:  # no model run may start
+        raise AssertionError("a model run started")
+
+    monkeypatch.setattr(calibration, "execute", refuse)
+    with pytest.raises(sl.ConfigError, match=r"invalid memory_limit=1000 .* this sweep of 2 runs"):
+        _calibrate(_frame(), memory_limit=1000)
+    with pytest.raises(sl.ConfigTypeError, match="memory_limit"):
+        _calibrate(_frame(), memory_limit="8G")
+    with pytest.raises(sl.ConfigError, match="memory_limit"):
+        _calibrate(_frame(), memory_limit=0)
+
+
+def test_calibrate_with_a_memory_limit_that_fits_gives_the_same_fit():
+    a = _calibrate(_frame())
+    b = _calibrate(_frame(), memory_limit=10**12)
+    assert a.factors == b.factors and a.report.equals(b.report)

@@ -29,8 +29,9 @@ from .._check import is_list, need_choice, need_frame, need_int, show, type_name
 from ..config import CostModel, Kernel, Machine
 from ..exceptions import ConfigError, ConfigTypeError, MachineMismatchWarning
 from ..run.args import kernel_arg, machine_arg
+from ..run.estimate import check_memory
 from ..run.execute import execute
-from ..run.plan import derive_seed, plan_runs
+from ..run.plan import Run, RunList, derive_seed, plan_runs
 from ..workloads import hackbench
 
 #: The scale factors ``fit`` may name, and the CostModel fields each scales.
@@ -374,6 +375,29 @@ def _need_train(train: Any, cfg: pl.DataFrame) -> list[bool]:
     return out
 
 
+def _model_plan(
+    configs: Sequence[Mapping[str, Any]],
+    machine: Machine | str,
+    kernel: Kernel | str,
+    costs: CostModel,
+    seeds: int,
+    seed: int,
+    ids: Sequence[int] | None,
+    tasks: Mapping[str, Any] | None,
+) -> list[Run]:
+    """``model_runs``' runs, planned and seeded, not run."""
+    m, k = machine_arg(machine), kernel_arg(kernel)
+    ids = list(range(len(configs))) if ids is None else list(ids)
+    w = hackbench()
+    if tasks:
+        w = w.with_tasks(**tasks)
+    points = [{f"workload.{c}": cfg[c] for c in CONFIG} for cfg in configs]
+    runs = plan_runs(m, k, costs, w, points, seeds, seed, None, None, 100_000_000)
+    for r in runs:
+        r.seed = derive_seed(seed, ids[r.point], r.replicate)
+    return runs
+
+
 def model_runs(
     configs: Sequence[Mapping[str, Any]],
     machine: Machine | str,
@@ -386,6 +410,7 @@ def model_runs(
     ids: Sequence[int] | None = None,
     tasks: Mapping[str, Any] | None = None,
     metrics: Sequence[str] = METRICS,
+    memory_limit: int | None = None,
 ) -> pl.DataFrame:
     """The model's hackbench runs of ``configs`` (dicts of ``ipc``, ``mode``,
     ``groups``, ``loops``) × ``seeds``, one batch on the sweep runner. Run
@@ -393,17 +418,10 @@ def model_runs(
     the same streams whatever else is in the batch. ``tasks``: arguments of
     ``Workload.with_tasks`` for every run. Columns: the config, ``rep`` and
     ``metrics`` (the model's metric names); a run that did not finish
-    raises."""
-    m, k = machine_arg(machine), kernel_arg(kernel)
-    ids = list(range(len(configs))) if ids is None else list(ids)
-    w = hackbench()
-    if tasks:
-        w = w.with_tasks(**tasks)
-    points = [{f"workload.{c}": cfg[c] for c in CONFIG} for cfg in configs]
-    runs = plan_runs(m, k, costs, w, points, seeds, seed, None, None, 100_000_000)
-    for r in runs:
-        r.seed = derive_seed(seed, ids[r.point], r.replicate)
-    df = execute(runs, 0 if threads is None else threads, False)
+    raises. ``memory_limit``: as ``sweep``'s (the batch is refused before
+    it runs if its estimated peak is above it)."""
+    runs = _model_plan(configs, machine, kernel, costs, seeds, seed, ids, tasks)
+    df = execute(runs, 0 if threads is None else threads, False, memory_limit=memory_limit)
     bad = df.filter(pl.col("status") != "ok")
     if bad.height:
         r0 = bad.row(0, named=True)
@@ -438,6 +456,7 @@ def calibrate(
     seed: int = 0,
     max_evaluations: int = 40,
     machine_mismatch: str = "warn",
+    memory_limit: int | None = None,
 ) -> Calibration:
     """Fit the ``fit`` scale factors (names from ``FACTORS``; default
     ``DEFAULT_FIT``: socket costs, pipe costs, waking an idle CPU) of
@@ -467,6 +486,9 @@ def calibrate(
     ``schedlab.exceptions.MachineMismatchWarning``, and the fit goes on),
     ``"error"`` (a ``ConfigError``, nothing run) or ``"ignore"``. A frame
     without ``cpus`` (or with nulls or 0 there) is not checked.
+    ``memory_limit``: bytes, as ``sweep``'s (default: half the memory the
+    process may use); the largest batch (every configuration × ``seeds``)
+    is checked against it before any model run.
     """
     from scipy.optimize import least_squares
 
@@ -477,6 +499,8 @@ def calibrate(
     nseeds = need_int("seeds", seeds, lo=1, hi=1000)
     nthreads = None if threads is None else need_int("threads", threads, lo=1, hi=4096)
     nev = need_int("max_evaluations", max_evaluations, lo=1, hi=10_000)
+    if memory_limit is not None:
+        memory_limit = need_int("memory_limit", memory_limit, lo=1, hi=2**63 - 1)
     seed = need_int("seed", seed, lo=0, hi=2**64 - 1)
     if not isinstance(progress, bool):
         raise ConfigTypeError(
@@ -528,6 +552,13 @@ def calibrate(
     train_idx = [i for i, t in enumerate(mask) if t]
     train_cfg = [rows[i] for i in train_idx]
     target = np.log(cfg[train_idx].select(mets).to_numpy())
+    # the largest batch (every configuration, at the end) against the limit,
+    # before any model run
+    check_memory(
+        RunList(_model_plan(rows, m, k, base, nseeds, seed, None, None)),
+        nthreads or 0,
+        memory_limit,
+    )
 
     bar: Any = None
     if progress:
@@ -546,7 +577,15 @@ def calibrate(
         if key in cache:
             return cache[key]
         df = model_runs(
-            train_cfg, m, k, costs_at(x), seeds=nseeds, seed=seed, threads=nthreads, ids=train_idx
+            train_cfg,
+            m,
+            k,
+            costs_at(x),
+            seeds=nseeds,
+            seed=seed,
+            threads=nthreads,
+            ids=train_idx,
+            memory_limit=memory_limit,
         )
         med = _medians(df)
         got = np.log(np.maximum(med.select(mets).to_numpy(), 1e-12))
@@ -592,7 +631,16 @@ def calibrate(
             x = np.array(best[0])
         factors = {n: float(v) for n, v in zip(names, x, strict=True)}
         fitted = costs_at(x)
-        full = model_runs(rows, m, k, fitted, seeds=nseeds, seed=seed, threads=nthreads)
+        full = model_runs(
+            rows,
+            m,
+            k,
+            fitted,
+            seeds=nseeds,
+            seed=seed,
+            threads=nthreads,
+            memory_limit=memory_limit,
+        )
         if bar is not None:
             bar.n = nev
             bar.update(1)

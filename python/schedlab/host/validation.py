@@ -165,14 +165,15 @@ def validate(
     seed: int = 0,
     max_evaluations: int = 40,
     machine_mismatch: str = "warn",
+    memory_limit: int | None = None,
 ) -> Validation:
     """Calibrate ``machine``'s costs under ``kernel`` on the ``baseline``
     rows of ``real`` (a ``measure("hackbench", changes=...)`` frame; by
     default ``calibrate``'s training set, every ipc × mode at the middle
     group count: 4 configurations), then predict every other change's
     effect on every measured configuration. ``fit``, ``train``, ``costs``,
-    ``seed``, ``max_evaluations`` and ``machine_mismatch`` are
-    ``calibrate``'s (so are the checks of ``real``'s columns, with the
+    ``seed``, ``max_evaluations``, ``machine_mismatch`` and ``memory_limit``
+    are ``calibrate``'s (so are the checks of ``real``'s columns, with the
     change columns: ``FRAME_COLUMNS``); ``seeds`` model runs per
     configuration, the plain and the changed ones on the same seeds.
     Returns a ``Validation``."""
@@ -229,6 +230,7 @@ def validate(
         seed=seed,
         max_evaluations=max_evaluations,
         machine_mismatch=machine_mismatch,
+        memory_limit=memory_limit,
     )
     cfg_rows = base_real.select(list(CONFIG)).unique().sort(list(CONFIG)).to_dicts()
     model_metrics = [v[0] for v in METRICS.values()]
@@ -246,6 +248,7 @@ def validate(
             ids=ids,
             tasks=tasks,
             metrics=model_metrics,
+            memory_limit=memory_limit,
         )
         return df.group_by(list(CONFIG)).agg([pl.col(x).median() for x in model_metrics])
 
