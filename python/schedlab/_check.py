@@ -32,6 +32,13 @@ def error_text(e: BaseException) -> str:
     return text.splitlines()[0] if text else type(e).__name__
 
 
+def ascii_digits(text: str, most: int) -> bool:
+    """``text`` is 1 to ``most`` ASCII digits: an unsigned integer ``int()``
+    reads (``str.isdigit`` alone also takes "²" and other scripts' digits,
+    and ``int()`` refuses strings past its digit limit)."""
+    return 0 < len(text) <= most and text.isascii() and text.isdigit()
+
+
 def show(v: Any) -> str:
     """``repr(v)``, shortened for an integer too long to read (10**400)."""
     r = repr(v)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import sys
 import textwrap
@@ -390,11 +389,12 @@ def _keys(df: pl.DataFrame) -> list[tuple[int, int]]:
 def _fallbacks(partial: Path, checkpoint: Path | None) -> list[Path]:
     """Where a sweep's rows go when its output or checkpoint cannot take
     them: ``OUTPUT.partial`` (the same command resumes from it), unless it
-    is the checkpoint that failed, then a file in the temporary directory."""
-    import tempfile
+    is the checkpoint that failed, then a file in the temporary directory
+    (``fallback_paths``)."""
+    from .io.output import fallback_paths
 
-    spare = Path(tempfile.gettempdir()) / f"schedlab-{os.getpid()}-{partial.name}"
-    return [spare] if checkpoint is not None else [partial, spare]
+    places = fallback_paths(partial, "")
+    return places[1:] if checkpoint is not None else places
 
 
 _SIZE_UNITS = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
@@ -745,13 +745,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         rc: int = args.fn(args)
         return rc
-    except OutputError as e:  # a file the command writes
-        print(f"schedlab: error: {str(e).replace(chr(10), ' ')}", file=sys.stderr)
-        return EXIT_IO
     except (SchedlabError, ValueError, TypeError, OverflowError) as e:
-        # one line, whatever the message
+        # one line, whatever the message; EXIT_IO for a file the command writes
         print(f"schedlab: error: {str(e).replace(chr(10), ' ')}", file=sys.stderr)
-        return 2
+        return EXIT_IO if isinstance(e, OutputError) else 2
     except KeyboardInterrupt:
         print("schedlab: interrupted", file=sys.stderr)
         return 130

@@ -14,6 +14,7 @@ from typing import Any, ParamSpec, TypeVar
 from . import _core
 from ._args import checked_call, short
 from ._check import (
+    ascii_digits,
     is_list,
     need_bool,
     need_choice,
@@ -449,10 +450,7 @@ def hackbench_lkp(
     nr_cpu = machine.nr_cpus
     if isinstance(nr_threads, str):
         pct = nr_threads[:-1] if nr_threads.endswith("%") else ""
-        # ASCII digits only ("²" is a digit to str.isdigit, not to int), and
-        # at most 6 of them: a 5,000-digit string is past int()'s limit
-        ok = pct.isascii() and pct.isdigit() and len(pct) <= 6
-        if not ok or not 0 < int(pct) <= 100_000:
+        if not ascii_digits(pct, 6) or not 0 < int(pct) <= 100_000:
             raise ConfigError(
                 f"invalid nr_threads={short(nr_threads)}: expected a percentage of the "
                 "machine's CPUs from '1%' to '100000%' (e.g. '50%') or a group count"

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from .._check import is_list, show, type_name
+from .._check import ascii_digits, is_list, show, type_name
 from ..exceptions import ConfigError, ConfigTypeError, MeasureError
 
 #: The policies ``chrt`` sets (``chrt --<policy>``).
@@ -188,8 +188,8 @@ def parse_interrupts(text: str) -> dict[str, int] | None:
             if not key:
                 continue
         nums = rest.split()[:ncpus]
-        # ASCII digits of a 64-bit count ("²" is a digit to isdigit, not to int)
-        if len(nums) < ncpus or not all(x.isascii() and x.isdigit() and len(x) <= 20 for x in nums):
+        # the ASCII digits of a 64-bit count
+        if len(nums) < ncpus or not all(ascii_digits(x, 20) for x in nums):
             continue
         out[key] = sum(int(x) for x in nums)
     return out

@@ -111,6 +111,13 @@ def perf_text(output: Any, what: str = "perf output", *, strict: bool = True) ->
     return output
 
 
+def total_time_s(line: str) -> float:
+    """The seconds of ``perf bench``'s ``Total time: N [sec]`` line
+    (``perf_number``: a ``MeasureError`` if there is no number)."""
+    words = line.split(":", 1)[1].split()
+    return perf_number("Total time", words[0] if words else None, line)
+
+
 @checked_call("parse_perf")
 def parse_perf(text: str | bytes) -> dict[str, float]:
     """The numbers in the output of ``perf stat -x, -e task-clock,
@@ -130,8 +137,7 @@ def parse_perf(text: str | bytes) -> dict[str, float]:
     for raw in text.splitlines():
         line = raw.strip()
         if line.startswith("Total time:"):
-            words = line.split(":", 1)[1].split()
-            out["elapsed_s"] = perf_number("Total time", words[0] if words else None, line)
+            out["elapsed_s"] = total_time_s(line)
         elif line.endswith("usecs/op"):
             words = line.split()
             out["usecs_per_op"] = perf_number(

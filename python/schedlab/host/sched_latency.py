@@ -22,7 +22,7 @@ from typing import Any
 import polars as pl
 
 from .._args import checked_call
-from .._check import need_bool, need_str, show
+from .._check import ascii_digits, need_bool, need_str, show
 from ..exceptions import ConfigTypeError, MeasureError
 from .measurement import (
     IPCS,
@@ -38,6 +38,7 @@ from .measurement import (
     perf_text,
     run_command,
     run_one,
+    total_time_s,
 )
 
 #: The comm ``perf bench sched messaging`` gives its tasks (the parent too).
@@ -90,7 +91,7 @@ def parse_sched_latency(text: str | bytes) -> pl.DataFrame:
             )
         pid = m["pid"]
         switches = f["switches"]
-        if not (switches.isascii() and switches.isdigit() and len(switches) <= 18):
+        if not ascii_digits(switches, 18):
             raise MeasureError(
                 f"perf sched latency: switches is {switches[:40]!r}, not a count, in "
                 f"{line.strip()[:200]!r}"
@@ -141,8 +142,7 @@ def record_command(
 def _elapsed(text: str) -> float:
     for line in text.splitlines():
         if line.strip().startswith("Total time:"):
-            words = line.split(":", 1)[1].split()
-            return perf_number("Total time", words[0] if words else None, line)
+            return total_time_s(line)
     raise MeasureError(f"perf bench printed no 'Total time: N [sec]' line:\n{text[-2000:]}")
 
 

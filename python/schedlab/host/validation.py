@@ -20,7 +20,7 @@ import numpy as np
 import polars as pl
 
 from .._args import checked_call
-from .._check import need_int, show, type_name
+from .._check import ascii_digits, need_int, show, type_name
 from ..config import CostModel, Kernel, Machine
 from ..exceptions import ConfigError, ConfigTypeError
 from ..run.args import kernel_arg, machine_arg
@@ -139,7 +139,7 @@ def _changes_of(real: pl.DataFrame) -> list[dict[str, Any]]:
         aff = r.get("affinity")
         if aff is not None:
             cpus = str(aff).split(",")
-            if not all(c.isascii() and c.isdigit() and len(c) <= 4 for c in cpus):
+            if not all(ascii_digits(c, 4) for c in cpus):
                 raise ConfigError(
                     f"invalid real: column 'affinity' holds {show(aff)}; expected a CPU list "
                     "such as '0,1' (measure's changes)"

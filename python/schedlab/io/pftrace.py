@@ -103,7 +103,7 @@ LOAD_TRACK_BASE: int = _core.PERFETTO_TRACK_BASES["load_avg"]
 #: The size of the chunks the core hands to ``write_chunk``.
 WRITE_CHUNK_BYTES: int = _core.PERFETTO_CHUNK_BYTES
 #: The trace rows handed to the core at a time (their columns in its layout
-#: are made one chunk at a time: about 9 bytes a row).
+#: are made one chunk at a time: 25 bytes a row).
 TRACE_CHUNK_ROWS = 1 << 17
 
 

@@ -28,7 +28,7 @@ from typing import Any
 import polars as pl
 
 from .. import workloads
-from .._check import error_text
+from .._check import error_text, type_name
 from .._progress import ProgressArg
 from ..config import CostModel, Kernel, Machine
 from ..exceptions import ConfigError, ConfigTypeError
@@ -63,9 +63,7 @@ def load_spec(path: str | Path) -> dict[str, Any]:
     """Read and check a sweep spec (a file of at most ``MAX_SPEC_BYTES``);
     errors name the key and what is allowed."""
     if not isinstance(path, str | os.PathLike):
-        raise ConfigTypeError(
-            f"invalid type for spec: got {type(path).__name__}, expected a file path"
-        )
+        raise ConfigTypeError(f"invalid type for spec: got {type_name(path)}, expected a file path")
     p = Path(path)
     try:
         with p.open("rb") as f:

@@ -129,12 +129,8 @@ class _Checkpoint:
     def write(self) -> None:
         start = _now()
         if self.path is not None:
-            df = self.rows.frame()
-            try:
-                save_checkpoint(self.path, df, self.fingerprint)
-            except OutputError as e:
-                e.partial = df
-                raise
+            # a failure raises OutputError, its partial every row written
+            save_checkpoint(self.path, self.rows.frame(), self.fingerprint)
         end = _now()
         self._next = end + max(self.every_s, 10 * (end - start)) if self.every_s else -math.inf
         self.unsaved = 0
