@@ -45,6 +45,7 @@ fn run(name: &str, machine: &str, secs: f64, make: &dyn Fn() -> Box<dyn Workload
             sample_interval_ns: 100_000_000,
             max_sample_bytes: schedlab::limits::MAX_VMSTAT_BYTES,
             latency: false,
+            groups: Vec::new(),
         };
         let t0 = Instant::now();
         let r = simulate(&m, &k, &c, w, opts, &|| false).unwrap();

@@ -70,6 +70,7 @@ fn opts(duration_ns: Option<u64>) -> RunOptions {
         max_sample_bytes: 0,
         // SCHEDLAB_BENCH_LATENCY=1: the same runs with latency histograms on
         latency: std::env::var_os("SCHEDLAB_BENCH_LATENCY").is_some(),
+        groups: Vec::new(),
     }
 }
 

@@ -20,6 +20,7 @@ fn run(machine: &Machine, kernel: &Kernel, w: Box<dyn Workload>) -> f64 {
         max_sample_bytes: 0,
         // SCHEDLAB_BENCH_LATENCY=1: the same runs with latency histograms on
         latency: std::env::var_os("SCHEDLAB_BENCH_LATENCY").is_some(),
+        groups: Vec::new(),
     };
     let r = simulate(
         machine,

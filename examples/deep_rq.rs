@@ -40,6 +40,7 @@ fn main() {
         sample_interval_ns: 100_000_000,
         max_sample_bytes: 0,
         latency: false,
+        groups: Vec::new(),
     };
     let sim = Sim::new(&m, &k, &c, Box::new(w), opts).unwrap();
     let t0 = Instant::now();

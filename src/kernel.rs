@@ -37,6 +37,19 @@ named_enum! {
 }
 
 named_enum! {
+    /// What a CFS bandwidth throttle does to a group's tasks
+    /// (`sched::bandwidth`).
+    pub enum CfsThrottle {
+        /// 3.2-6.17: `throttle_cfs_rq()` dequeues the group's runqueue,
+        /// every task of it at once.
+        CfsRq = "cfs_rq",
+        /// 6.18 (Aaron Lu's task based throttle model): each task is
+        /// throttled at its next return to user space.
+        Task = "task",
+    }
+}
+
+named_enum! {
     /// Which wake-ups are queued on the target CPU's wake list
     /// (`ttwu_queue_wakelist()`): a function-call IPI instead of a
     /// reschedule IPI.
@@ -361,6 +374,12 @@ config_struct! {
     sched_rr_timeslice_ms: u64 [int(1, 3_600_000)] = 100
         => origin(Tunable, "sysctl_sched_rr_timeslice (/proc/sys/kernel/sched_rr_timeslice_ms)", "", "", true),
         "SCHED_RR's time slice in ms (RR_TIMESLICE, 100 ms): a workload task's slice is msecs_to_jiffies() of it, counted down by task_tick_rt(); when it runs out and another task of the same priority is queued, the task goes to the tail (requeue_task_rt()). rt_kthreads' RR IRQ threads use it in ns.";
+    sched_cfs_bandwidth_slice_us: u64 [int(1, 1_000_000)] = 5000
+        => origin(Tunable, "sysctl_sched_cfs_bandwidth_slice (/proc/sys/kernel/sched_cfs_bandwidth_slice_us)", "", "", true),
+        "The runtime a CPU's group runqueue draws from its group's quota pool at a time (assign_cfs_rq_runtime()), in us. Read only when a group has a quota (simulate(groups=[Group(quota_us=...)]), docs/groups.md).";
+    cfs_throttle: CfsThrottle = CfsThrottle::CfsRq
+        => origin(Change, "sched/fair: Switch to task based throttle model", "", "v6.18", false),
+        "What a CFS bandwidth throttle does to the group's tasks. cfs_rq: throttle_cfs_rq() dequeues the group's runqueue with every task on it at once (3.2-6.17). task: each task is dequeued at its next return to user space (throttle_cfs_rq_work(), a task_work), so a task in a system call finishes it first; the throttled time starts with the first task off the CPU (Aaron Lu's series, merged for 6.18; the commit id is not recorded here). Read only when a group has a quota.";
     cpupri_idle: bool = true
         => origin(Change, "sched/cpupri: Remove pointless/broken CPUPRI_IDLE", "", "~v5.11", false),
         "cpupri keeps idle CPUs at a level below CPUs running fair tasks (CPUPRI_IDLE), so find_lowest_rq() prefers an idle CPU for a workload RT task; off: idle and fair CPUs are one level (CPUPRI_NORMAL) and the task's own CPU, then the waker's, wins among them. The commit id is not recorded here (unverified). Read for workload RT tasks (Workload.with_tasks(policy=\"fifo\"/\"rr\")); rt_kthreads keep the idle level.";
@@ -788,6 +807,7 @@ kernel_presets! {
         newidle_random: true,
         // 94894c9c477e, an AUTOSEL stable back-port (Jan 2026).
         rt_rto_skip_self: true,
+        cfs_throttle: CfsThrottle::Task,
     }
 }
 

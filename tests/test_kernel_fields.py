@@ -122,6 +122,25 @@ FIELD_SCENARIOS: dict[str, Scenario] = {
     ),
     # FIFO receivers woken by fair senders on 4 CPUs: with CPUPRI_IDLE an
     # idle CPU is preferred to one running a sender.
+    # A hackbench in a group limited to 20 ms per 100 ms (docs/groups.md).
+    "sched_cfs_bandwidth_slice_us": (
+        "vm-2",
+        "v6.18",
+        1000,
+        lambda: hackbench(groups=2, loops=100).with_tasks(group="c"),
+        None,
+        ("elapsed_s", "group.c.throttled_s"),
+        [sl.Group("c", quota_us=20_000)],
+    ),
+    "cfs_throttle": (
+        "vm-2",
+        "v6.18",
+        "cfs_rq",
+        lambda: hackbench(groups=2, loops=100).with_tasks(group="c"),
+        None,
+        ("elapsed_s", "group.c.throttled_s"),
+        [sl.Group("c", quota_us=20_000)],
+    ),
     "cpupri_idle": (
         "quad-4c",
         "v6.18",
@@ -709,15 +728,18 @@ def _metrics(r: sl.Result) -> dict[str, float]:
 def _toggle(field: str, scenario: Scenario) -> dict[str, tuple[float, float]]:
     """Run the scenario with the base kernel and with `field` toggled; return
     the listed metrics that differ, as (base, toggled)."""
-    machine, base, other, workload, duration_s, metrics = scenario
+    machine, base, other, workload, duration_s, metrics, *rest = scenario
+    groups = rest[0] if rest else None
     k = sl.Kernel.preset(base) if isinstance(base, str) else base
     if other is None:
         assert isinstance(getattr(k, field), bool), f"{field}: give the other value"
         other = not getattr(k, field)
     assert getattr(k, field) != other, f"{field}: the toggle does not change the field"
     toggled = k.replace(**{field: other})
-    a = _metrics(sl.simulate(machine, k, workload(), seed=1, duration_s=duration_s))
-    b = _metrics(sl.simulate(machine, toggled, workload(), seed=1, duration_s=duration_s))
+    a = _metrics(sl.simulate(machine, k, workload(), seed=1, duration_s=duration_s, groups=groups))
+    b = _metrics(
+        sl.simulate(machine, toggled, workload(), seed=1, duration_s=duration_s, groups=groups)
+    )
     unknown = [m for m in metrics if m not in a]
     assert not unknown, f"unknown metrics {unknown}"
     return {m: (a[m], b[m]) for m in metrics if a[m] != b[m]}

@@ -425,6 +425,20 @@ _WORKLOAD_VALID: dict[str, dict[str, st.SearchStrategy[Any]]] = {
             st.dictionaries(st.sampled_from(["page_test", "sieve"]), st.integers(0, 10_000)),
         ),
     },
+    "mix": {
+        "workloads": st.lists(
+            st.sampled_from(
+                [
+                    sl.workloads.spinners([0, 5]),
+                    sl.workloads.hackbench(groups=1, loops=2),
+                    sl.workloads.pipe_pingpong(loops=5),
+                ]
+            ),
+            min_size=1,
+            max_size=3,
+        ),
+        "names": st.one_of(st.none(), st.just(["a", "b", "c"])),
+    },
 }
 WORKLOADS = list(_WORKLOAD_VALID)
 
@@ -514,7 +528,25 @@ small_machine = st.one_of(
 
 
 #: The arguments that set a workload's size.
-_SIZES = {"nice", "groups", "fds", "loops", "rooms", "users", "messages", "tasks", "jobs"}
+_SIZES = {
+    "nice",
+    "groups",
+    "fds",
+    "loops",
+    "rooms",
+    "users",
+    "messages",
+    "tasks",
+    "jobs",
+    "workloads",
+}
+
+
+def _endless(w: sl.Workload) -> bool:
+    """A workload that never ends by itself (spinners, a mix of them)."""
+    return w.kind == "spinners" or (
+        w.kind == "mix" and all(p.kind == "spinners" for p in w.args["workloads"])
+    )
 
 
 @st.composite
@@ -524,6 +556,8 @@ def small_workload(draw: st.DrawFn) -> sl.Workload:
     spec = _WORKLOAD_VALID[kind]
     # the sizes always (their defaults are full-size benchmarks), the rest maybe
     args = {n: draw(s) for n, s in spec.items() if n in _SIZES or draw(st.booleans())}
+    if kind == "mix":
+        args["workloads"] = draw(spec["workloads"])
     if kind == "spinners":
         args["nice"] = draw(spec["nice"])
         n = len(args["nice"])
@@ -595,7 +629,7 @@ def simulate_args(draw: st.DrawFn) -> dict[str, Any]:
         "workload": draw(maybe_hostile(small_workload(), 0.05)),
     }
     w = args["workload"]
-    endless = not isinstance(w, sl.Workload) or w.kind == "spinners"
+    endless = not isinstance(w, sl.Workload) or _endless(w)
     d = draw(st.integers(0, 9))
     if d < 6:
         args["duration_s"] = draw(short_duration)
@@ -717,7 +751,7 @@ bad_count = st.one_of(
 @st.composite
 def sweep_args(draw: st.DrawFn) -> dict[str, Any]:
     w = draw(small_workload())
-    if w.kind == "spinners" or draw(st.booleans()):
+    if _endless(w) or draw(st.booleans()):
         duration: Any = draw(st.floats(1e-4, 0.005))
     else:
         duration = None

@@ -21,6 +21,7 @@ def test_with_tasks_returns_a_new_workload_and_keeps_the_old():
         "rt_priority": None,
         "nice": 5,
         "cpus": None,
+        "group": None,
     }
     assert repr(b).endswith(".with_tasks(policy='batch').with_tasks(role='sender', nice=5)")
     assert b.tasks_label() == "policy=batch; role=sender nice=5"

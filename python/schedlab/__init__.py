@@ -18,6 +18,7 @@ from .analysis.lkp import LKP_METRICS, LKP_NOT_MODELLED, format_lkp, lkp_metrics
 from .analysis.perf_stat import format_perf_stat
 from .config import CostModel, Kernel, Machine
 from .exceptions import ConfigError, ConfigTypeError, MeasureError, SchedlabError, SimulationError
+from .groups import Group
 from .host.calibration import Calibration, calibrate
 from .host.measurement import measure
 from .host.validation import Validation, validate
@@ -37,6 +38,7 @@ __all__ = [
     "calibrate",
     "Calibration",
     "ConfigError",
+    "Group",
     "ConfigTypeError",
     "CostModel",
     "Kernel",

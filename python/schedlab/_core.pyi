@@ -34,6 +34,7 @@ __all__ = [
     "cost_replace",
     "cost_for_machine",
     "workload_check",
+    "group_check",
     "rt_kthreads_check",
     "workload_tasks",
     "footprint",
@@ -100,6 +101,8 @@ class KernelFields(TypedDict):
     sched_rt_period_us: int
     sched_rt_runtime_us: int
     sched_rr_timeslice_ms: int
+    sched_cfs_bandwidth_slice_us: int
+    cfs_throttle: Literal["cfs_rq", "task"]
     cpupri_idle: bool
     rt_pull_skip_only_self: bool
     rt_rto_skip_self: bool
@@ -367,6 +370,9 @@ def cost_defaults() -> CostFields: ...
 def cost_replace(fields: dict[str, Any], changes: dict[str, Any]) -> CostFields: ...
 def cost_for_machine(machine: dict[str, Any]) -> CostFields: ...
 def workload_check(kind: str, params: dict[str, Any]) -> None: ...
+def group_check(
+    group: dict[str, Any] | None = None, groups: list[dict[str, Any]] | None = None
+) -> None: ...
 def rt_kthreads_check(d: dict[str, Any]) -> None: ...
 def workload_tasks(kind: str, params: dict[str, Any]) -> int: ...
 def footprint(
@@ -391,6 +397,7 @@ def simulate(
     trace_limit: int | None,
     interval_ns: int,
     latency: bool = False,
+    groups: list[dict[str, Any]] | None = None,
 ) -> SimOutcome: ...
 def latency_quantiles(
     hist: NDArray[np.uint32], max_ns: NDArray[np.uint64], qs: list[float]

@@ -444,7 +444,8 @@ def _write_frame(df: pl.DataFrame, output: Path, flag: str, what: str, meta: Any
 def _change(text: str) -> dict[str, Any]:
     """A ``--change`` value, ``"key=value key=value"`` (keys: name, policy,
     rt_priority, nice, affinity — a comma-separated CPU list —,
-    rt_runtime_us, rt_period_us), as ``measure``'s ``changes`` entry."""
+    rt_runtime_us, rt_period_us, and ``cgroup.<setting>`` for a task group:
+    ``cgroup.quota_us=50000``), as ``measure``'s ``changes`` entry."""
     from .host.changes import KEYS
 
     out: dict[str, Any] = {}
@@ -456,7 +457,30 @@ def _change(text: str) -> dict[str, Any]:
         key, eq, val = part.partition("=")
         if key in out:
             raise ConfigError(f"invalid --change={text!r}: {key} given twice")
-        if not eq or key not in (*KEYS, "name"):
+        if key.startswith("cgroup.") and eq:
+            # cgroup.<setting>=value: the run's task group (schedlab.Group's settings)
+            from .host.cgroup import GROUP_KEYS
+
+            sub = key[len("cgroup.") :]
+            if sub not in GROUP_KEYS:
+                raise ConfigError(
+                    f"invalid --change={text!r}: {key}: expected cgroup.<setting> with <setting> "
+                    f"one of {', '.join(GROUP_KEYS)}"
+                )
+            group = out.setdefault("cgroup", {})
+            if sub in group:
+                raise ConfigError(f"invalid --change={text!r}: {key} given twice")
+            if sub == "idle":
+                group[sub] = val in ("1", "yes", "true", "True")
+            else:
+                try:
+                    group[sub] = int(val)
+                except ValueError:
+                    raise ConfigError(
+                        f"invalid --change {key}={val!r}: expected an integer"
+                    ) from None
+            continue
+        if key == "cgroup" or not eq or key not in (*KEYS, "name"):
             raise ConfigError(
                 f"invalid --change={text!r}: expected key=value pairs with keys from name, "
                 f"{', '.join(KEYS)}"

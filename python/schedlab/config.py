@@ -162,6 +162,8 @@ class Kernel(_Frozen):
     sched_rt_period_us: int
     sched_rt_runtime_us: int
     sched_rr_timeslice_ms: int
+    sched_cfs_bandwidth_slice_us: int
+    cfs_throttle: Literal["cfs_rq", "task"]
     cpupri_idle: bool
     rt_pull_skip_only_self: bool
     rt_rto_skip_self: bool

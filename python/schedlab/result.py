@@ -14,6 +14,7 @@ import polars as pl
 
 from . import _core
 from .exceptions import ConfigError
+from .groups import GROUP_COUNTERS
 
 #: Metrics every run reports (workloads add their own, e.g. ``throughput``).
 CORE_METRICS = (
@@ -96,6 +97,29 @@ class Result:
         also load_avg, runnable_avg and util_avg (PELT, at the task's exit or
         the end of the run)."""
         return pl.DataFrame(self._raw["tasks"])
+
+    @cached_property
+    def groups(self) -> pl.DataFrame:
+        """A row per task group of the run (``simulate(..., groups=)``):
+        ``group``, then ``cpu_s`` and ``wait_s`` (CPU time and runqueue wait
+        of its tasks, its descendants' included), ``nr_periods``,
+        ``nr_throttled``, ``throttled_s``, ``nr_bursts``, ``burst_s`` (its
+        ``cpu.stat``; ``throttled_s`` is the throttled time of its runqueues
+        summed over CPUs, throttles that ended). Empty without groups. The
+        same numbers are the ``group.<name>.<counter>`` metrics."""
+        names: list[str] = []
+        for k in self.metrics:
+            if k.startswith("group.") and k.endswith(".cpu_s"):
+                names.append(k[len("group.") : -len(".cpu_s")])
+        cols: dict[str, list[Any]] = {"group": names}
+        for c in GROUP_COUNTERS:
+            vals = [self.metrics[f"group.{n}.{c}"] for n in names]
+            cols[c] = [int(v) for v in vals] if c.startswith("nr_") else vals
+        schema = {
+            "group": pl.String,
+            **{c: pl.Int64 if c.startswith("nr_") else pl.Float64 for c in GROUP_COUNTERS},
+        }
+        return pl.DataFrame(cols, schema=schema)
 
     @cached_property
     def cpus(self) -> pl.DataFrame:

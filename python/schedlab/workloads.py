@@ -5,6 +5,7 @@ a ``Workload`` value for ``simulate``.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import numbers
 from collections.abc import Callable, Mapping, Sequence
@@ -49,14 +50,17 @@ class Workload:
     #: Every argument of the ``schedlab.workloads`` function that made it.
     args: dict[str, Any] = field(default_factory=dict)
     #: The ``with_tasks`` settings, in the order they were made (each a dict
-    #: of ``role``, ``policy``, ``rt_priority``, ``nice``, ``cpus``).
+    #: of ``role``, ``policy``, ``rt_priority``, ``nice``, ``cpus``, ``group``).
     tasks: tuple[dict[str, Any], ...] = ()
+    #: The run's task groups (``simulate(..., groups=)`` puts them here for
+    #: the run; a workload made by a ``schedlab.workloads`` function has none).
+    groups: tuple[Any, ...] = ()
 
     @checked_call("Workload.replace", fields="the arguments of the workload's function")
     def replace(self, **changes: Any) -> Workload:
         """The same workload with some arguments changed (validated again);
         its ``with_tasks`` settings are kept."""
-        factory = _FACTORIES[self.kind]
+        factory = _ALL_FACTORIES[self.kind]
         allowed = _PARAMS[self.kind]
         for k in changes:
             if k not in allowed:
@@ -64,7 +68,7 @@ class Workload:
                     f"unknown {self.kind} parameter {k!r}: expected one of {', '.join(allowed)}"
                 )
         w: Workload = factory(**{**self.args, **changes})
-        return w._with_entries(self.tasks)
+        return w._with_entries(self.tasks).with_groups(self.groups)
 
     @checked_call("Workload.with_tasks")
     def with_tasks(
@@ -74,6 +78,7 @@ class Workload:
         nice: int | None = None,
         cpus: int | Sequence[int] | None = None,
         role: str | None = None,
+        group: str | None = None,
     ) -> Workload:
         """A new workload whose tasks of ``role`` (``None``: every task) get
         these attributes when created — what ``chrt``, ``nice`` and
@@ -87,21 +92,45 @@ class Workload:
         policy, and required by one (``chrt --fifo 1`` is
         ``policy="fifo", rt_priority=1``). ``nice``: -20 to 19 (a SCHED_IDLE
         task's weight is 3 whatever its nice). ``cpus``: a CPU number or a list (the affinity,
-        checked against the machine when it runs). ``role``: one of
+        checked against the machine when it runs). ``group``: the name of
+        a task group the run defines (``simulate(..., groups=[sl.Group(...)])``,
+        docs/groups.md): the tasks are created in it, as a benchmark started
+        in a cgroup is. ``role``: one of
         ``roles(kind)`` (docs/tasks.md lists each workload's)."""
-        if policy is None and rt_priority is None and nice is None and cpus is None:
+        if self.kind == "mix":
+            raise ConfigError(
+                "invalid with_tasks() on a mix: set task attributes on each workload before "
+                "mixing them (workloads.mix([w1.with_tasks(...), w2]))"
+            )
+        if (
+            policy is None
+            and rt_priority is None
+            and nice is None
+            and cpus is None
+            and group is None
+        ):
             raise ConfigError(
                 "invalid with_tasks(): it sets nothing; expected one or more of policy, "
-                "rt_priority, nice, cpus"
+                "rt_priority, nice, cpus, group"
             )
+        if group is not None:
+            need_str("group", group)
         entry = {
             "role": None if role is None else _plain(role),
             "policy": None if policy is None else _plain(policy),
             "rt_priority": None if rt_priority is None else _plain(rt_priority),
             "nice": None if nice is None else _plain(nice),
             "cpus": _cpuset(cpus),
+            "group": None if group is None else _plain(group),
         }
         return self._with_entries((*self.tasks, entry))
+
+    def with_groups(self, groups: tuple[Any, ...]) -> Workload:
+        """The same workload carrying the run's task groups (what
+        ``simulate(..., groups=)`` does; the groups are checked there)."""
+        if tuple(groups) == self.groups:
+            return self
+        return dataclasses.replace(self, groups=tuple(groups))
 
     def _with_entries(self, entries: tuple[dict[str, Any], ...]) -> Workload:
         if not entries:
@@ -109,26 +138,28 @@ class Workload:
         params = {k: v for k, v in self.params.items() if k != "with_tasks"}
         params["with_tasks"] = [dict(e) for e in entries]
         _core.workload_check(self.kind, params)  # the core checks every entry
-        return Workload(self.kind, params, dict(self.args), tuple(dict(e) for e in entries))
+        return Workload(
+            self.kind, params, dict(self.args), tuple(dict(e) for e in entries), self.groups
+        )
 
     @staticmethod
     def roles(kind: str) -> list[str]:
         """The roles of workload ``kind``'s tasks (what ``with_tasks(role=)``
         takes)."""
         need_str("kind", kind)
-        if kind not in _FACTORIES:
+        if kind not in _ALL_FACTORIES:
             raise ConfigError(
-                f"invalid workload kind {kind!r}: expected one of {', '.join(_FACTORIES)}"
+                f"invalid workload kind {kind!r}: expected one of {', '.join(_ALL_FACTORIES)}"
             )
-        return list(_core.WORKLOAD_ROLES[kind])
+        return list(_core.WORKLOAD_ROLES.get(kind, ()))
 
     @staticmethod
     def parameters(kind: str) -> list[str]:
         """The parameter names of workload ``kind``."""
         need_str("kind", kind)
-        if kind not in _FACTORIES:
+        if kind not in _ALL_FACTORIES:
             raise ConfigError(
-                f"invalid workload kind {kind!r}: expected one of {', '.join(_FACTORIES)}"
+                f"invalid workload kind {kind!r}: expected one of {', '.join(_ALL_FACTORIES)}"
             )
         return list(_PARAMS[kind])
 
@@ -686,6 +717,81 @@ _FACTORIES: dict[str, Callable[..., Workload]] = {
 #: -> factory): what the CLI's ``--workload`` and a sweep spec's ``kind`` take.
 FACTORIES = _FACTORIES
 
-_PARAMS = {k: tuple(inspect.signature(f).parameters) for k, f in _FACTORIES.items()}
 
-__all__ = ["Workload", "aim7", "hackbench", "hackbench_lkp", "pipe_pingpong", "spinners", "volano"]
+#: The most workloads one mix runs (the core's limit).
+MAX_MIX = 16
+
+
+@_checked_args
+def mix(workloads: Sequence[Workload], names: Sequence[str] | None = None) -> Workload:
+    """Several workloads side by side in one run — e.g. hackbench in a
+    limited group beside a batch job.
+
+    Each part runs as it would alone (its own task numbering, its
+    ``with_tasks`` settings: set them, and each part's ``group``, before
+    mixing). Its metrics come out under its name, ``<name>.<metric>``
+    (``names`` defaults to each part's kind, numbered when a kind repeats:
+    ``spinners``, ``spinners_2``); the run's own ``elapsed_s`` is its first
+    finite part's. The mix ends when every finite part is done (endless
+    parts such as spinners are stopped then); a mix of endless parts needs
+    ``duration_s``. ``r.tasks`` lists every part's tasks in the order
+    they were forked (each part's first, at start, in list order).
+    """
+    if not is_list(workloads):
+        raise ConfigTypeError(
+            f"invalid type for workloads: got {type_name(workloads)}, expected a list of Workload"
+        )
+    parts = list(workloads)
+    if not 1 <= len(parts) <= MAX_MIX:
+        raise ConfigError(
+            f"invalid workloads=[{len(parts)} values]: expected 1 to {MAX_MIX} workloads"
+        )
+    for i, w in enumerate(parts):
+        if not isinstance(w, Workload):
+            raise ConfigTypeError(
+                f"invalid type for workloads[{i}]: got {type_name(w)} {w!r}, expected a "
+                "schedlab.workloads.* value"
+            )
+        if w.kind == "mix":
+            raise ConfigError(
+                f"invalid workloads[{i}]: a mix inside a mix; list every part in one mix"
+            )
+    if names is None:
+        seen: dict[str, int] = {}
+        auto: list[str] = []
+        for w in parts:
+            seen[w.kind] = seen.get(w.kind, 0) + 1
+            auto.append(w.kind if seen[w.kind] == 1 else f"{w.kind}_{seen[w.kind]}")
+        names_l = auto
+    else:
+        if not is_list(names):
+            raise ConfigTypeError(
+                f"invalid type for names: got {type_name(names)}, expected None or a list of str"
+            )
+        names_l = [need_str(f"names[{i}]", n) for i, n in enumerate(names)]
+        if len(names_l) != len(parts):
+            raise ConfigError(
+                f"invalid names: {len(names_l)} names for {len(parts)} workloads; expected one each"
+            )
+    params = {
+        "parts": [{"kind": w.kind, "params": w.params} for w in parts],
+        "names": names_l,
+    }
+    _core.workload_check("mix", params)
+    return Workload("mix", params, {"workloads": tuple(parts), "names": names})
+
+
+_ALL_FACTORIES: dict[str, Callable[..., Workload]] = {**_FACTORIES, "mix": mix}
+
+_PARAMS = {k: tuple(inspect.signature(f).parameters) for k, f in _ALL_FACTORIES.items()}
+
+__all__ = [
+    "Workload",
+    "aim7",
+    "hackbench",
+    "hackbench_lkp",
+    "mix",
+    "pipe_pingpong",
+    "spinners",
+    "volano",
+]

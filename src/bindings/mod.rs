@@ -20,6 +20,7 @@ use std::sync::Mutex;
 use crate::config::{Fields, NamedEnum};
 use crate::engine::RunOptions;
 use crate::result::SimResult;
+use crate::sched::group::GroupSpec;
 use crate::sched::latency::{bucket_bounds, quantile, Latency, LAT_BUCKETS, LAT_KINDS};
 use crate::sched::rt::{RtKthreads, RtPolicy};
 use crate::sched::task::Policy;
@@ -28,6 +29,7 @@ use crate::trace::{EVENT_NAMES, PREV_STATE_NAMES};
 use crate::workload::aim7::{Aim7, Aim7Params};
 use crate::workload::attrs::{TaskAttrs, WithTasks};
 use crate::workload::hackbench::{Hackbench, HackbenchParams, Ipc, Mode};
+use crate::workload::mix::Mix;
 use crate::workload::pipe_pingpong::PipePingpong;
 use crate::workload::spinners::{Dist, SpinnerTask, Spinners};
 use crate::workload::volano::{Volano, VolanoParams};
@@ -213,9 +215,58 @@ fn task_attrs_from(d: &Bound<'_, PyDict>) -> PyResult<TaskAttrs> {
             .map(|x| x as u32),
         nice: p.opt_signed("nice", NICE_RANGE)?.map(|x| x as i32),
         cpus: p.opt_bounded_list("cpus", &CPU)?,
+        group: p.opt("group")?,
     };
     p.finish()?;
     Ok(a)
+}
+
+/// One `sl.Group` (`sched::group::GroupSpec`), checked.
+fn group_from(py: Python<'_>, d: &Bound<'_, PyDict>) -> PyResult<GroupSpec> {
+    let mut p = Params::new(d, "group", "");
+    let g = GroupSpec {
+        name: p.get("name")?,
+        parent: p.opt("parent")?,
+        shares: p.get("shares")?,
+        quota_ns: p.opt("quota_ns")?,
+        period_ns: p.get("period_ns")?,
+        burst_ns: p.get("burst_ns")?,
+        idle: p.get("idle")?,
+    };
+    p.finish()?;
+    g.validate().map_err(|e| py_err(py, e))?;
+    Ok(g)
+}
+
+/// A run's `groups=` list, each checked and the whole hierarchy too.
+fn groups_from(py: Python<'_>, v: Option<&Bound<'_, PyList>>) -> PyResult<Vec<GroupSpec>> {
+    let Some(list) = v else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::with_capacity(list.len());
+    for (i, item) in list.iter().enumerate() {
+        let d = item
+            .cast_into::<PyDict>()
+            .map_err(|e| convert::wrong_type(&format!("groups[{i}]"), &e.into_inner(), "a dict"))?;
+        out.push(group_from(py, &d)?);
+    }
+    crate::sched::group::validate_groups(&out).map_err(|e| py_err(py, e))?;
+    Ok(out)
+}
+
+/// Check one group, or (with `groups`) a whole `groups=` list.
+#[pyfunction]
+#[pyo3(signature = (group=None, groups=None))]
+fn group_check(
+    py: Python<'_>,
+    group: Option<&Bound<'_, PyDict>>,
+    groups: Option<&Bound<'_, PyList>>,
+) -> PyResult<()> {
+    if let Some(d) = group {
+        group_from(py, d)?;
+    }
+    groups_from(py, groups)?;
+    Ok(())
 }
 
 /// Build the core workload from its kind and normalised parameters; a
@@ -357,12 +408,58 @@ fn workload_base(
                 p.finish()?;
                 Box::new(Aim7::new(ap).map_err(|e| py_err(py, e))?)
             }
+            "mix" => {
+                let mut p = Params::new(params, "mix", "");
+                let names: Vec<String> = p.get("names")?;
+                let parts = p.opt_any("parts")?.ok_or_else(|| {
+                    py_err(
+                        py,
+                        crate::CoreError::invalid("parts", "None", "a list of workloads"),
+                    )
+                })?;
+                p.finish()?;
+                let parts = parts
+                    .cast_into::<PyList>()
+                    .map_err(|e| convert::wrong_type("parts", &e.into_inner(), "a list of dicts"))?;
+                if parts.len() != names.len() {
+                    return Err(py_err(
+                        py,
+                        crate::CoreError::invalid(
+                            "names",
+                            format!("a list of {}", names.len()),
+                            format!("one name per workload ({})", parts.len()),
+                        ),
+                    ));
+                }
+                let mut built = Vec::with_capacity(parts.len());
+                for (i, (item, name)) in parts.iter().zip(names).enumerate() {
+                    let d = item.cast_into::<PyDict>().map_err(|e| {
+                        convert::wrong_type(&format!("parts[{i}]"), &e.into_inner(), "a dict")
+                    })?;
+                    let mut q = Params::new(&d, "mix part", "");
+                    let kind: String = q.get("kind")?;
+                    let wp = q.dict("params")?;
+                    q.finish()?;
+                    if kind == "mix" {
+                        return Err(py_err(
+                            py,
+                            crate::CoreError::invalid(
+                                "workloads",
+                                "a mix inside a mix",
+                                "workloads that are not mixes (list every part in one mix)",
+                            ),
+                        ));
+                    }
+                    built.push((name, workload_from(py, &kind, &wp)?));
+                }
+                Box::new(Mix::new(built).map_err(|e| py_err(py, e))?)
+            }
             other => return Err(py_err(
                 py,
                 crate::CoreError::invalid(
                     "workload",
                     format!("{other:?}"),
-                    "one of \"spinners\", \"hackbench\", \"pipe_pingpong\", \"volano\", \"aim7\"",
+                    "one of \"spinners\", \"hackbench\", \"pipe_pingpong\", \"volano\", \"aim7\", \"mix\"",
                 ),
             )),
         };
@@ -598,7 +695,7 @@ fn latency_quantiles<'py>(
 /// Run one simulation with the GIL released. Ctrl-C is polled from inside
 /// the event loop; a cancelled run raises `KeyboardInterrupt`.
 #[pyfunction]
-#[pyo3(signature = (machine, kernel_base, kernel, cost, workload_kind, workload, *, seed, duration_ns, trace_limit, interval_ns, latency=false))]
+#[pyo3(signature = (machine, kernel_base, kernel, cost, workload_kind, workload, *, seed, duration_ns, trace_limit, interval_ns, latency=false, groups=None))]
 #[allow(clippy::too_many_arguments)]
 fn simulate<'py>(
     py: Python<'py>,
@@ -613,6 +710,7 @@ fn simulate<'py>(
     trace_limit: Option<usize>,
     interval_ns: u64,
     latency: bool,
+    groups: Option<&Bound<'py, PyList>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let m = machine_from(machine)?;
     let empty = PyDict::new(py);
@@ -626,6 +724,7 @@ fn simulate<'py>(
         sample_interval_ns: interval_ns,
         max_sample_bytes: crate::limits::MAX_VMSTAT_BYTES,
         latency,
+        groups: groups_from(py, groups)?,
     };
     let interrupt: Mutex<Option<PyErr>> = Mutex::new(None);
     let cancel = || {
@@ -664,6 +763,15 @@ fn run_spec(py: Python<'_>, d: &Bound<'_, PyDict>) -> PyResult<crate::sweep::Run
         max_sample_bytes: 0,
         // Only the run's latency metrics reach a sweep row.
         latency: p.opt("latency")?.unwrap_or(false),
+        groups: match p.opt_any("groups")? {
+            Some(v) if !v.is_none() => {
+                let list = v.cast_into::<PyList>().map_err(|e| {
+                    convert::wrong_type("groups", &e.into_inner(), "a list of dicts")
+                })?;
+                groups_from(py, Some(&list))?
+            }
+            _ => Vec::new(),
+        },
     };
     p.finish()?;
     Ok(crate::sweep::RunSpec {
@@ -870,6 +978,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cost_replace, m)?)?;
     m.add_function(wrap_pyfunction!(cost_for_machine, m)?)?;
     m.add_function(wrap_pyfunction!(workload_check, m)?)?;
+    m.add_function(wrap_pyfunction!(group_check, m)?)?;
     m.add_function(wrap_pyfunction!(rt_kthreads_check, m)?)?;
     m.add_function(wrap_pyfunction!(workload_tasks, m)?)?;
     m.add_function(wrap_pyfunction!(footprint, m)?)?;

@@ -26,6 +26,8 @@
 //! from the queue.
 
 #[cfg(test)]
+mod group_tests;
+#[cfg(test)]
 mod policy_tests;
 pub mod queue;
 mod report;
@@ -41,6 +43,7 @@ use crate::result::{SimResult, Status};
 use crate::rng::Rng;
 use crate::sched::cputime::{Overhead, OVERHEAD_KINDS};
 use crate::sched::fair::TaskId;
+use crate::sched::group::{validate_groups, GroupSpec, TaskGroups};
 use crate::sched::Sched;
 use crate::topology::Machine;
 use crate::workload::{Ctx, TaskSpec, Workload};
@@ -76,6 +79,10 @@ pub(crate) enum Event {
     /// The RT period timer of the workload's RT tasks on `cpu`
     /// (`sched::rt_task`).
     RtPeriod { cpu: u32 },
+    /// A task group's CFS bandwidth period timer (`sched::bandwidth`).
+    CfsPeriod { group: u32 },
+    /// A task group's CFS bandwidth slack timer.
+    CfsSlack { group: u32 },
 }
 
 /// Options of one run (everything but machine, kernel, costs and workload).
@@ -97,6 +104,9 @@ pub struct RunOptions {
     /// Keep every task's scheduling delays (`sched::latency`): histograms
     /// bounded by the task count, no trace needed.
     pub latency: bool,
+    /// The run's task groups (`sched::group`); empty: none, and no group
+    /// step is taken.
+    pub groups: Vec<GroupSpec>,
 }
 
 impl Default for RunOptions {
@@ -108,6 +118,7 @@ impl Default for RunOptions {
             sample_interval_ns: 100_000_000,
             max_sample_bytes: crate::limits::MAX_VMSTAT_BYTES,
             latency: false,
+            groups: Vec::new(),
         }
     }
 }
@@ -140,6 +151,8 @@ pub struct Sim<'a> {
     pub(crate) spawns: Vec<TaskSpec>,
     /// Tasks forked and not yet exited.
     pub(crate) live_tasks: usize,
+    /// The workload says it is done with tasks still alive (a mix).
+    pub(crate) workload_done: bool,
     pub(crate) error: Option<String>,
     /// The watchdog's snapshot: the overhead charged by kind as it was at
     /// the scheduler's `progress_at`.
@@ -241,6 +254,29 @@ impl<'a> Sim<'a> {
         if opts.latency {
             sched.latency = Some(Default::default());
         }
+        validate_groups(&opts.groups)?;
+        for a in workload.all_task_attrs() {
+            if let Some(g) = &a.group {
+                if !opts.groups.iter().any(|s| &s.name == g) {
+                    let names: Vec<&str> = opts.groups.iter().map(|s| s.name.as_str()).collect();
+                    return Err(CoreError::invalid(
+                        "group",
+                        format!("{g:?}"),
+                        if names.is_empty() {
+                            "the name of a group in groups= (this run defines none)".to_string()
+                        } else {
+                            format!(
+                                "the name of a group in groups=: {}",
+                                crate::config::one_of_names(&names)
+                            )
+                        },
+                    ));
+                }
+            }
+        }
+        if !opts.groups.is_empty() {
+            sched.groups = Some(TaskGroups::new(&opts.groups, machine.nr_cpus(), opts.seed));
+        }
         Ok(Sim {
             sampler: Sampler::new(sched.rqs.len()),
             sched,
@@ -250,6 +286,7 @@ impl<'a> Sim<'a> {
             wakes: Vec::new(),
             spawns: Vec::new(),
             live_tasks: 0,
+            workload_done: false,
             error: None,
             overhead_at_progress: [0; OVERHEAD_KINDS],
             sampler_truncated: false,
@@ -278,7 +315,7 @@ impl<'a> Sim<'a> {
             if let Some(e) = self.error.take() {
                 break Status::Error(e);
             }
-            if self.live_tasks == 0 && self.workload.finite() {
+            if (self.live_tasks == 0 || self.workload_done) && self.workload.finite() {
                 break Status::Ok;
             }
             if self.sched.nr_running_total == 0
@@ -366,6 +403,8 @@ impl<'a> Sim<'a> {
                 Event::RtIrqWork { cpu, src } => self.sched.rt_irq_work(cpu as usize, src),
                 Event::RtUnthrottle { cpu } => self.sched.rt_unthrottle(cpu as usize),
                 Event::RtPeriod { cpu } => self.sched.rt_task_period_timer(cpu as usize),
+                Event::CfsPeriod { group } => self.sched.cfs_period_timer(group as usize),
+                Event::CfsSlack { group } => self.sched.cfs_slack_timer(group as usize),
             }
             if self.sched.progress_at == self.sched.now {
                 self.overhead_at_progress = self.sched.overhead;
@@ -521,7 +560,7 @@ impl<'a> Sim<'a> {
             self.sampler,
             self.sched.trace,
             self.sampler_truncated,
-            self.workload.metrics_with_tasks(self.sched.now, &task_cpu),
+            self.workload.named_metrics(self.sched.now, &task_cpu),
             &|leader| self.workload.process_name(leader),
         );
         if let Some(p) = self.sched.power.as_mut() {
@@ -534,6 +573,10 @@ impl<'a> Sim<'a> {
         }
         if let Some(rt) = &self.sched.rt {
             r.metrics.extend(rt.metrics());
+        }
+        if let Some(tg) = &self.sched.groups {
+            r.metrics
+                .extend(report::group_metrics(tg, &self.sched.tasks));
         }
         if let Some(mut l) = self.sched.latency.take() {
             l.finish(self.sched.tasks.len());

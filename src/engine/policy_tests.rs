@@ -98,6 +98,7 @@ fn run_rt(
         sample_interval_ns: 100_000_000,
         max_sample_bytes: crate::limits::MAX_VMSTAT_BYTES,
         latency: false,
+        groups: Vec::new(),
     };
     let w: Box<dyn Workload> = if attrs.is_empty() {
         w

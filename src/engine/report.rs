@@ -6,6 +6,7 @@ use super::sampler::Sampler;
 use crate::domains::Domain;
 use crate::result::{CpuTable, SchedstatTable, SimResult, Status, TaskTable, VmstatTable};
 use crate::sched::balance::IDLE_TYPE_NAMES;
+use crate::sched::group::TaskGroups;
 use crate::sched::rq::{DomainStats, Rq};
 use crate::sched::task::{Task, TaskState};
 use crate::sched::Counters;
@@ -45,7 +46,7 @@ pub(crate) fn build(
     sampler: Sampler,
     trace: Option<Trace>,
     vmstat_truncated: bool,
-    workload_metrics: Vec<(&'static str, f64)>,
+    workload_metrics: Vec<(String, f64)>,
     process_name: &dyn Fn(&str) -> String,
 ) -> SimResult {
     let mut tt = TaskTable::default();
@@ -116,7 +117,7 @@ pub(crate) fn build(
     // perf's "Total time"), else the simulated time.
     let bench_elapsed = workload_metrics
         .iter()
-        .find(|(k, _)| *k == "elapsed_s")
+        .find(|(k, _)| k == "elapsed_s")
         .map_or(elapsed, |(_, v)| *v);
     let mut metrics: Vec<(String, f64)> = vec![
         ("elapsed_s", bench_elapsed),
@@ -203,7 +204,7 @@ pub(crate) fn build(
     }
     for (k, v) in workload_metrics {
         if k != "elapsed_s" {
-            metrics.push((k.to_string(), v));
+            metrics.push((k, v));
         }
     }
     SimResult {
@@ -284,4 +285,40 @@ fn schedstat_table(rqs: &[Rq], sd: &[Vec<Domain>]) -> SchedstatTable {
     }
     t.counters = cols;
     t
+}
+
+/// The per-group metrics, `group.<name>.<counter>`: CPU time and runqueue
+/// wait of the group's tasks and its descendants', and the group's
+/// `cpu.stat` counters (`nr_periods`, `nr_throttled`, `throttled_s` — the
+/// throttled time of its runqueues summed over CPUs, the throttles that
+/// ended —, `nr_bursts`, `burst_s`; 0 without a quota).
+pub(crate) fn group_metrics(tg: &TaskGroups, tasks: &[Task]) -> Vec<(String, f64)> {
+    let n = tg.specs.len();
+    let mut cpu = vec![0u64; n];
+    let mut wait = vec![0u64; n];
+    for (i, t) in tasks.iter().enumerate() {
+        if let Some(g) = tg.task_group.get(i).copied().flatten() {
+            for x in tg.chain(g as usize) {
+                cpu[x] += t.user_ns + t.sys_ns;
+                wait[x] += t.wait_ns;
+            }
+        }
+    }
+    let mut out = Vec::with_capacity(n * 7);
+    for g in 0..n {
+        let name = &tg.names[g];
+        let b = tg.bw[g].clone().unwrap_or_default();
+        for (k, v) in [
+            ("cpu_s", cpu[g] as f64 / 1e9),
+            ("wait_s", wait[g] as f64 / 1e9),
+            ("nr_periods", b.nr_periods as f64),
+            ("nr_throttled", b.nr_throttled as f64),
+            ("throttled_s", b.throttled_time as f64 / 1e9),
+            ("nr_bursts", b.nr_burst as f64),
+            ("burst_s", b.burst_time as f64 / 1e9),
+        ] {
+            out.push((format!("group.{name}.{k}"), v));
+        }
+    }
+    out
 }

@@ -27,12 +27,12 @@ impl Sim<'_> {
     #[inline(never)]
     fn do_fork(&mut self, spec: TaskSpec, parent: Option<(TaskId, usize)>) {
         let id = self.sched.tasks.len() as TaskId;
-        let attrs = self.workload.task_attrs();
-        let (policy, rt_priority, nice, mut allowed) = if attrs.is_empty() {
-            (Policy::Normal, None, spec.nice, spec.cpus)
+        let attrs = self.workload.task_attrs_of(id);
+        let (policy, rt_priority, nice, mut allowed, group) = if attrs.is_empty() {
+            (Policy::Normal, None, spec.nice, spec.cpus, None)
         } else {
             let r = attrs::resolve(attrs, spec.role, Policy::Normal, spec.nice, spec.cpus);
-            (r.policy, r.rt_priority, r.nice, r.cpus)
+            (r.policy, r.rt_priority, r.nice, r.cpus, r.group)
         };
         if let Some(a) = allowed.as_mut() {
             a.sort_unstable();
@@ -52,6 +52,12 @@ impl Sim<'_> {
             task.prio = 99 - rt_priority.unwrap_or(1).min(99);
         }
         self.sched.sched_fork(task, home);
+        if self.sched.groups.is_some() {
+            // sched_fork() → task_change_group_fair(): the fair class's
+            // groups (an RT task runs in the root group: no RT groups).
+            let g = group.filter(|_| !policy.is_rt());
+            self.sched.set_task_group(id, g.as_deref());
+        }
         self.live_tasks += 1;
         self.sched.counters.forks += 1;
         self.sched.wake_up_new_task(id, home, parent.map(|p| p.1));
@@ -115,8 +121,16 @@ impl Sim<'_> {
         self.sched.events.stepping = None;
         // The task is between two actions — the return to user space — so
         // a pending reschedule happens now even if its next burst is a
-        // system call.
-        if self.sched.rqs[cpu].need_resched {
+        // system call; a task whose group is throttled here is throttled
+        // now (6.18, sched::bandwidth).
+        let boundary = self.sched.groups.as_ref().is_some_and(|g| g.bandwidth_used)
+            && self.sched.rqs[cpu].curr() == Some(t)
+            && self.sched.throttle_at_boundary(cpu, t);
+        if boundary {
+            self.sched.boundary = Some(t);
+            self.sched.schedule(cpu);
+            self.sched.boundary = None;
+        } else if self.sched.rqs[cpu].need_resched {
             self.sched.schedule(cpu);
         }
         self.sched.rearm(cpu);
@@ -173,6 +187,7 @@ impl Sim<'_> {
                 Action::Yield => self.sched.do_sched_yield(cpu),
                 Action::Exit => {
                     self.live_tasks -= 1;
+                    self.workload_done = self.workload.done();
                     self.sched.do_exit(cpu, t);
                 }
             }

@@ -33,6 +33,7 @@ fn run(
         sample_interval_ns: 100_000_000,
         max_sample_bytes: crate::limits::MAX_VMSTAT_BYTES,
         latency: false,
+        groups: Vec::new(),
     };
     run_spinners(machine, kernel, &CostModel::default(), tasks, dist, opts)
 }
@@ -239,6 +240,7 @@ fn trace_is_bounded_and_reports_the_drop() {
         sample_interval_ns: 100_000_000,
         max_sample_bytes: crate::limits::MAX_VMSTAT_BYTES,
         latency: false,
+        groups: Vec::new(),
     };
     let r = run_spinners(
         &one_cpu(),
@@ -509,6 +511,7 @@ fn without_periodic_samples_the_results_are_the_same() {
             sample_interval_ns: 10_000_000,
             max_sample_bytes,
             latency: false,
+            groups: Vec::new(),
         };
         run_spinners(
             &m,

@@ -79,6 +79,10 @@ impl Sched<'_> {
     /// `activate_task()`: enqueue, add to `rq->cfs_tasks`, count runnable.
     #[inline]
     pub(crate) fn activate_task(&mut self, cpu: usize, t: TaskId, flags: EnqueueFlags) {
+        // A task group's share (and a throttled group's limbo list).
+        if self.groups.is_some() && !self.group_enqueue(cpu, t) {
+            return;
+        }
         let now = self.now;
         let old = self.rqs[cpu].cfs.nr_running;
         self.pelt_enqueue(cpu, t);
@@ -161,6 +165,9 @@ impl Sched<'_> {
         self.nr_running_total -= 1;
         self.nr_running_changed(old, old - 1);
         self.update_sg_sums(cpu);
+        if self.groups.is_some() {
+            self.group_dequeue(cpu, t);
+        }
     }
 
     /// `resched_task(rq->curr)`: set need_resched; a remote CPU learns of it
@@ -542,6 +549,12 @@ impl Sched<'_> {
                 }
             }
         }
+        // put_prev_entity()'s check_cfs_rq_runtime() (sched::bandwidth).
+        if self.groups.as_ref().is_some_and(|g| g.bandwidth_used) {
+            let p = prev.filter(|_| !prev_rt);
+            let boundary = p.is_some() && self.boundary == p;
+            self.check_cfs_rq_runtime(cpu, p, boundary);
+        }
         let rt_next = if self.rt_tasks_used {
             self.schedule_rt(cpu, prev.filter(|_| prev_rt))
         } else {
@@ -788,6 +801,16 @@ impl Sched<'_> {
             && rq.cfs.check_preempt_tick(&self.fair, &self.ses)
         {
             rq.need_resched = true;
+        }
+        if self.groups.is_some() {
+            self.group_tick(cpu);
+            if let Some(c) = self.rqs[cpu]
+                .cfs
+                .curr
+                .filter(|_| self.groups.as_ref().is_some_and(|g| g.bandwidth_used))
+            {
+                self.account_cfs_rq_runtime(cpu, c);
+            }
         }
     }
 

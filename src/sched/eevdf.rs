@@ -405,6 +405,55 @@ impl CfsRq {
         se.on_rq = true;
     }
 
+    /// `reweight_entity()` (6.13-6.18, with `place_entity()`): commit
+    /// `curr`, save the lag, take the entity out, scale its saved lag and
+    /// relative deadline by old/new weight (lag_i = w_i·vlag_i is kept),
+    /// place it again and put it back.
+    pub(super) fn reweight_entity_eevdf(
+        &mut self,
+        ses: &mut [SchedEntity],
+        id: TaskId,
+        weight: u64,
+        inv_weight: u64,
+        now: u64,
+    ) {
+        let is_curr = self.curr == Some(id);
+        let on_rq = ses[id as usize].on_rq;
+        if on_rq {
+            self.update_curr_eevdf(ses, now);
+            self.update_entity_lag(ses, id);
+            let se = &mut ses[id as usize];
+            se.deadline -= se.vruntime;
+            se.rel_deadline = true;
+            self.nr_running -= 1;
+            if !is_curr {
+                self.dequeue_eevdf(id, se);
+            }
+            self.load -= se.weight;
+        }
+        let se = &mut ses[id as usize];
+        let old = se.weight as i128;
+        se.vlag = div_s64(se.vlag as i128 * old, weight as i128) as i64;
+        if se.rel_deadline {
+            se.deadline = div_s64(se.deadline as i128 * old, weight as i128) as i64;
+        }
+        se.weight = weight;
+        se.inv_weight = inv_weight;
+        if on_rq {
+            // place_entity(cfs_rq, se, 0) restores the relative deadline
+            // only under PLACE_REL_DEADLINE; otherwise it starts a request.
+            self.place_entity_eevdf(ses, id, false);
+            let se = &mut ses[id as usize];
+            se.rel_deadline = false;
+            self.load += se.weight;
+            if !is_curr {
+                self.enqueue_eevdf(id, se);
+            }
+            self.nr_running += 1;
+            self.update_min_vruntime_eevdf(ses);
+        }
+    }
+
     /// `dequeue_entity()` (6.12): a sleeping entity that is not eligible
     /// stays queued as `sched_delayed` (DELAY_DEQUEUE) and false is
     /// returned; otherwise save the lag, keep the deadline relative on a

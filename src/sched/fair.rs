@@ -343,6 +343,35 @@ impl CfsRq {
         }
     }
 
+    /// `reweight_entity()` (kernel/sched/fair.c, 2.6.36-6.5): commit
+    /// `curr`'s runtime, move the load; the vruntime (the tree key) stays.
+    /// Under EEVDF, `reweight_entity_eevdf`.
+    pub fn reweight_entity(
+        &mut self,
+        ses: &mut [SchedEntity],
+        id: TaskId,
+        weight: u64,
+        inv_weight: u64,
+        now: u64,
+    ) {
+        if self.eevdf.is_some() {
+            return self.reweight_entity_eevdf(ses, id, weight, inv_weight, now);
+        }
+        let on_rq = ses[id as usize].on_rq;
+        if on_rq {
+            if self.curr == Some(id) {
+                self.update_curr(ses, now);
+            }
+            self.load -= ses[id as usize].weight;
+        }
+        let se = &mut ses[id as usize];
+        se.weight = weight;
+        se.inv_weight = inv_weight;
+        if on_rq {
+            self.load += weight;
+        }
+    }
+
     /// `dequeue_entity()`: a sleeping entity keeps its absolute vruntime;
     /// any other (migration) is normalised against `min_vruntime`.
     #[inline]

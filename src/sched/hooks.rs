@@ -155,6 +155,22 @@ impl Sched<'_> {
             .push(end, Event::RtUnthrottle { cpu: cpu as u32 });
     }
 
+    /// A task group's CFS bandwidth period timer (`cfs_b->period_timer`,
+    /// `sched_cfs_period_timer()`), expiring at `at`.
+    pub(crate) fn hrtimer_start_cfs_period(&mut self, g: usize, at: u64) {
+        self.events
+            .queue
+            .push(at, Event::CfsPeriod { group: g as u32 });
+    }
+
+    /// A task group's slack timer (`cfs_b->slack_timer`,
+    /// `sched_cfs_slack_timer()`), expiring at `at`.
+    pub(crate) fn hrtimer_start_cfs_slack(&mut self, g: usize, at: u64) {
+        self.events
+            .queue
+            .push(at, Event::CfsSlack { group: g as u32 });
+    }
+
     /// The RT period timer of the workload's RT tasks on `cpu`
     /// (`sched_rt_period_timer()`), at the period's end `at`.
     pub(crate) fn start_rt_task_period(&mut self, cpu: usize, at: u64) {

@@ -36,11 +36,13 @@
 //! engine with `Sched::for_test`.
 
 pub mod balance;
+pub mod bandwidth;
 pub mod core;
 pub mod cpumask;
 pub mod cputime;
 pub mod eevdf;
 pub mod fair;
+pub mod group;
 pub mod hooks;
 pub mod latency;
 pub mod lb_group;
@@ -81,7 +83,7 @@ use crate::rng::Rng;
 use crate::topology::Machine;
 use crate::trace::Trace;
 use cputime::OVERHEAD_KINDS;
-use fair::{FairParams, SchedEntity};
+use fair::{FairParams, SchedEntity, TaskId};
 use rq::{Nohz, Rq};
 use rt::RtKthreads;
 use task::Task;
@@ -197,6 +199,12 @@ pub(crate) struct Sched<'a> {
     pub(crate) progress_at: u64,
     pub(crate) overhead: [u64; OVERHEAD_KINDS],
     pub(crate) max_charge: u64,
+    /// Task groups and their bandwidth (`None` unless the run defines
+    /// groups, so a run without any takes no group step).
+    pub(crate) groups: Option<group::TaskGroups>,
+    /// The task whose burst just ended (a return to user space) while the
+    /// engine reschedules its CPU (`sched::bandwidth`, 6.18 throttling).
+    pub(crate) boundary: Option<TaskId>,
 }
 
 impl<'a> Sched<'a> {
@@ -284,6 +292,8 @@ impl<'a> Sched<'a> {
             progress_at: 0,
             overhead: [0; OVERHEAD_KINDS],
             max_charge: 0,
+            groups: None,
+            boundary: None,
         })
     }
 

@@ -385,6 +385,35 @@ impl Sched<'_> {
         }
     }
 
+    /// `reweight_entity()`'s PELT part (6.x): `dequeue_load_avg()`, the
+    /// entity's `load_avg` recomputed from its sum at the new `weight`,
+    /// `enqueue_load_avg()` (a task group's flattened weight,
+    /// `sched::group`). Called before the entity's weight changes.
+    pub(crate) fn pelt_reweight(&mut self, cpu: usize, t: TaskId, weight: u64) {
+        if !self.pelt_on() {
+            return;
+        }
+        let ti = t as usize;
+        let old = self.ses[ti].weight;
+        if self.ses[ti].on_rq {
+            self.pelt_update(cpu, t);
+        }
+        let p = self.pelt_slot(t);
+        let attached = p.attached[ti];
+        let se = &mut p.se[ti];
+        let cfs = &mut p.cfs[cpu];
+        if attached {
+            sub_positive(&mut cfs.load_avg, se.load_avg);
+            sub_positive(&mut cfs.load_sum, old * se.load_sum);
+            cfs.load_sum = cfs.load_sum.max(cfs.load_avg * PELT_MIN_DIVIDER);
+        }
+        se.load_avg = weight * se.load_sum / pelt_divider(se);
+        if attached {
+            cfs.load_avg += se.load_avg;
+            cfs.load_sum += weight * se.load_sum;
+        }
+    }
+
     /// `cpu_load(rq)` (6.x): the runqueue's PELT `load_avg`, brought to now.
     pub(crate) fn pelt_cpu_load(&mut self, cpu: usize) -> u64 {
         self.pelt_update_cfs(cpu);

@@ -51,6 +51,7 @@ fn run_for(
         sample_interval_ns: 10_000_000,
         max_sample_bytes: crate::limits::MAX_VMSTAT_BYTES,
         latency: false,
+        groups: Vec::new(),
     };
     let mut sim = Sim::new(m, k, &cost, w, opts).unwrap();
     sim.sched.set_group_sums(!walk);

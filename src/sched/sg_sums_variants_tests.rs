@@ -67,6 +67,7 @@ fn run(
         sample_interval_ns: 5_000_000,
         max_sample_bytes: crate::limits::MAX_VMSTAT_BYTES,
         latency: false,
+        groups: Vec::new(),
     };
     let mut sim = Sim::new(m, k, &cost, w, opts).expect("a valid configuration");
     if let Some(on) = force {

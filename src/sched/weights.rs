@@ -74,6 +74,18 @@ pub fn calc_delta_fair(delta: u64, weight: u64, inv_weight: u64) -> u64 {
     }
 }
 
+/// `__update_inv_weight()` (kernel/sched/fair.c, 3.x-6.18): `WMULT_CONST /
+/// w` for a weight outside the nice table (a task group's flattened
+/// weight, `sched::group`).
+pub fn inv_weight(w: u64) -> u64 {
+    const WMULT_CONST: u64 = u32::MAX as u64;
+    match w {
+        0 => WMULT_CONST,
+        w if w >= WMULT_CONST => 1,
+        w => WMULT_CONST / w,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

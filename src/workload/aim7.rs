@@ -1110,6 +1110,7 @@ mod tests {
             sample_interval_ns: 100_000_000,
             max_sample_bytes: 0,
             latency: false,
+            groups: Vec::new(),
         };
         let r = Sim::new(&m, &k, &cost, Box::new(w), opts)
             .unwrap()

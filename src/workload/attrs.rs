@@ -42,6 +42,9 @@ pub struct TaskAttrs {
     pub rt_priority: Option<u32>,
     pub nice: Option<i32>,
     pub cpus: Option<Vec<u32>>,
+    /// The task group (`sched::group`) the tasks are created in, by name
+    /// (checked against the run's groups when it starts).
+    pub group: Option<String>,
 }
 
 impl TaskAttrs {
@@ -107,6 +110,7 @@ pub struct Resolved {
     pub rt_priority: Option<u32>,
     pub nice: i32,
     pub cpus: Option<Vec<u32>>,
+    pub group: Option<String>,
 }
 
 /// What a task of `role` gets from `attrs` (later entries win, field by
@@ -126,6 +130,7 @@ pub fn resolve(
         rt_priority: None,
         nice,
         cpus,
+        group: None,
     };
     for a in attrs {
         if a.role.as_deref().is_some_and(|x| x != role) {
@@ -145,6 +150,9 @@ pub fn resolve(
         }
         if let Some(c) = &a.cpus {
             r.cpus = Some(c.clone());
+        }
+        if let Some(g) = &a.group {
+            r.group = Some(g.clone());
         }
     }
     r

@@ -13,6 +13,7 @@ mod aim7_costs;
 pub mod attrs;
 pub mod hackbench;
 pub mod ipc;
+pub mod mix;
 pub mod pipe_pingpong;
 pub mod spinners;
 pub mod volano;
@@ -195,6 +196,28 @@ pub trait Workload: Send {
     /// The task attributes set on it (`attrs::WithTasks`); none by default.
     fn task_attrs(&self) -> &[attrs::TaskAttrs] {
         &[]
+    }
+    /// The task attributes that apply to the task being forked as `task`
+    /// (a mix answers with its part's).
+    fn task_attrs_of(&self, task: TaskId) -> &[attrs::TaskAttrs] {
+        let _ = task;
+        self.task_attrs()
+    }
+    /// Every task-attribute entry of the workload (a mix: its parts').
+    fn all_task_attrs(&self) -> Vec<&attrs::TaskAttrs> {
+        self.task_attrs().iter().collect()
+    }
+    /// A finite workload that is done although some of its tasks live on
+    /// (a mix whose finite parts have all exited beside endless ones).
+    fn done(&self) -> bool {
+        false
+    }
+    /// The metrics with owned names (a mix prefixes its parts').
+    fn named_metrics(&self, elapsed_ns: u64, task_cpu: &[(u64, u64)]) -> Vec<(String, f64)> {
+        self.metrics_with_tasks(elapsed_ns, task_cpu)
+            .into_iter()
+            .map(|(n, v)| (n.to_string(), v))
+            .collect()
     }
     /// Refuse inputs the machine cannot honour (e.g. pinning to CPU 9 of 8).
     fn validate(&self, machine: &Machine) -> CoreResult<()>;

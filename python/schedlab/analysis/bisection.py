@@ -14,6 +14,7 @@ with that set flipped, not by adding shares up.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,7 @@ from .._check import need_bool, need_int, need_number, need_str, seconds_to_ns
 from .._progress import ProgressArg
 from ..config import CostModel, Kernel, Machine
 from ..exceptions import ConfigError, SimulationError
+from ..groups import Group, groups_arg
 from ..run.args import costs_arg, kernel_arg, machine_arg, workload_arg
 from ..run.execute import SweepInterrupted, execute
 from ..run.plan import plan_runs
@@ -69,6 +71,7 @@ def bisect(
     duration_s: float | None = None,
     threshold: float = 0.8,
     memory_limit: int | None = None,
+    groups: Sequence[Group] | None = None,
 ) -> pl.DataFrame:
     """Which of the fields that differ between ``good`` and ``bad`` account
     for the change in ``metric`` (a metric name of ``workload``'s results;
@@ -118,6 +121,8 @@ def bisect(
     g = kernel_arg(good, "good")
     b = kernel_arg(bad, "bad")
     w = workload_arg(workload)
+    if groups is not None:
+        w = w.with_groups(groups_arg(groups))
     costs = costs_arg(costs)
     need_str("metric", metric)
     reps = need_int("replicates", replicates, lo=2, hi=10_000)

@@ -28,6 +28,7 @@ from .._args import checked_call, warn_user
 from .._check import is_list, need_choice, need_frame, need_int, show, type_name
 from ..config import CostModel, Kernel, Machine
 from ..exceptions import ConfigError, ConfigTypeError, MachineMismatchWarning
+from ..groups import groups_arg
 from ..run.args import kernel_arg, machine_arg
 from ..run.estimate import check_memory
 from ..run.execute import execute
@@ -384,6 +385,7 @@ def _model_plan(
     seed: int,
     ids: Sequence[int] | None,
     tasks: Mapping[str, Any] | None,
+    groups: Sequence[Any] | None = None,
 ) -> list[Run]:
     """``model_runs``' runs, planned and seeded, not run."""
     m, k = machine_arg(machine), kernel_arg(kernel)
@@ -391,6 +393,8 @@ def _model_plan(
     w = hackbench()
     if tasks:
         w = w.with_tasks(**tasks)
+    if groups:
+        w = w.with_groups(groups_arg(groups))
     points = [{f"workload.{c}": cfg[c] for c in CONFIG} for cfg in configs]
     runs = plan_runs(m, k, costs, w, points, seeds, seed, None, None, 100_000_000)
     for r in runs:
@@ -411,6 +415,7 @@ def model_runs(
     tasks: Mapping[str, Any] | None = None,
     metrics: Sequence[str] = METRICS,
     memory_limit: int | None = None,
+    groups: Sequence[Any] | None = None,
 ) -> pl.DataFrame:
     """The model's hackbench runs of ``configs`` (dicts of ``ipc``, ``mode``,
     ``groups``, ``loops``) × ``seeds``, one batch on the sweep runner. Run
@@ -419,8 +424,9 @@ def model_runs(
     ``Workload.with_tasks`` for every run. Columns: the config, ``rep`` and
     ``metrics`` (the model's metric names); a run that did not finish
     raises. ``memory_limit``: as ``sweep``'s (the batch is refused before
-    it runs if its estimated peak is above it)."""
-    runs = _model_plan(configs, machine, kernel, costs, seeds, seed, ids, tasks)
+    it runs if its estimated peak is above it). ``groups``: the runs'
+    task groups (``simulate``'s ``groups``)."""
+    runs = _model_plan(configs, machine, kernel, costs, seeds, seed, ids, tasks, groups)
     df = execute(runs, 0 if threads is None else threads, False, memory_limit=memory_limit)
     bad = df.filter(pl.col("status") != "ok")
     if bad.height:

@@ -24,7 +24,7 @@ from ..exceptions import ConfigError, ConfigTypeError, MeasureError
 POLICIES = ("normal", "batch", "idle", "fifo", "rr")
 RT_POLICIES = ("fifo", "rr")
 #: The keys of a change, in the frame's column order.
-KEYS = ("policy", "rt_priority", "nice", "affinity", "rt_runtime_us", "rt_period_us")
+KEYS = ("policy", "rt_priority", "nice", "affinity", "rt_runtime_us", "rt_period_us", "cgroup")
 #: The sysctls a change may set (/proc/sys/kernel/...), by key.
 SYSCTLS = {"rt_runtime_us": "sched_rt_runtime_us", "rt_period_us": "sched_rt_period_us"}
 #: The /proc/interrupts rows recorded, and the frame's column for each.
@@ -79,6 +79,10 @@ def normalise(change: Any) -> dict[str, Any]:
             f"invalid rt_runtime_us={rt}: expected -1 or at most rt_period_us={period} (the "
             "kernel refuses a runtime longer than its period)"
         )
+    if out["cgroup"] is not None:
+        from . import cgroup as _cgroup
+
+        out["cgroup"] = _cgroup.settings(out["cgroup"])
     name = change.get("name")
     if name is None:
         name = label(out)
@@ -111,6 +115,10 @@ def label(change: Mapping[str, Any]) -> str:
             continue
         if k == "affinity":
             v = ",".join(map(str, v))
+        elif k == "cgroup":
+            from . import cgroup as _cgroup
+
+            v = "(" + _cgroup.label(change[k]) + ")"
         parts.append(f"{k}={v}")
     return " ".join(parts) or PLAIN
 

@@ -8,6 +8,7 @@ recorded output; only ``measure`` itself runs perf.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import itertools
 import math
@@ -28,6 +29,7 @@ from .. import _core
 from .._args import checked_call, short
 from .._check import is_list, need_bool, need_str, show, type_name
 from ..exceptions import ConfigError, ConfigTypeError, MeasureError
+from . import cgroup as _cgroup
 from . import changes as _changes
 
 #: The events ``measure`` counts (``perf stat -e``).
@@ -53,6 +55,7 @@ COLUMNS = (
     "context_switches",
     "cpu_migrations",
     *_changes.INTERRUPTS.values(),
+    *_cgroup.STAT_COLUMNS.values(),
     "kernel_release",
     "cpus",
     "cpu_model",
@@ -209,12 +212,15 @@ def bench_command(
     pinned: bool,
     perf: str = "perf",
     change: dict[str, Any] | None = None,
+    cgroup: Path | None = None,
 ) -> list[str]:
     """The command one run executes (``perf stat`` around ``perf bench``);
     ``pinned`` runs it under ``taskset -c 0`` (every task on CPU 0),
     ``change`` (a normalised ``changes`` entry) under ``taskset``/``nice``/
-    ``chrt``."""
+    ``chrt``, ``cgroup`` (a group's directory) inside that cgroup."""
     cmd = [perf, "stat", "-x,", "-e", ",".join(EVENTS), "--"]
+    if cgroup is not None:
+        cmd += _cgroup.prefix(cgroup)
     if pinned:
         cmd += ["taskset", "-c", "0"]
     if change is not None:
@@ -387,6 +393,7 @@ def measure(
     changes: Sequence[dict[str, Any]] | None = None,
     interrupts: Callable[[], str | None] | None = None,
     sysctl_root: str | Path = "/proc/sys/kernel",
+    cgroup_root: str | Path | None = None,
 ) -> pl.DataFrame:
     """Run ``perf bench sched messaging`` (``bench="hackbench"``) or ``perf
     bench sched pipe`` (``bench="pipe"``) on this host under ``perf stat -x,
@@ -430,6 +437,17 @@ def measure(
     ``sysctl_root``: where the sysctls are written (tests point it at a
     directory). A change this host does not permit (an RT policy without
     the privilege, a sysctl without root) raises ``MeasureError`` saying so.
+
+    A change's ``cgroup`` (a dict of ``schedlab.Group``'s settings:
+    ``shares`` or ``weight``, ``quota_us``, ``period_us``, ``burst_us``,
+    ``idle``; or a ``Group``) runs the benchmark in a fresh cgroup with
+    those settings (cgroup v1 ``cpu`` or v2 ``cpu.max``/``cpu.weight``,
+    whichever the host has; made before the run, removed after it), and the
+    group's ``cpu.stat`` deltas are the columns ``cg_nr_periods``,
+    ``cg_nr_throttled``, ``cg_throttled_s``, ``cg_nr_bursts``,
+    ``cg_burst_s`` (NaN for runs without a group). ``cgroup_root``: where
+    the groups are made (default the host's ``cpu`` hierarchy; tests give a
+    directory).
     """
     if not isinstance(bench, str):
         raise ConfigTypeError(
@@ -492,13 +510,24 @@ def measure(
         for rep in range(nrep):
             for ipc_, mode_, g, pin, ci in configs:
                 ch = todo[ci]
-                cmd = bench_command(bench, ipc_, mode_, g, lp, pin, perf, ch)
                 host = host_info()
                 root = Path(sysctl_root)
-                with _changes.sysctls(_changes.sysctl_values(ch, root), root):
-                    before = read_irqs()
-                    p = run_one(runner, cmd)
-                    after = read_irqs()
+                with contextlib.ExitStack() as stack:
+                    cg_path = None
+                    if ch["cgroup"] is not None:
+                        cg_path = stack.enter_context(
+                            _cgroup.make_group(
+                                ch["cgroup"],
+                                root=None if cgroup_root is None else Path(cgroup_root),
+                            )
+                        )
+                    cmd = bench_command(bench, ipc_, mode_, g, lp, pin, perf, ch, cg_path)
+                    with _changes.sysctls(_changes.sysctl_values(ch, root), root):
+                        st0 = _cgroup.read_stat(cg_path)
+                        before = read_irqs()
+                        p = run_one(runner, cmd)
+                        after = read_irqs()
+                        st1 = _cgroup.read_stat(cg_path)
                 code, out, err = completed_output(p, cmd)
                 text = out + "\n" + err
                 why = _changes.refusal(ch, text)
@@ -526,6 +555,7 @@ def measure(
                         "context_switches": nums["context_switches"],
                         "cpu_migrations": nums["cpu_migrations"],
                         **_changes.interrupt_deltas(before, after),
+                        **_cgroup.stat_deltas(st0, st1),
                         **host,
                     }
                 )
@@ -551,6 +581,7 @@ _SCHEMA: dict[str, Any] = {
     "affinity": pl.String,
     "rt_runtime_us": pl.Int64,
     "rt_period_us": pl.Int64,
+    "cgroup": pl.String,
     "rep": pl.Int64,
     "elapsed_s": pl.Float64,
     "task_clock_s": pl.Float64,
@@ -559,6 +590,7 @@ _SCHEMA: dict[str, Any] = {
     "res_ipis": pl.Float64,
     "cal_ipis": pl.Float64,
     "iwi_ipis": pl.Float64,
+    **dict.fromkeys(_cgroup.STAT_COLUMNS.values(), pl.Float64),
     "kernel_release": pl.String,
     "cpus": pl.Int64,
     "cpu_model": pl.String,
@@ -571,6 +603,8 @@ def _cell(key: str, v: Any) -> Any:
     """A change's value as its column holds it (``affinity`` as "0,1")."""
     if key == "affinity" and v is not None:
         return ",".join(map(str, v))
+    if key == "cgroup" and v is not None:
+        return _cgroup.label(v)
     return v
 
 

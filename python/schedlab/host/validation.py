@@ -23,7 +23,9 @@ from .._args import checked_call
 from .._check import ascii_digits, need_int, show, type_name
 from ..config import CostModel, Kernel, Machine
 from ..exceptions import ConfigError, ConfigTypeError
+from ..groups import Group
 from ..run.args import kernel_arg, machine_arg
+from . import cgroup as _cgroup
 from . import changes as _changes
 from .calibration import (
     CONFIG,
@@ -46,6 +48,17 @@ METRICS: dict[str, tuple[str, float | None]] = {
     "res_ipis": ("resched_ipis", 0.50),
     "cal_ipis": ("function_call_ipis", None),
 }
+#: A change's group counters (``measure``'s ``cg_*`` columns) and the
+#: model's metric each is compared with; these are compared as counts, not
+#: as effects (the plain run has none).
+CGROUP_METRICS: dict[str, str] = {
+    "cg_nr_periods": "nr_periods",
+    "cg_nr_throttled": "nr_throttled",
+    "cg_throttled_s": "throttled_s",
+}
+#: The group a measured cgroup change is modelled as.
+MODEL_GROUP = "measured"
+
 #: The columns ``validate`` reads and what each must hold: ``calibrate``'s
 #: (``schedlab.host.calibration.FRAME_COLUMNS``), the change columns
 #: (``measure``'s ``changes``) and the interrupt counts.
@@ -58,7 +71,9 @@ FRAME_COLUMNS: dict[str, Column] = {
     "affinity": Column("text", nulls=True),
     "rt_runtime_us": Column("int", nulls=True, lo=-1, hi=2**31 - 1),
     "rt_period_us": Column("int", nulls=True, lo=1, hi=2**31 - 1),
+    "cgroup": Column("text", required=False, nulls=True),
     **{m: Column("number", nulls=True) for m in METRICS},
+    **{c: Column("number", required=False, nulls=True) for c in CGROUP_METRICS},
 }
 #: An effect this large (|effect − 1|) must have the model's direction.
 BIG_EFFECT = 0.20
@@ -114,7 +129,18 @@ def model_change(
         tasks["nice"] = change["nice"]
     if change.get("affinity") is not None:
         tasks["cpus"] = list(change["affinity"])
+    if change.get("cgroup") is not None:
+        tasks["group"] = MODEL_GROUP
     return tasks, ""
+
+
+def model_groups(change: Mapping[str, Any]) -> list[Group] | None:
+    """The model's groups for ``change``: its ``cgroup`` settings as the
+    group ``MODEL_GROUP`` (``None`` without one)."""
+    s = change.get("cgroup")
+    if s is None:
+        return None
+    return [Group(MODEL_GROUP, **{k: v for k, v in s.items() if v is not None})]
 
 
 def model_kernel_change(change: Mapping[str, Any]) -> dict[str, Any]:
@@ -132,10 +158,11 @@ def model_kernel_change(change: Mapping[str, Any]) -> dict[str, Any]:
 def _changes_of(real: pl.DataFrame) -> list[dict[str, Any]]:
     """Each distinct (change name, settings) of ``real``, in order of first
     appearance, with ``affinity`` back as a CPU list."""
-    rows = real.select(["change", *_changes.KEYS]).unique(maintain_order=True).to_dicts()
+    keys = [k for k in _changes.KEYS if k in real.columns]  # frames from before "cgroup"
+    rows = real.select(["change", *keys]).unique(maintain_order=True).to_dicts()
     out = []
     for r in rows:
-        r = dict(r)
+        r = {**dict.fromkeys(_changes.KEYS), **r}
         aff = r.get("affinity")
         if aff is not None:
             cpus = str(aff).split(",")
@@ -145,6 +172,9 @@ def _changes_of(real: pl.DataFrame) -> list[dict[str, Any]]:
                     "such as '0,1' (measure's changes)"
                 )
             r["affinity"] = [int(c) for c in cpus]
+        cg = r.get("cgroup")
+        if cg is not None:
+            r["cgroup"] = _cgroup.parse_label(str(cg))
         out.append(r)
     return out
 
@@ -236,7 +266,12 @@ def validate(
     model_metrics = [v[0] for v in METRICS.values()]
     ids = list(range(len(cfg_rows)))
 
-    def model(tasks: dict[str, Any] | None, kch: dict[str, Any] | None = None) -> pl.DataFrame:
+    def model(
+        tasks: dict[str, Any] | None,
+        kch: dict[str, Any] | None = None,
+        groups: list[Group] | None = None,
+    ) -> pl.DataFrame:
+        extra = [f"group.{MODEL_GROUP}.{v}" for v in CGROUP_METRICS.values()] if groups else []
         df = model_runs(
             cfg_rows,
             m,
@@ -247,17 +282,19 @@ def validate(
             threads=threads,
             ids=ids,
             tasks=tasks,
-            metrics=model_metrics,
+            metrics=model_metrics + extra,
             memory_limit=memory_limit,
+            groups=groups,
         )
-        return df.group_by(list(CONFIG)).agg([pl.col(x).median() for x in model_metrics])
+        return df.group_by(list(CONFIG)).agg([pl.col(x).median() for x in model_metrics + extra])
 
     plain_model = model(None)
     rows: list[dict[str, Any]] = []
+    counts = [c for c in CGROUP_METRICS if c in real.columns]
     real_med = real.group_by(["change", *CONFIG]).agg(
-        [pl.col(c).median().alias(c) for c in METRICS]
-        + [pl.col(c).min().alias(f"{c}__lo") for c in METRICS]
-        + [pl.col(c).max().alias(f"{c}__hi") for c in METRICS]
+        [pl.col(c).median().alias(c) for c in (*METRICS, *counts)]
+        + [pl.col(c).min().alias(f"{c}__lo") for c in (*METRICS, *counts)]
+        + [pl.col(c).max().alias(f"{c}__hi") for c in (*METRICS, *counts)]
     )
     base_med = {
         tuple(r[c] for c in CONFIG): r
@@ -269,9 +306,10 @@ def validate(
             continue
         tasks, why = model_change(ch, m.nr_cpus)
         cm: dict[tuple[Any, ...], dict[str, Any]] = {}
+        groups = model_groups(ch)
         if tasks is not None:
             kch = model_kernel_change(ch)
-            cm = {tuple(r[c] for c in CONFIG): r for r in model(tasks, kch).to_dicts()}
+            cm = {tuple(r[c] for c in CONFIG): r for r in model(tasks, kch, groups).to_dicts()}
         for r in real_med.filter(pl.col("change") == ch["change"]).to_dicts():
             key = tuple(r[c] for c in CONFIG)
             b = base_med.get(key)
@@ -295,6 +333,26 @@ def validate(
                         "same_direction": _direction(pred, measured),
                         "modelled": tasks is not None,
                         "why": why,
+                    }
+                )
+            # The group's counters, as counts (measured and predicted medians).
+            for met in counts if groups else []:
+                mmet = f"group.{MODEL_GROUP}.{CGROUP_METRICS[met]}"
+                pred = cm[key][mmet] if key in cm else None
+                measured = r[met]
+                rows.append(
+                    {
+                        "change": ch["change"],
+                        **dict(zip(CONFIG, key, strict=True)),
+                        "metric": met,
+                        "measured": measured,
+                        "measured_lo": r[f"{met}__lo"],
+                        "measured_hi": r[f"{met}__hi"],
+                        "predicted": pred,
+                        "error": _error(pred, measured),
+                        "same_direction": None,
+                        "modelled": tasks is not None,
+                        "why": "a count, not an effect",
                     }
                 )
     effects = pl.DataFrame(rows, schema=_EFFECTS)

@@ -11,6 +11,7 @@ from typing import Any
 
 from .._check import show
 from ..config import CostModel, Kernel, Machine
+from ..groups import GROUP_FIELDS
 from ..workloads import Workload
 
 #: The configuration columns ``config_row`` writes (besides ``workload.<arg>``).
@@ -27,6 +28,7 @@ def is_config_column(name: str) -> bool:
         or name.startswith("workload.")
         or name in _KERNEL_FIELDS
         or name in _COST_FIELDS
+        or (name.startswith("group.") and name.rsplit(".", 1)[-1] in GROUP_FIELDS)
     )
 
 
@@ -53,6 +55,9 @@ def config_row(
             row[f"workload.{k}"] = v
     if workload.tasks:
         row["workload.tasks"] = workload.tasks_label()
+    for g in workload.groups:
+        for f in GROUP_FIELDS:
+            row[f"group.{g.name}.{f}"] = getattr(g, f)
     row["seed"] = seed
     row["duration_s"] = duration_s
     return row

@@ -14,6 +14,7 @@ import numpy as np
 from .._check import is_list, type_name
 from ..config import CostModel, Kernel, Machine
 from ..exceptions import ConfigError, ConfigTypeError
+from ..groups import apply_group_keys, group_keys
 from ..workloads import Workload
 from .args import kernel_arg, machine_arg
 from .frame import config_row, point_text
@@ -25,6 +26,7 @@ def _grid_keys(workload: Workload) -> list[str]:
         + Kernel.fields()
         + CostModel.fields()
         + [f"workload.{p}" for p in Workload.parameters(workload.kind)]
+        + group_keys(workload.groups)
     )
 
 
@@ -42,10 +44,17 @@ def normalise_grid(grid: Mapping[str, Any] | None, workload: Workload) -> dict[s
     out: dict[str, list[Any]] = {}
     for k, v in grid.items():
         if k not in allowed:
+            groups = (
+                f", or 'group.<name>.<field>' with <name> one of "
+                f"{', '.join(g.name for g in workload.groups)} and <field> one of shares, "
+                "weight, quota_us, period_us, burst_us, idle"
+                if workload.groups
+                else " ('group.<name>.<field>' needs groups=)"
+            )
             raise ConfigError(
                 f"invalid grid key {k!r}: expected 'machine', 'kernel', a Kernel field, a "
                 f"CostModel field or 'workload.<param>' with <param> one of "
-                f"{', '.join(Workload.parameters(workload.kind))}"
+                f"{', '.join(Workload.parameters(workload.kind))}{groups}"
             )
         if not is_list(v) or len(v) == 0:
             raise ConfigError(f"invalid grid[{k!r}]={v!r}: expected a non-empty list of values")
@@ -83,6 +92,8 @@ def apply_point(
         c = c.replace(**cf)
     wf = {f[len("workload.") :]: v for f, v in point.items() if f.startswith("workload.")}
     w = workload.replace(**wf) if wf else workload
+    if any(f.startswith("group.") for f in point):
+        w = w.with_groups(apply_group_keys(w.groups, dict(point)))
     return m, k, c, w
 
 
@@ -106,6 +117,7 @@ def _spec(
         "seed": seed,
         "duration_ns": duration_ns,
         "interval_ns": interval_ns,
+        **({"groups": [g.to_core() for g in w.groups]} if w.groups else {}),
     }
 
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import secrets
+from collections.abc import Sequence
 
 from .. import _core
 from .._check import interval_to_ns, need_bool, need_int, seconds_to_ns
 from ..config import CostModel, Kernel, Machine
+from ..groups import Group, groups_arg
 from ..result import Result
 from ..workloads import Workload
 from .args import costs_arg, kernel_arg, machine_arg, workload_arg
@@ -27,6 +29,7 @@ def simulate(
     trace_limit: int = DEFAULT_TRACE_LIMIT,
     interval_s: float = 0.1,
     latency: bool = False,
+    groups: Sequence[Group] | None = None,
 ) -> Result:
     """Run ``workload`` on ``machine`` under ``kernel``.
 
@@ -41,6 +44,10 @@ def simulate(
     latency`` counts them (``result.latency()``, the ``latency_*`` and
     ``wakeup_latency_*`` metrics), in histograms bounded by the task count
     (no trace needed).
+    ``groups``: the run's task groups (``schedlab.Group``: cgroup CPU
+    shares, CFS bandwidth limits, ``cpu.idle``; docs/groups.md), which
+    ``Workload.with_tasks(group=...)`` places tasks in; their CPU time and
+    ``cpu.stat`` counters are ``result.groups``.
     The GIL is released while the model runs; Ctrl-C stops it.
     """
     m = machine_arg(machine)
@@ -49,6 +56,8 @@ def simulate(
     if costs is None:
         costs = CostModel.preset(m)
     workload = workload_arg(workload)
+    if groups is not None:
+        workload = workload.with_groups(groups_arg(groups))
     if seed is None:
         seed = secrets.randbits(63)
     seed = need_int("seed", seed, lo=0, hi=2**64 - 1)
@@ -70,5 +79,6 @@ def simulate(
         trace_limit=limit if trace else None,
         interval_ns=interval_ns,
         latency=latency,
+        groups=[g.to_core() for g in workload.groups] or None,
     )
     return Result(raw, config_row(m, k, costs, workload, seed, duration_s))

@@ -14,7 +14,9 @@ import polars as pl
 
 from .._progress import ProgressArg
 from ..config import CostModel, Kernel, Machine
+from ..groups import Group, groups_arg
 from ..workloads import Workload
+from .args import workload_arg
 from .execute import execute
 from .plan import plan_sweep
 
@@ -37,11 +39,16 @@ def sweep(
     chunk_size: int | None = None,
     latency: bool = False,
     memory_limit: int | None = None,
+    groups: Sequence[Group] | None = None,
 ) -> pl.DataFrame:
     """Run ``workload`` over the cartesian product of ``grid`` × ``replicates``.
 
     Grid keys: any ``Kernel`` field, ``"kernel"`` and ``"machine"`` (preset
-    names), any ``CostModel`` field, and ``"workload.<param>"``. Returns a
+    names), any ``CostModel`` field, ``"workload.<param>"`` and, with
+    ``groups`` (as ``simulate``'s), ``"group.<name>.<field>"`` (``shares``,
+    ``weight``, ``quota_us``, ``period_us``, ``burst_us``, ``idle``: a sweep
+    over quotas is one call; each group's counters are the
+    ``group.<name>.<counter>`` columns). Returns a
     polars DataFrame, a row per run in (point, replicate) order: ``point``,
     ``replicate``, the configuration columns (every grid key among them),
     ``seed``, ``status`` (``"ok"``, ``"time_limit"``, ``"deadlock"``,
@@ -79,6 +86,8 @@ def sweep(
     ``schedlab.run.estimate``). A checkpoint that cannot be written (a full
     disk) raises ``OutputError`` with every finished row in its ``partial``.
     """
+    if groups is not None:
+        workload = workload_arg(workload).with_groups(groups_arg(groups))
     plan = plan_sweep(
         machine,
         kernel,
