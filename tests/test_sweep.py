@@ -121,6 +121,27 @@ def test_machine_kernel_and_cost_keys_sweep():
     assert dear > cheap
 
 
+def test_swept_preset_keeps_the_base_kernels_changes_and_names_the_key():
+    # the base's recent_used_cpu=True stays on top of each swept preset; on
+    # v2.6.36 (select_idle_sibling="any_idle") it is invalid, and that row's
+    # detail names the grid key as well as the base change
+    base = sl.Kernel.preset("v4.11").replace(recent_used_cpu=True)
+    df = sl.sweep("vm-2", base, W, {"kernel": ["v2.6.36", "v4.11"]}, progress=False)
+    bad, good = df.row(0, named=True), df.row(1, named=True)
+    assert bad["status"] == "error" and good["status"] == "ok"
+    assert "kernel='v2.6.36'" in bad["status_detail"]
+    assert "recent_used_cpu=True" in bad["status_detail"]
+    # a point's own kernel field wins over the base's change
+    df = sl.sweep(
+        "vm-2",
+        base,
+        W,
+        {"kernel": ["v2.6.36"], "recent_used_cpu": [False]},
+        progress=False,
+    )
+    assert df["status"].to_list() == ["ok"]
+
+
 def test_progress_callback_counts_every_run():
     seen = []
     sl.sweep(

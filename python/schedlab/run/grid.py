@@ -80,11 +80,18 @@ def apply_point(
     raises (ValueError, TypeError, OverflowError) if the point is invalid."""
     m = machine_arg(point["machine"]) if "machine" in point else machine
     k = kernel_arg(point["kernel"]) if "kernel" in point else kernel
-    if "kernel" in point and kernel.changes():
-        # the base kernel's own changes stay on top of a swept preset
-        k = k.replace(**kernel.changes())
     kf = {f: point[f] for f in Kernel.fields() if f in point}
-    if kf:
+    if "kernel" in point and kernel.changes():
+        # the base kernel's own changes stay on top of a swept preset (with
+        # the point's own kernel fields over them); an error names the key
+        try:
+            k = k.replace(**{**kernel.changes(), **kf})
+        except (ValueError, TypeError) as e:
+            base = ", ".join(f"{f}={v!r}" for f, v in kernel.changes().items())
+            raise type(e)(
+                f"grid key kernel={point['kernel']!r} with the base kernel's {base}: {e}"
+            ) from e
+    elif kf:
         k = k.replace(**kf)
     c = costs if costs is not None else CostModel.preset(m)
     cf = {f: point[f] for f in CostModel.fields() if f in point}
