@@ -152,3 +152,109 @@ def test_result_groups_frame_types():
     )
     assert r.groups["group"].to_list() == ["a", "b"]
     assert r.groups.schema["nr_periods"] == pl.Int64
+
+
+# --- issue 34 review: refusals name the parameter, the value given and the range
+
+
+def _sweep_groups(grid, groups):
+    w = W.spinners([0]).with_tasks(group=groups[0].name)
+    df = sl.sweep("vm-2", "v6.18", w, grid, groups=groups, duration_s=0.02, progress=False)
+    return df["status"].to_list(), df["status_detail"].to_list()
+
+
+@pytest.mark.parametrize("param", ["quota_us", "period_us", "burst_us"])
+@pytest.mark.parametrize("value", [10**400, -(10**400)], ids=["10**400", "-10**400"])
+def test_a_huge_group_time_is_a_config_error(param, value):
+    rng = r"expected a number of µs from \d+ to 1e\+0\d"
+    with pytest.raises(sl.ConfigError, match=rf"invalid {param}=-?1000.*digits\): {rng}") as e:
+        sl.Group("box", **{param: value})
+    assert isinstance(e.value, ValueError)
+    # as a float beyond the range already was
+    with pytest.raises(sl.ConfigError, match=rf"invalid {param}=1000000000000000.0: {rng}"):
+        sl.Group("box", **{param: 1e15})
+
+
+def test_shares_and_weight_in_one_grid_point_is_an_error_row():
+    for grid in (
+        {"group.box.shares": [None, 512], "group.box.weight": [50]},
+        {"group.box.weight": [50], "group.box.shares": [None, 512]},
+    ):
+        status, detail = _sweep_groups(grid, [sl.Group("box")])
+        assert status == ["ok", "error"]
+        assert "group.box.shares=512" in detail[1] and "group.box.weight=50" in detail[1]
+        assert "both given" in detail[1]
+    # one of them replaces the other, as Group.replace does
+    status, _ = _sweep_groups({"group.box.weight": [50]}, [sl.Group("box", shares=512)])
+    assert status == ["ok"]
+
+
+def test_an_idle_group_takes_no_shares_or_weight():
+    for param, v in [("shares", 512), ("weight", 50)]:
+        refused = rf"invalid {param}={v} for Group\('g'\) with idle=True: expected None"
+        with pytest.raises(sl.ConfigError, match=refused):
+            sl.Group("g", idle=True, **{param: v})
+    assert sl.Group("g", idle=True, shares=None, weight=None).to_core()["idle"]
+    # in a grid: idle=True on a group with shares, and shares on an idle group
+    status, detail = _sweep_groups({"group.box.idle": [False, True]}, [sl.Group("box", shares=512)])
+    assert status == ["ok", "error"]
+    assert detail[1].startswith("grid key group.box.idle=True: invalid shares=512")
+    status, detail = _sweep_groups({"group.box.weight": [50]}, [sl.Group("box", idle=True)])
+    assert status == ["error"] and "group.box.weight=50" in detail[0]
+    assert "invalid weight=50 for Group('box') with idle=True" in detail[0]
+    # a point's keys of one group apply together, in either order
+    for grid in (
+        {"group.box.idle": [False], "group.box.shares": [512]},
+        {"group.box.shares": [512], "group.box.idle": [False]},
+    ):
+        assert _sweep_groups(grid, [sl.Group("box", idle=True)])[0] == ["ok"]
+    status, _ = _sweep_groups(
+        {"group.box.idle": [True], "group.box.shares": [None]}, [sl.Group("box", shares=512)]
+    )
+    assert status == ["ok"]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "word"),
+    [
+        ("burst_us", 60_000, "burst_us=60000: expected 0 to quota_us (50000)"),
+        ("period_us", 2_000_000, "period_us=2000000: expected a number of µs from 1000 to 1e+06"),
+        ("quota_us", 500, "quota_us=500: expected a number of µs from 1000 to 1e+09"),
+        ("shares", 1, "shares=1: expected 2 to 262144"),
+    ],
+)
+def test_group_error_rows_name_the_grid_key(field, value, word):
+    groups = [sl.Group("a", quota_us=50_000), sl.Group("b", quota_us=50_000)]
+    status, detail = _sweep_groups({f"group.b.{field}": [value]}, groups)
+    assert status == ["error"]
+    assert detail[0].startswith(f"grid key group.b.{field}={value}: invalid {word}")
+
+
+@pytest.mark.parametrize("value", [-1, 10**30, 1, 262_145])
+def test_shares_out_of_range_names_the_real_range(value):
+    refused = rf"invalid shares={value}: expected 2 to 262144 \(cpu.shares\)$"
+    with pytest.raises(sl.ConfigError, match=refused):
+        sl.Group("g", shares=value)
+
+
+def test_a_huge_weight_is_shown_short():
+    with pytest.raises(sl.ConfigError, match=r"invalid weight=1000.*digits\): expected 1 to 10000"):
+        sl.Group("g", weight=10**400)
+
+
+def test_a_group_time_refusal_shows_the_value_given():
+    for kw, shown in [
+        ({"quota_us": 999.6}, r"quota_us=999\.6: "),
+        ({"period_us": 999.6}, r"period_us=999\.6: "),
+        ({"period_us": 1_000_000.7}, r"period_us=1000000\.7: "),
+        (
+            {"quota_us": 10_000, "burst_us": 10_000.4},
+            r"burst_us=10000\.4: expected 0 to quota_us \(10000\)",
+        ),
+        ({"burst_us": 0.4}, r"burst_us=0\.4: expected 0 to quota_us \(None\)"),
+    ]:
+        with pytest.raises(sl.ConfigError, match=shown):
+            sl.Group("g", **kw)
+    # the values still round to the same ns
+    assert sl.Group("g", quota_us=999.9996).to_core()["quota_ns"] == 1_000_000
+    assert sl.Group("g", quota_us=10_000, burst_us=0.4).to_core()["burst_ns"] == 400

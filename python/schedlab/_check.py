@@ -104,16 +104,17 @@ def need_number(param: str, v: Any, *, positive: bool = True) -> float:
 def need_scaled(
     param: str, v: Any, scale: float, lo: int, hi: int, unit: str, *, or_else: str = ""
 ) -> int:
-    """``v`` (a positive number of ``unit``) times ``scale``, rounded, as an
-    int from ``lo`` to ``hi``; out of range (or too large for a float) is a
+    """``v`` (a positive number of ``unit``; zero too if ``lo`` is 0) times
+    ``scale``, rounded, as an int from ``lo`` to ``hi``; any other number
+    (out of range, not finite, too large for a float: 10**400) is a
     ``ConfigError`` naming ``param``, the value and the allowed range
     (followed by ``or_else``, e.g. " or None")."""
     rng = f"a number of {unit} from {lo / scale:g} to {hi / scale:g}{or_else}"
-    if isinstance(v, numbers.Integral) and not isinstance(v, bool | np.bool_) and int(v) > hi:
-        # too large even for a float (10**400); scale >= 1, so out of range
-        raise ConfigError(f"invalid {param}={show(v)}: expected {rng}")
-    x = need_number(param, v)
-    if x > hi / scale * (1 + 1e-12):  # checked before scaling: 1e300 * 1e9 is inf
+    try:
+        x = need_number(param, v, positive=lo > 0)  # lo == 0: zero allowed
+    except ConfigError:  # not finite, not positive, or too large for a float
+        raise ConfigError(f"invalid {param}={show(v)}: expected {rng}") from None
+    if x < 0 or x > hi / scale * (1 + 1e-12):  # checked before scaling: 1e300 * 1e9 is inf
         raise ConfigError(f"invalid {param}={show(v)}: expected {rng}")
     n = round(x * scale)
     if n < lo or n > hi:

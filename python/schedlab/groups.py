@@ -10,7 +10,6 @@ workload's tasks, or one role's, in one. docs/groups.md has the model.
 from __future__ import annotations
 
 import dataclasses
-import math
 import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from . import _core
-from ._check import is_list, need_bool, need_str, type_name
+from ._check import is_list, need_bool, need_scaled, need_str, show, type_name
 from .exceptions import ConfigError, ConfigTypeError
 
 #: The counters of ``Result.groups`` (and the ``group.<name>.<counter>``
@@ -39,8 +38,19 @@ GROUP_COUNTERS = (
 GROUP_FIELDS = ("shares", "weight", "quota_us", "period_us", "burst_us", "idle")
 
 
-def _us(param: str, v: Any, *, optional: bool = False) -> int | None:
-    """Microseconds (an int or float) as ns."""
+#: ``cpu.shares`` (``MIN_SHARES`` to ``MAX_SHARES``) and cgroup v2's
+#: ``cpu.weight``.
+SHARES_RANGE = (2, 262_144)
+WEIGHT_RANGE = (1, 10_000)
+#: ``cpu.cfs_period_us`` (``min_cfs_quota_period`` to
+#: ``max_cfs_quota_period``) and the largest quota the model takes, in µs.
+PERIOD_US = (1000, 1_000_000)
+MAX_QUOTA_US = 1_000_000_000
+
+
+def _us(param: str, v: Any, lo: int, hi: int, what: str, *, optional: bool = False) -> int | None:
+    """Microseconds (an int or float), ``lo`` to ``hi``, as ns; ``what``
+    follows the range in a refusal."""
     if v is None and optional:
         return None
     if isinstance(v, bool | np.bool_) or not isinstance(v, numbers.Real):
@@ -48,21 +58,19 @@ def _us(param: str, v: Any, *, optional: bool = False) -> int | None:
         raise ConfigTypeError(
             f"invalid type for {param}: got {type_name(v)} {v!r}, expected {allowed}"
         )
-    f = float(v)
-    if not math.isfinite(f) or f < 0 or f > 1e12:
-        raise ConfigError(
-            f"invalid {param}={v!r}: expected a finite number of microseconds, 0 to 1e12"
-        )
-    return round(f * 1000)
+    return need_scaled(param, v, 1000, lo * 1000, hi * 1000, "µs", or_else=what)
 
 
-def _int(param: str, v: Any) -> int | None:
+def _int(param: str, v: Any, rng: tuple[int, int], what: str) -> int | None:
+    """None, or an int from ``rng[0]`` to ``rng[1]``."""
     if v is None:
         return None
     if isinstance(v, bool | np.bool_) or not isinstance(v, numbers.Integral):
         raise ConfigTypeError(
             f"invalid type for {param}: got {type_name(v)} {v!r}, expected None or int"
         )
+    if not rng[0] <= int(v) <= rng[1]:
+        raise ConfigError(f"invalid {param}={show(v)}: expected {rng[0]} to {rng[1]} ({what})")
     return int(v)
 
 
@@ -76,12 +84,14 @@ class Group:
       before this one.
     - ``shares`` (``cpu.shares``, 2 to 262144, default 1024) or ``weight``
       (cgroup v2 ``cpu.weight``, 1 to 10000, default 100: shares = weight ×
-      1024 / 100); not both.
+      1024 / 100); not both, and neither on an idle group.
     - ``quota_us``: ``None`` (no limit) or the runtime per period, at least
       1000; ``period_us``: 1000 to 1000000 (default 100000); ``burst_us``:
       0 to the quota (5.14's ``cpu.cfs_burst_us``).
     - ``idle``: ``cpu.idle`` (5.15): the group's tasks run as SCHED_IDLE
-      towards the rest.
+      towards the rest; the group's weight is then cpu.idle's
+      (``WEIGHT_IDLEPRIO``), and ``shares`` or ``weight`` is refused, as
+      ``sched_group_set_shares()`` refuses an idle group.
     """
 
     name: str
@@ -100,14 +110,46 @@ class Group:
         need_bool("idle", self.idle)
         if self.shares is not None and self.weight is not None:
             raise ConfigError(
-                f"invalid Group({self.name!r}): shares={self.shares!r} and weight={self.weight!r} "
-                "both given; expected one of them (weight is cgroup v2's cpu.weight)"
+                f"invalid Group({self.name!r}): shares={show(self.shares)} and "
+                f"weight={show(self.weight)} both given; expected one of them (weight is "
+                "cgroup v2's cpu.weight)"
             )
-        w = _int("weight", self.weight)
-        if w is not None and not 1 <= w <= 10_000:
-            raise ConfigError(f"invalid weight={w}: expected 1 to 10000 (cgroup v2 cpu.weight)")
-        _int("shares", self.shares)
+        _int("weight", self.weight, WEIGHT_RANGE, "cgroup v2 cpu.weight")
+        _int("shares", self.shares, SHARES_RANGE, "cpu.shares")
+        if self.idle:
+            for param in ("shares", "weight"):
+                if getattr(self, param) is not None:
+                    # sched_group_set_shares() returns -EINVAL for an idle group
+                    raise ConfigError(
+                        f"invalid {param}={show(getattr(self, param))} for Group({self.name!r}) "
+                        "with idle=True: expected None (an idle group's weight is cpu.idle's, "
+                        "and the kernel refuses cpu.shares or cpu.weight on it: EINVAL)"
+                    )
+        quota, _, burst = self._times()
+        if burst > (quota or 0):
+            raise ConfigError(
+                f"invalid burst_us={show(self.burst_us)}: expected 0 to quota_us "
+                f"({show(self.quota_us)}): cpu.cfs_burst_us may not exceed the quota, and "
+                "needs one"
+            )
         _core.group_check(group=self.to_core())
+
+    def _times(self) -> tuple[int | None, int, int]:
+        """quota, period and burst in ns, each checked against its range."""
+        quota = _us(
+            "quota_us",
+            self.quota_us,
+            PERIOD_US[0],
+            MAX_QUOTA_US,
+            " or None for no limit (cpu.cfs_quota_us: at least 1 ms)",
+            optional=True,
+        )
+        period = _us("period_us", self.period_us, *PERIOD_US, " (cpu.cfs_period_us: 1 ms to 1 s)")
+        burst = _us(
+            "burst_us", self.burst_us, 0, MAX_QUOTA_US, " (cpu.cfs_burst_us), at most the quota"
+        )
+        assert period is not None and burst is not None
+        return quota, period, burst
 
     def to_core(self) -> dict[str, Any]:
         """The core's group dict (times in ns)."""
@@ -118,13 +160,14 @@ class Group:
             shares = int(self.shares)
         else:
             shares = 1024
+        quota, period, burst = self._times()
         return {
             "name": self.name,
             "parent": self.parent,
             "shares": shares,
-            "quota_ns": _us("quota_us", self.quota_us, optional=True),
-            "period_ns": _us("period_us", self.period_us),
-            "burst_ns": _us("burst_us", self.burst_us),
+            "quota_ns": quota,
+            "period_ns": period,
+            "burst_ns": burst,
             "idle": bool(self.idle),
         }
 
@@ -181,14 +224,23 @@ def groups_arg(groups: Any) -> tuple[Group, ...]:
 
 
 def apply_group_keys(groups: Sequence[Group], point: dict[str, Any]) -> tuple[Group, ...]:
-    """``groups`` with a grid point's ``group.<name>.<field>`` values set."""
+    """``groups`` with a grid point's ``group.<name>.<field>`` values set:
+    each group's at once (as one ``Group.replace``, so that ``shares`` and
+    ``weight`` together, or ``idle`` with either, are refused whatever the
+    keys' order). A refusal names the group's grid keys."""
     out = list(groups)
+    changes: dict[str, dict[str, Any]] = {}
     for key, v in point.items():
-        if not key.startswith("group."):
-            continue
-        _, name, fld = key.split(".", 2)
+        if key.startswith("group."):
+            _, name, fld = key.split(".", 2)
+            changes.setdefault(name, {})[fld] = v
+    for name, fields in changes.items():
         i = next(j for j, g in enumerate(out) if g.name == name)
-        out[i] = out[i].replace(**{fld: v})
+        try:
+            out[i] = out[i].replace(**fields)
+        except (ValueError, TypeError) as e:
+            keys = ", ".join(f"group.{name}.{f}={show(v)}" for f, v in fields.items())
+            raise type(e)(f"grid key{'s' if len(fields) > 1 else ''} {keys}: {e}") from e
     _core.group_check(groups=[g.to_core() for g in out])
     return tuple(out)
 

@@ -204,12 +204,7 @@ impl Sched<'_> {
             }
             if self.ses[t as usize].sched_delayed {
                 // A delayed-dequeue sleeper is finished dequeuing instead.
-                let flags = DequeueFlags {
-                    sleep: true,
-                    special: false,
-                    delayed: true,
-                };
-                self.dequeue_task_eevdf(cpu, t, flags);
+                self.finish_delayed_dequeue(cpu, t);
                 continue;
             }
             self.throttle_dequeue(cpu, t);

@@ -151,6 +151,19 @@ impl Sched<'_> {
         done
     }
 
+    /// Finish the dequeue of `sched_delayed` task `t` (6.12-6.18):
+    /// `dequeue_entities(rq, se, DEQUEUE_SLEEP | DEQUEUE_DELAYED)`, as
+    /// `pick_next_entity()` (kernel/sched/fair.c) does when the pick is a
+    /// delayed entity; also where a throttle meets one.
+    pub(crate) fn finish_delayed_dequeue(&mut self, cpu: usize, t: TaskId) {
+        let flags = DequeueFlags {
+            sleep: true,
+            special: false,
+            delayed: true,
+        };
+        self.dequeue_task_eevdf(cpu, t, flags);
+    }
+
     /// The accounting of a completed dequeue: `rq->cfs_tasks`, runnable counts.
     #[inline]
     fn dequeued(&mut self, cpu: usize, t: TaskId, old: u32) {
@@ -709,12 +722,7 @@ impl Sched<'_> {
                 break None;
             };
             if self.ses[se as usize].sched_delayed {
-                let flags = DequeueFlags {
-                    sleep: true,
-                    special: false,
-                    delayed: true,
-                };
-                self.dequeue_task_eevdf(cpu, se, flags);
+                self.finish_delayed_dequeue(cpu, se);
                 continue;
             }
             break Some(se);
