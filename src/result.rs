@@ -83,6 +83,8 @@ pub struct TaskTable {
     /// `p->prio` as ftrace prints it: 120 + nice for a fair task, 99 −
     /// rt_priority for an RT one.
     pub prio: Vec<i64>,
+    /// The workload's own per-task figures (`Workload::task_columns`).
+    pub extra: Vec<(&'static str, Vec<f64>)>,
 }
 
 /// One row per CPU.

@@ -364,6 +364,36 @@ def test_prop_cost_model(changes, machine):
 
 # --- workloads -------------------------------------------------------------------
 
+
+def _pingpong_lines(rounds: int = 3) -> list[str]:
+    """A recorded two-task ping-pong as perf script text (tests/test_replay.py
+    has the details): a and b wake each other, 100 µs of work each."""
+    out = []
+    t = 1_000_000
+    who = [("a", 100, 0), ("b", 101, 1)]
+    for i in range(2 * rounds):
+        (n, p, c), (on, op, oc) = who[i % 2], who[(i + 1) % 2]
+        t += 100
+        out.append(
+            f"{n} {p} [{c:03d}] 1.{t:06d}: sched:sched_waking: comm={on} pid={op} prio=120 "
+            f"target_cpu={oc:03d}"
+        )
+        out.append(
+            f"{n} {p} [{c:03d}] 1.{t + 1:06d}: sched:sched_switch: prev_comm={n} prev_pid={p} "
+            f"prev_prio=120 prev_state=S ==> next_comm=swapper/{c} next_pid=0 next_prio=120"
+        )
+        t += 50
+        out.append(
+            f"swapper 0 [{oc:03d}] 1.{t:06d}: sched:sched_switch: prev_comm=swapper/{oc} "
+            f"prev_pid=0 prev_prio=120 prev_state=R ==> next_comm={on} next_pid={op} "
+            "next_prio=120"
+        )
+    return out
+
+
+_PINGPONG = _pingpong_lines()
+
+
 _WORKLOAD_VALID: dict[str, dict[str, st.SearchStrategy[Any]]] = {
     "spinners": {
         "nice": st.lists(st.integers(-20, 19), min_size=1, max_size=4),
@@ -424,6 +454,39 @@ _WORKLOAD_VALID: dict[str, dict[str, st.SearchStrategy[Any]]] = {
             st.none(),
             st.dictionaries(st.sampled_from(["page_test", "sieve"]), st.integers(0, 10_000)),
         ),
+    },
+    # rt-app descriptions and recorded schedules (docs/replay.md): small
+    # finite ones, so a run is a few hundred events
+    "rt_app": {
+        "json": st.sampled_from(
+            [
+                {"tasks": {"p": {"loop": 5, "phases": {"a": {"run": 200, "sleep": 300}}}}},
+                {
+                    "tasks": {
+                        "t": {
+                            "instance": 2,
+                            "loop": 3,
+                            "phases": {
+                                "a": {
+                                    "lock": "m",
+                                    "run": 100,
+                                    "unlock": "m",
+                                    "timer": {"ref": "unique", "period": 1000},
+                                },
+                                "b": {"barrier": "x", "run": 50},
+                            },
+                        }
+                    }
+                },
+            ]
+        ),
+        "run_scale": st.floats(0.5, 2),
+    },
+    "from_trace": {
+        "path": st.sampled_from([_PINGPONG]),
+        "tasks": st.one_of(st.none(), st.just(["a", "b"]), st.just("a")),
+        "time_scale": st.floats(0.1, 10),
+        "net_costs": st.booleans(),
     },
     "mix": {
         "workloads": st.lists(
@@ -539,6 +602,8 @@ _SIZES = {
     "tasks",
     "jobs",
     "workloads",
+    "json",
+    "path",
 }
 
 

@@ -21,6 +21,7 @@ from .exceptions import ConfigError, ConfigTypeError, MeasureError, SchedlabErro
 from .groups import Group
 from .host.calibration import Calibration, calibrate
 from .host.measurement import measure
+from .host.rtapp import compare_replay, compare_rt_app, measure_rt_app, record_schedule
 from .host.validation import Validation, validate
 from .io.spec import load_spec, run_spec
 from .io.vmstat import format_vmstat, vmstat_table
@@ -49,6 +50,8 @@ __all__ = [
     "SweepInterrupted",
     "Workload",
     "compare",
+    "compare_replay",
+    "compare_rt_app",
     "derive_seed",
     "exceptions",
     "format_latency",
@@ -60,6 +63,8 @@ __all__ = [
     "format_vmstat",
     "load_spec",
     "measure",
+    "measure_rt_app",
+    "record_schedule",
     "MeasureError",
     "plot",
     "run_spec",

@@ -63,6 +63,8 @@ __all__ = [
     "RT_POLICIES",
     "TASK_POLICIES",
     "WORKLOAD_ROLES",
+    "SCRIPT_OPS",
+    "SCRIPT_MAX_OPS",
     "AIM7_MAX_FILE_KB",
     "AIM7_MAX_SHARED_LINES",
     "AIM7_SHARED_LINES",
@@ -338,6 +340,8 @@ SPINNER_DISTS: list[str]
 RT_POLICIES: list[str]
 TASK_POLICIES: list[str]
 WORKLOAD_ROLES: dict[str, list[str]]
+SCRIPT_OPS: list[str]
+SCRIPT_MAX_OPS: int
 AIM7_MAX_FILE_KB: int
 AIM7_MAX_SHARED_LINES: int
 AIM7_SHARED_LINES: list[int]

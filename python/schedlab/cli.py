@@ -501,6 +501,13 @@ def _cmd_measure(args: argparse.Namespace) -> int:
     from .host.measurement import measure, metadata
 
     output = _check_output(args.output, args.force) if args.output else None
+    if args.bench in ("rt-app", "record"):
+        return _cmd_measure_script(args, output)
+    if args.target:
+        raise ConfigError(
+            f"invalid argument {args.target[0]!r}: measure {args.bench} takes options only "
+            "(a file or command goes with 'measure rt-app FILE' or 'measure record -- CMD')"
+        )
     if args.sched_latency:
         return _cmd_measure_latency(args, output)
     kw: dict[str, Any] = {
@@ -526,6 +533,38 @@ def _cmd_measure(args: argparse.Namespace) -> int:
     if output is not None:
         return _write_frame(df, output, "--output", "runs", metadata(df))
     print(df)
+    return 0
+
+
+def _cmd_measure_script(args: argparse.Namespace, output: Path | None) -> int:
+    """``measure rt-app FILE``: rt-app's runs of a description, a row per
+    thread and repetition; ``measure record -- CMD``: a schedule recorded
+    with perf sched record, as the text ``workloads.from_trace`` reads."""
+    from .host import rtapp
+
+    if args.bench == "rt-app":
+        if len(args.target) != 1:
+            raise ConfigError(
+                f"invalid arguments {args.target!r}: expected one rt-app JSON file "
+                "(schedlab measure rt-app FILE.json)"
+            )
+        df = rtapp.measure_rt_app(args.target[0], reps=args.reps, perf=args.perf)
+        if output is not None:
+            return _write_frame(df, output, "--output", "runs")
+        print(df)
+        return 0
+    cmd = list(args.target)
+    if cmd and cmd[0] == "--":
+        cmd = cmd[1:]
+    if not cmd:
+        raise ConfigError("invalid arguments: expected a command (schedlab measure record -- CMD)")
+    if output is None:
+        raise ConfigError(
+            "invalid arguments: measure record needs -o FILE.txt (the perf script text; the "
+            "perf.data is kept beside it)"
+        )
+    info = rtapp.record_schedule(cmd, output, perf=args.perf)
+    print(f"wrote {info['text']} (perf.data: {info['data']}); command exit status {info['status']}")
     return 0
 
 
@@ -707,11 +746,20 @@ def _sweep_parser(sub: Any) -> None:
 def _measure_parser(sub: Any) -> None:
     me = sub.add_parser(
         "measure",
-        help="run perf bench sched messaging|pipe on this host under perf stat",
-        description="Run perf bench sched messaging (hackbench) or pipe on this host, "
-        "under perf stat.",
+        help="run perf bench sched messaging|pipe or rt-app on this host under perf stat, "
+        "or record a command's schedule",
+        description="Run perf bench sched messaging (hackbench) or pipe, or an rt-app "
+        "description, on this host under perf stat; or record a command's schedule with "
+        "perf sched record.",
     )
-    me.add_argument("bench", choices=["hackbench", "pipe"], help="the benchmark")
+    me.add_argument(
+        "bench",
+        choices=["hackbench", "pipe", "rt-app", "record"],
+        help="the benchmark; rt-app FILE.json runs an rt-app description (a row per thread "
+        "and repetition); record -o OUT.txt -- CMD records CMD's schedule for "
+        "workloads.from_trace",
+    )
+    me.add_argument("target", nargs="*", help="rt-app: the JSON file; record: -- CMD ...")
     me.add_argument(
         "--groups", default="1,2,5,10,20", help="hackbench: group counts (default: 1,2,5,10,20)"
     )
@@ -765,7 +813,17 @@ def main(argv: list[str] | None = None) -> int:
     _latency_parser(sub)
     _sweep_parser(sub)
     _measure_parser(sub)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # `measure record -- CMD ...`: the command is everything after "--".
+    tail: list[str] = []
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, tail = argv[:cut], argv[cut + 1 :]
     args = p.parse_args(argv)
+    if tail:
+        if getattr(args, "bench", None) != "record":
+            p.error("'--' only goes before the command of 'schedlab measure record'")
+        args.target = [*args.target, *tail]
     try:
         rc: int = args.fn(args)
         return rc

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import numbers
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ParamSpec, TypeVar
@@ -55,6 +56,10 @@ class Workload:
     #: The run's task groups (``simulate(..., groups=)`` puts them here for
     #: the run; a workload made by a ``schedlab.workloads`` function has none).
     groups: tuple[Any, ...] = ()
+    #: What a recording shows of the tasks ``from_trace`` replays
+    #: (``elapsed_s``, ``context_switches``, ``migrations``, …); empty for
+    #: other workloads.
+    recorded: dict[str, float] = field(default_factory=dict, compare=False)
 
     @checked_call("Workload.replace", fields="the arguments of the workload's function")
     def replace(self, **changes: Any) -> Workload:
@@ -139,7 +144,12 @@ class Workload:
         params["with_tasks"] = [dict(e) for e in entries]
         _core.workload_check(self.kind, params)  # the core checks every entry
         return Workload(
-            self.kind, params, dict(self.args), tuple(dict(e) for e in entries), self.groups
+            self.kind,
+            params,
+            dict(self.args),
+            tuple(dict(e) for e in entries),
+            self.groups,
+            self.recorded,
         )
 
     @staticmethod
@@ -705,12 +715,114 @@ def _aim7_lines(v: Any) -> list[int] | None:
     return out
 
 
+@_checked_args
+def rt_app(json: Any, *, run_scale: float = 1.0) -> Workload:
+    """An rt-app workload description (a path, a JSON string or a dict), as
+    rt-app 1.0 runs it: ``tasks`` with ``instance``, ``loop``, ``phases``,
+    ``policy``, ``priority``, ``nice``, ``cpus``, ``delay`` and the events
+    ``run``, ``runtime``, ``sleep``, ``timer``, ``lock``/``unlock``,
+    ``wait``/``signal``/``broad``/``sync``, ``barrier``, ``yield``;
+    ``global.duration`` and ``default_policy``. Any other key is refused
+    with its name (docs/replay.md has the grammar and what each event
+    costs in the model).
+
+    Each thread is a task named ``<task>-<instance>``; ``r.tasks`` gets
+    rt-app's log figures per thread, means over its phase iterations:
+    ``run_us`` (time in run events), ``period_us`` (an iteration's
+    length), ``c_run_us`` and ``c_period_us`` (as configured),
+    ``wu_lat_us`` (wake-up latency after timers), ``slack_us``,
+    ``missed_periods`` (iterations with negative slack), ``log_lines``.
+    A description that loops forever with no ``duration`` needs
+    ``simulate(..., duration_s=...)``.
+
+    ``run_scale``: the CPU time of a ``run`` event per µs configured. rt-app
+    turns ``run`` into loops of its calibrated length (``pLoad``, a whole
+    number of ns), so on a real host a run event takes a few percent more
+    or less than configured; ``host.rtapp.run_scale_of`` measures it on a
+    plain run.
+    """
+    from .io import rtapp
+
+    scale = need_number("run_scale", run_scale)
+    if not 0.1 <= scale <= 10:
+        raise ConfigError(f"invalid run_scale={run_scale!r}: expected a factor from 0.1 to 10")
+    script, threads = rtapp.translate(json, run_scale=scale)
+    params = script.params()
+    _core.workload_check("rt_app", params)
+    src = json if isinstance(json, (str, Mapping)) else str(json)
+    return Workload("rt_app", params, {"json": src, "run_scale": run_scale})
+
+
+@_checked_args
+def from_trace(
+    path: Any,
+    *,
+    tasks: str | Sequence[str] | None = None,
+    time_scale: float = 1.0,
+    net_costs: bool = True,
+) -> Workload:
+    """A recorded schedule replayed in the model: ``path`` is a
+    ``perf sched record`` ``perf.data`` (read through ``perf script``), the
+    text of ``perf script``, of ftrace / ``trace-cmd report``, or of
+    ``Result.to_ftrace()``.
+
+    Each recorded task runs its recorded CPU bursts (times ``time_scale``);
+    a wake-up by another replayed task waits for the model's waker to reach
+    the same point, a timed sleep stays timed, forks and exits happen where
+    they did (docs/replay.md). ``tasks``: the names (comm) of the tasks to
+    replay; by default every task but the idle task, kernel threads and the
+    recording tool. ``net_costs``: a recorded burst already holds the
+    kernel's work for the wake-ups the task made and its switch back in
+    after a block, so the model's charge for those events (``wakeup_ns``,
+    ``context_switch_ns``) comes off the next burst rather than being paid
+    twice; ``False`` replays the bursts as recorded. ``Workload.recorded`` holds what the recording
+    shows (elapsed_s, context_switches, migrations, …) to compare the
+    replay with.
+    """
+    from .io import replay
+
+    names: list[str] | None
+    if tasks is None:
+        names = None
+    elif isinstance(tasks, str):
+        names = [tasks]
+    elif is_list(tasks):
+        names = [need_str(f"tasks[{i}]", x) for i, x in enumerate(tasks)]
+    else:
+        raise ConfigTypeError(
+            f"invalid type for tasks: got {type_name(tasks)} {short(tasks)}, expected None, "
+            "a task name or a list of names"
+        )
+    scale = need_number("time_scale", time_scale)
+    if not 1e-6 <= scale <= 1e6:
+        raise ConfigError(f"invalid time_scale={time_scale!r}: expected a factor from 1e-6 to 1e6")
+    net = need_bool("net_costs", net_costs)
+    if isinstance(path, (str, os.PathLike)):
+        lines = replay.read_text(path)
+        src: Any = str(path)
+    elif is_list(path):
+        lines = [need_str(f"path[{i}]", x) for i, x in enumerate(path)]
+        src = lines
+    else:
+        raise ConfigTypeError(
+            f"invalid type for path: got {type_name(path)} {short(path)}, expected a path or "
+            "a list of trace lines"
+        )
+    script, rec = replay.from_lines(lines, tasks=names, time_scale=scale, net_costs=net)
+    params = script.params()
+    _core.workload_check("from_trace", params)
+    args = {"path": src, "tasks": tasks, "time_scale": time_scale, "net_costs": net_costs}
+    return Workload("from_trace", params, args, recorded=rec.as_dict())
+
+
 _FACTORIES: dict[str, Callable[..., Workload]] = {
     "spinners": spinners,
     "hackbench": hackbench,
     "pipe_pingpong": pipe_pingpong,
     "volano": volano,
     "aim7": aim7,
+    "rt_app": rt_app,
+    "from_trace": from_trace,
 }
 
 #: The workload kinds, each with the function that makes it (``Workload.kind``
@@ -788,10 +900,12 @@ _PARAMS = {k: tuple(inspect.signature(f).parameters) for k, f in _ALL_FACTORIES.
 __all__ = [
     "Workload",
     "aim7",
+    "from_trace",
     "hackbench",
     "hackbench_lkp",
     "mix",
     "pipe_pingpong",
+    "rt_app",
     "spinners",
     "volano",
 ]

@@ -7,6 +7,7 @@
 mod convert;
 mod errors;
 mod perfetto;
+mod script;
 
 use convert::{machine_from, value_to_py, values_from, Params};
 use errors::py_err;
@@ -408,6 +409,8 @@ fn workload_base(
                 p.finish()?;
                 Box::new(Aim7::new(ap).map_err(|e| py_err(py, e))?)
             }
+            "rt_app" => Box::new(script::script_from(py, "rt_app", params)?),
+            "from_trace" => Box::new(script::script_from(py, "from_trace", params)?),
             "mix" => {
                 let mut p = Params::new(params, "mix", "");
                 let names: Vec<String> = p.get("names")?;
@@ -459,7 +462,7 @@ fn workload_base(
                 crate::CoreError::invalid(
                     "workload",
                     format!("{other:?}"),
-                    "one of \"spinners\", \"hackbench\", \"pipe_pingpong\", \"volano\", \"aim7\", \"mix\"",
+                    "one of \"spinners\", \"hackbench\", \"pipe_pingpong\", \"volano\", \"aim7\", \"rt_app\", \"from_trace\", \"mix\"",
                 ),
             )),
         };
@@ -531,6 +534,9 @@ fn result_to_py<'py>(py: Python<'py>, r: SimResult) -> PyResult<Bound<'py, PyDic
     tasks.set_item("process", PyList::new(py, t.process)?)?;
     tasks.set_item("role", PyList::new(py, t.role)?)?;
     tasks.set_item("prio", t.prio.into_pyarray(py))?;
+    for (k, v) in t.extra {
+        tasks.set_item(k, v.into_pyarray(py))?;
+    }
     if let Some(pc) = t.pelt {
         tasks.set_item("load_avg", pc.load_avg.into_pyarray(py))?;
         tasks.set_item("runnable_avg", pc.runnable_avg.into_pyarray(py))?;
@@ -946,10 +952,14 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         ("pipe_pingpong", crate::workload::pipe_pingpong::ROLES),
         ("volano", crate::workload::volano::ROLES),
         ("aim7", crate::workload::aim7::ROLES),
+        ("rt_app", crate::workload::script::ROLES),
+        ("from_trace", crate::workload::script::ROLES),
     ] {
         roles.set_item(kind, r.to_vec())?;
     }
     m.add("WORKLOAD_ROLES", roles)?;
+    m.add("SCRIPT_OPS", script::OPS.to_vec())?;
+    m.add("SCRIPT_MAX_OPS", crate::workload::script::MAX_OPS)?;
     m.add("AIM7_WORKFILES", crate::workload::aim7::workfile_names())?;
     m.add("AIM7_MAX_FILE_KB", crate::workload::aim7::MAX_FILE_KB)?;
     m.add(

@@ -32,6 +32,8 @@ mod policy_tests;
 pub mod queue;
 mod report;
 pub(crate) mod sampler;
+#[cfg(test)]
+mod script_tests;
 mod syscall;
 #[cfg(test)]
 mod tests;
@@ -563,6 +565,7 @@ impl<'a> Sim<'a> {
             self.workload.named_metrics(self.sched.now, &task_cpu),
             &|leader| self.workload.process_name(leader),
         );
+        r.tasks.extra = self.workload.task_columns(self.sched.tasks.len());
         if let Some(p) = self.sched.power.as_mut() {
             r.metrics
                 .extend(p.metrics(self.sched.now, self.sched.rqs.len()));

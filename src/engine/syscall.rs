@@ -9,7 +9,7 @@
 
 use super::{Sim, MAX_ZERO_STEPS};
 use crate::sched::fair::TaskId;
-use crate::sched::task::{Policy, Task, TaskState, Work};
+use crate::sched::task::{Task, TaskState, Work};
 use crate::workload::{attrs, Action, Ctx, TaskSpec};
 
 /// Longest single CPU burst a workload may ask for (≈ 12 days): larger ones
@@ -29,10 +29,16 @@ impl Sim<'_> {
         let id = self.sched.tasks.len() as TaskId;
         let attrs = self.workload.task_attrs_of(id);
         let (policy, rt_priority, nice, mut allowed, group) = if attrs.is_empty() {
-            (Policy::Normal, None, spec.nice, spec.cpus, None)
+            (spec.policy, spec.rt_priority, spec.nice, spec.cpus, None)
         } else {
-            let r = attrs::resolve(attrs, spec.role, Policy::Normal, spec.nice, spec.cpus);
-            (r.policy, r.rt_priority, r.nice, r.cpus, r.group)
+            let r = attrs::resolve(attrs, spec.role, spec.policy, spec.nice, spec.cpus);
+            // An RT policy the spec gave keeps its priority unless an
+            // entry set one (`sched_setscheduler()` keeps what it is not
+            // given).
+            let prio = r
+                .rt_priority
+                .or(spec.rt_priority.filter(|_| r.policy.is_rt()));
+            (r.policy, prio, r.nice, r.cpus, r.group)
         };
         if let Some(a) = allowed.as_mut() {
             a.sort_unstable();

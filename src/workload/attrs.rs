@@ -254,6 +254,9 @@ impl Workload for WithTasks {
     fn process_name(&self, leader: &str) -> String {
         self.inner.process_name(leader)
     }
+    fn task_columns(&self, nr_tasks: usize) -> Vec<(&'static str, Vec<f64>)> {
+        self.inner.task_columns(nr_tasks)
+    }
     fn rt_kthreads(&self) -> Option<&RtKthreads> {
         self.inner.rt_kthreads()
     }

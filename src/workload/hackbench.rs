@@ -221,6 +221,8 @@ impl Hackbench {
                         nice: 0,
                         cpus: None,
                         mm,
+                        policy: crate::sched::task::Policy::Normal,
+                        rt_priority: None,
                     });
                     debug_assert_eq!(id as usize, self.w.len());
                     self.w.push(W {
@@ -306,6 +308,8 @@ impl Workload for Hackbench {
             nice: 0,
             cpus: None,
             mm: Some(MAIN_MM),
+            policy: crate::sched::task::Policy::Normal,
+            rt_priority: None,
         });
         self.w.push(W {
             role: Role::Main,

@@ -15,6 +15,7 @@ pub mod hackbench;
 pub mod ipc;
 pub mod mix;
 pub mod pipe_pingpong;
+pub mod script;
 pub mod spinners;
 pub mod volano;
 
@@ -91,6 +92,10 @@ pub struct TaskSpec {
     /// (switching between them costs no `mm_switch_ns`); `None` = a process
     /// of its own.
     pub mm: Option<u32>,
+    /// The policy it is created with (what `with_tasks` changes from).
+    pub policy: crate::sched::task::Policy,
+    /// Its RT priority, with an RT `policy`.
+    pub rt_priority: Option<u32>,
 }
 
 impl TaskSpec {
@@ -102,6 +107,8 @@ impl TaskSpec {
             nice,
             cpus,
             mm: None,
+            policy: crate::sched::task::Policy::Normal,
+            rt_priority: None,
         }
     }
 }
@@ -249,6 +256,13 @@ pub trait Workload: Send {
     /// leader's name.
     fn process_name(&self, leader: &str) -> String {
         leader.to_string()
+    }
+    /// Per-task figures the workload keeps (e.g. rt-app's log columns), as
+    /// columns of the task table indexed by task id (`NaN` where a task has
+    /// none); none by default.
+    fn task_columns(&self, nr_tasks: usize) -> Vec<(&'static str, Vec<f64>)> {
+        let _ = nr_tasks;
+        Vec::new()
     }
     /// RT kernel threads running beside the workload (`sched::rt`).
     fn rt_kthreads(&self) -> Option<&crate::sched::rt::RtKthreads> {

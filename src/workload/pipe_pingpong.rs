@@ -80,6 +80,8 @@ impl PipePingpong {
             nice: 0,
             cpus: None,
             mm,
+            policy: crate::sched::task::Policy::Normal,
+            rt_priority: None,
         });
         self.t.push(T {
             phase: Phase::Loop,
@@ -121,6 +123,8 @@ impl Workload for PipePingpong {
             nice: 0,
             cpus: None,
             mm: Some(0),
+            policy: crate::sched::task::Policy::Normal,
+            rt_priority: None,
         });
         self.t.push(T {
             phase: Phase::Spawn,

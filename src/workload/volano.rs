@@ -484,6 +484,8 @@ impl Workload for Volano {
                     nice: 0,
                     cpus: None,
                     mm: Some(mm),
+                    policy: crate::sched::task::Policy::Normal,
+                    rt_priority: None,
                 });
                 let st = if kind == Kind::ServerRecv {
                     St::Read

@@ -1,0 +1,804 @@
+//! Scripted tasks: each task runs a program of operations — CPU work,
+//! sleeps, periodic timers, mutexes, condition variables, barriers, forks
+//! and task-to-task wake-ups — so a workload the built-in benchmarks do
+//! not cover can be described, or replayed from a recorded schedule.
+//!
+//! Two front ends build programs (in Python, `schedlab.workloads`):
+//! `rt_app()` translates rt-app's JSON grammar (the events of rt-app's
+//! `doc/tutorial.txt`: run, runtime, sleep, timer, lock/unlock,
+//! wait/signal/broad, barrier, yield) and `from_trace()` turns a recorded
+//! schedule (`perf sched record`, ftrace) into per-task bursts joined by
+//! [`Op::Post`]/[`Op::Pend`] — a wake-up the recorded waker made becomes a
+//! token the model's waker hands over when it reaches the same point, so
+//! the replay reacts to the modelled scheduler instead of repeating the
+//! recorded timestamps.
+//!
+//! What the operations cost: CPU work is user time as given; a futex call
+//! (a contended lock, an unlock or signal with waiters, a wait) is
+//! `CostModel::futex_ns` of system time, as glibc's pthread primitives
+//! enter the kernel only when there is someone to block or wake; a wake-up
+//! costs the waker `wakeup_ns` (the engine's `try_to_wake_up`). A timed
+//! sleep of a fair task ends `TIMER_SLACK_NS` late, as `hrtimer_nanosleep()`
+//! (kernel/time/hrtimer.c, 4.x–6.18) arms the timer with the task's
+//! `timer_slack_ns` (50 µs by default) and 0 for an RT task; on an idle
+//! machine the timer fires at the end of its slack window.
+
+use super::{check_cpuset, sys, user, Action, Ctx, TaskSpec, Workload};
+use crate::error::{CoreError, CoreResult};
+use crate::sched::fair::TaskId;
+use crate::sched::task::Policy;
+use crate::topology::Machine;
+
+/// `timer_slack_ns` of a task that never set it (`INIT_TIMER_SLACK`,
+/// include/linux/init_task.h: 50 µs).
+pub const TIMER_SLACK_NS: u64 = 50_000;
+
+/// A `runtime` (wall-clock) burst runs in chunks of this much work and
+/// checks the clock after each, as rt-app 1.0's `runtime` event does
+/// (`loadwait(32)` per chunk in `run_event()`, rt-app.c of
+/// scheduler-tools/rt-app, tag v1.0).
+const WALL_CHUNK_NS: u64 = 32_000;
+
+/// The most operations one script holds (its memory grows with them).
+pub const MAX_OPS: usize = 4_000_000;
+
+/// One operation of a task's program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// CPU work of `ns` (rt-app's `run`: a calibrated amount of work);
+    /// `c_ns`: the duration the description gives (rt-app's log reports
+    /// it as `c_duration`).
+    Run { ns: u64, c_ns: u64 },
+    /// Busy for `ns` of wall-clock time however little of it is on a CPU
+    /// (rt-app's `runtime`).
+    RunWall { ns: u64 },
+    /// A relative sleep (`clock_nanosleep`) of `ns`.
+    Sleep { ns: u64 },
+    /// Sleep to the timer's next period boundary (rt-app's `timer`): the
+    /// timer's reference advances by `period_ns` at each use; when the
+    /// task is already past it, it does not sleep, and a `relative` timer
+    /// restarts from now.
+    Timer { timer: u32, period_ns: u64 },
+    /// `pthread_mutex_lock`.
+    Lock { mutex: u32 },
+    /// `pthread_mutex_unlock`.
+    Unlock { mutex: u32 },
+    /// `pthread_cond_wait(cond, mutex)`: release the mutex, wait for a
+    /// signal, take the mutex again.
+    Wait { cond: u32, mutex: u32 },
+    /// `pthread_cond_signal`: wake the first waiter, if any.
+    Signal { cond: u32 },
+    /// `pthread_cond_broadcast`: wake every waiter.
+    Broadcast { cond: u32 },
+    /// Wait until every user of the barrier has reached it.
+    Barrier { barrier: u32 },
+    /// Hand a wake-up token to script task `task`, waking it if it waits
+    /// for one (a recorded `sched_waking`).
+    Post { task: u32 },
+    /// Wait for a wake-up token (a recorded block that another task ended).
+    Pend,
+    /// Fork script task `task` (a recorded `sched_process_fork`).
+    Fork { task: u32 },
+    /// `sched_yield()`.
+    Yield,
+    /// The end of one logged iteration (rt-app writes a log line per phase
+    /// iteration): the task's per-iteration figures are taken here.
+    Mark,
+}
+
+/// How a task comes to exist.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Start {
+    /// Created at the start, beginning its program after `delay_ns`.
+    Init { delay_ns: u64 },
+    /// Created by another task's [`Op::Fork`].
+    Forked,
+}
+
+/// One task of a script.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScriptTask {
+    pub name: String,
+    pub nice: i32,
+    pub policy: Policy,
+    pub rt_priority: Option<u32>,
+    pub cpus: Option<Vec<u32>>,
+    /// Tasks with the same `mm` are threads of one process.
+    pub mm: Option<u32>,
+    pub start: Start,
+    /// How many times the program runs (`None`: until the script's
+    /// duration ends).
+    pub loops: Option<u64>,
+    /// Where each repetition after the first starts (an rt-app phase that
+    /// loops forever repeats alone once reached).
+    pub loop_from: usize,
+    pub ops: Vec<Op>,
+}
+
+/// A timer's state (`timer.relative` false: rt-app's "absolute" mode).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TimerSpec {
+    pub absolute: bool,
+}
+
+/// The script: its tasks and shared objects.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScriptSpec {
+    pub tasks: Vec<ScriptTask>,
+    pub timers: Vec<TimerSpec>,
+    pub mutexes: u32,
+    pub conds: u32,
+    /// Each barrier's number of users.
+    pub barriers: Vec<u32>,
+    /// rt-app's global `duration`: every task stops this long after the
+    /// start (`None`: when their loops are done).
+    pub duration_ns: Option<u64>,
+    /// The work of each `Run` is a recorded burst that already holds the
+    /// kernel's cost of the wake-ups the task made and of its switch back
+    /// in after a block: take the model's own charge for those events
+    /// (`wakeup_ns` per wake-up, `context_switch_ns` per resumption) off
+    /// the next burst, so they are not paid twice (a replay, not rt-app).
+    pub net_costs: bool,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Waiting {
+    #[default]
+    No,
+    /// Blocked on a mutex (queued in its waiters).
+    Mutex,
+    /// Queued on a condition variable.
+    Cond,
+    /// Woken from a condition variable, taking its mutex again.
+    Relock,
+    /// At a barrier of this generation.
+    Barrier(u64),
+    /// Waiting for a wake-up token.
+    Token,
+}
+
+/// A task's log accumulators (one rt-app log line per [`Op::Mark`]).
+#[derive(Clone, Debug, Default)]
+struct Log {
+    rows: u64,
+    run_ns: u64,
+    period_ns: u64,
+    slack_ns: i64,
+    wu_lat_ns: u64,
+    c_run_ns: u64,
+    c_period_ns: u64,
+    missed: u64,
+    // The current iteration.
+    row_start: u64,
+    row_run: u64,
+    row_slack: i64,
+    row_wu: u64,
+    row_c_run: u64,
+    row_c_period: u64,
+}
+
+#[derive(Clone, Debug, Default)]
+struct TaskState {
+    id: Option<TaskId>,
+    pc: usize,
+    loops_done: u64,
+    started: bool,
+    start_ns: u64,
+    /// The action to return at the next step (a futex call's block).
+    then: Option<Action>,
+    waiting: Waiting,
+    tokens: u64,
+    /// The start of the CPU burst in progress (run-time accounting).
+    burst_from: Option<u64>,
+    /// When a `runtime` burst ends.
+    wall_end: Option<u64>,
+    /// A timer sleep's expected end, for the wake-up latency.
+    timer_due: Option<u64>,
+    stopped: bool,
+    /// Model charges to take off the next burst (`ScriptSpec::net_costs`).
+    deduct: u64,
+    log: Log,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Mutex {
+    owner: Option<u32>,
+    waiters: std::collections::VecDeque<u32>,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Barrier {
+    arrived: Vec<u32>,
+    gen: u64,
+}
+
+/// The script workload.
+#[derive(Clone, Debug)]
+pub struct Script {
+    spec: ScriptSpec,
+    st: Vec<TaskState>,
+    /// Script task index by engine task id.
+    by_id: Vec<u32>,
+    timers: Vec<Option<u64>>,
+    mutexes: Vec<Mutex>,
+    conds: Vec<std::collections::VecDeque<u32>>,
+    barriers: Vec<Barrier>,
+    start_ns: u64,
+    logged: bool,
+}
+
+/// The scripted tasks' one role.
+pub const ROLES: &[&str] = &["task"];
+
+fn bad(param: &str, value: impl std::fmt::Display, allowed: &str) -> CoreError {
+    CoreError::invalid(param, value, allowed)
+}
+
+impl Script {
+    /// Check every reference (timers, mutexes, conditions, barriers, task
+    /// indices) and that each forked task is forked exactly once.
+    pub fn new(spec: ScriptSpec) -> CoreResult<Self> {
+        let n = spec.tasks.len();
+        crate::limits::check_tasks("tasks", format!("[{n} tasks]"), n as u64)?;
+        if n == 0 {
+            return Err(bad("tasks", "[]", "a non-empty list of tasks"));
+        }
+        let total: usize = spec.tasks.iter().map(|t| t.ops.len()).sum();
+        if total > MAX_OPS {
+            return Err(bad(
+                "ops",
+                format!("{total} operations"),
+                &format!("at most {MAX_OPS} operations in one script"),
+            ));
+        }
+        let mut forked = vec![0u32; n];
+        for (i, t) in spec.tasks.iter().enumerate() {
+            if !(-20..=19).contains(&t.nice) {
+                return Err(bad(&format!("tasks[{i}].nice"), t.nice, "-20 to 19"));
+            }
+            if t.policy.is_rt() != t.rt_priority.is_some() {
+                return Err(bad(
+                    &format!("tasks[{i}].rt_priority"),
+                    format!("{:?}", t.rt_priority),
+                    "1 to 99 with policy fifo or rr, None otherwise",
+                ));
+            }
+            if let Some(p) = t.rt_priority {
+                if !(1..=99).contains(&p) {
+                    return Err(bad(&format!("tasks[{i}].rt_priority"), p, "1 to 99"));
+                }
+            }
+            if t.cpus.as_ref().is_some_and(|c| c.is_empty()) {
+                return Err(bad(
+                    &format!("tasks[{i}].cpus"),
+                    "[]",
+                    "None or a non-empty list of CPU numbers",
+                ));
+            }
+            if t.loops == Some(0) {
+                return Err(bad(
+                    &format!("tasks[{i}].loops"),
+                    0,
+                    "a positive count or None",
+                ));
+            }
+            if t.loop_from > 0 && t.loop_from >= t.ops.len() {
+                return Err(bad(
+                    &format!("tasks[{i}].loop_from"),
+                    t.loop_from,
+                    &format!("an operation index below {}", t.ops.len()),
+                ));
+            }
+            if t.ops.is_empty() && t.loops != Some(1) {
+                return Err(bad(
+                    &format!("tasks[{i}].ops"),
+                    "[]",
+                    "some operations for a task that loops",
+                ));
+            }
+            for (k, op) in t.ops.iter().enumerate() {
+                let at = || format!("tasks[{i}].ops[{k}]");
+                let check = |what: &str, id: u32, count: usize| {
+                    if id as usize >= count {
+                        Err(bad(
+                            &at(),
+                            format!("{what} {id}"),
+                            &format!("a {what} from 0 to {} ({count} defined)", count as i64 - 1),
+                        ))
+                    } else {
+                        Ok(())
+                    }
+                };
+                match *op {
+                    Op::Run { ns, .. } | Op::RunWall { ns } | Op::Sleep { ns } if ns > 1 << 50 => {
+                        return Err(bad(&at(), ns, "at most 2^50 ns"));
+                    }
+                    Op::Timer { timer, period_ns } => {
+                        check("timer", timer, spec.timers.len())?;
+                        if period_ns == 0 || period_ns > 1 << 50 {
+                            return Err(bad(&at(), period_ns, "a period from 1 ns to 2^50 ns"));
+                        }
+                    }
+                    Op::Lock { mutex } | Op::Unlock { mutex } => {
+                        check("mutex", mutex, spec.mutexes as usize)?
+                    }
+                    Op::Wait { cond, mutex } => {
+                        check("condition", cond, spec.conds as usize)?;
+                        check("mutex", mutex, spec.mutexes as usize)?;
+                    }
+                    Op::Signal { cond } | Op::Broadcast { cond } => {
+                        check("condition", cond, spec.conds as usize)?
+                    }
+                    Op::Barrier { barrier } => check("barrier", barrier, spec.barriers.len())?,
+                    Op::Post { task } => check("task", task, n)?,
+                    Op::Fork { task } => {
+                        check("task", task, n)?;
+                        if t.loops != Some(1) {
+                            return Err(bad(
+                                &at(),
+                                format!("fork of task {task}"),
+                                "a fork in a task that runs its program once (loops=1)",
+                            ));
+                        }
+                        if spec.tasks[task as usize].start != Start::Forked {
+                            return Err(bad(
+                                &at(),
+                                format!("fork of task {task}"),
+                                "a fork of a task whose start is \"fork\"",
+                            ));
+                        }
+                        forked[task as usize] += 1;
+                    }
+                    _ => {}
+                }
+            }
+        }
+        for (i, t) in spec.tasks.iter().enumerate() {
+            let times = forked[i];
+            if t.start == Start::Forked && times != 1 {
+                return Err(bad(
+                    &format!("tasks[{i}].start"),
+                    format!("\"fork\" with {times} forks of it"),
+                    "a task forked by exactly one fork operation",
+                ));
+            }
+        }
+        for (b, &users) in spec.barriers.iter().enumerate() {
+            if users == 0 {
+                return Err(bad(&format!("barriers[{b}]"), 0, "at least 1 user"));
+            }
+        }
+        let logged = spec.tasks.iter().any(|t| t.ops.contains(&Op::Mark));
+        Ok(Script {
+            st: vec![TaskState::default(); n],
+            by_id: Vec::new(),
+            timers: vec![None; spec.timers.len()],
+            mutexes: vec![Mutex::default(); spec.mutexes as usize],
+            conds: vec![Default::default(); spec.conds as usize],
+            barriers: vec![Barrier::default(); spec.barriers.len()],
+            start_ns: 0,
+            logged,
+            spec,
+        })
+    }
+
+    fn spawn(&mut self, i: u32, ctx: &mut Ctx) {
+        let t = &self.spec.tasks[i as usize];
+        let id = ctx.spawn(TaskSpec {
+            role: ROLES[0],
+            name: t.name.clone(),
+            nice: t.nice,
+            cpus: t.cpus.clone(),
+            mm: t.mm,
+            policy: t.policy,
+            rt_priority: t.rt_priority,
+        });
+        self.st[i as usize].id = Some(id);
+        if self.by_id.len() <= id as usize {
+            self.by_id.resize(id as usize + 1, u32::MAX);
+        }
+        self.by_id[id as usize] = i;
+    }
+
+    fn wake(&mut self, i: u32, ctx: &mut Ctx) {
+        if let Some(id) = self.st[i as usize].id {
+            ctx.wake(id, false);
+        }
+    }
+
+    /// Take `mutex` for task `i`, or queue it (true: taken).
+    fn lock(&mut self, i: u32, mutex: u32) -> bool {
+        let m = &mut self.mutexes[mutex as usize];
+        match m.owner {
+            None => {
+                m.owner = Some(i);
+                true
+            }
+            Some(_) => {
+                if !m.waiters.contains(&i) {
+                    m.waiters.push_back(i);
+                }
+                false
+            }
+        }
+    }
+
+    /// Release `mutex`; wake its first waiter (true: a futex wake).
+    fn unlock(&mut self, mutex: u32, ctx: &mut Ctx) -> bool {
+        let m = &mut self.mutexes[mutex as usize];
+        m.owner = None;
+        match m.waiters.pop_front() {
+            Some(w) => {
+                self.wake(w, ctx);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Stop every task (the script's duration is over): each exits at its
+    /// next step; blocked ones are woken for it.
+    fn stop_all(&mut self, ctx: &mut Ctx) {
+        for i in 0..self.st.len() {
+            if !self.st[i].stopped {
+                self.st[i].stopped = true;
+                if self.st[i].waiting != Waiting::No {
+                    self.wake(i as u32, ctx);
+                }
+            }
+        }
+    }
+
+    fn close_burst(&mut self, i: usize, now: u64) {
+        if let Some(from) = self.st[i].burst_from.take() {
+            self.st[i].log.row_run += now - from;
+        }
+    }
+
+    fn mark(&mut self, i: usize, now: u64) {
+        let l = &mut self.st[i].log;
+        l.rows += 1;
+        l.run_ns += l.row_run;
+        l.period_ns += now - l.row_start;
+        l.slack_ns += l.row_slack;
+        l.wu_lat_ns += l.row_wu;
+        l.c_run_ns += l.row_c_run;
+        l.c_period_ns += l.row_c_period;
+        if l.row_slack < 0 {
+            l.missed += 1;
+        }
+        l.row_start = now;
+        l.row_run = 0;
+        l.row_slack = 0;
+        l.row_wu = 0;
+        l.row_c_run = 0;
+        l.row_c_period = 0;
+    }
+
+    fn slack(&self, i: usize) -> u64 {
+        if self.spec.tasks[i].policy.is_rt() {
+            0
+        } else {
+            TIMER_SLACK_NS
+        }
+    }
+
+    fn futex(&self, ctx: &Ctx) -> Action {
+        sys(ctx.cost.futex_ns)
+    }
+}
+
+impl Workload for Script {
+    fn name(&self) -> &'static str {
+        "script"
+    }
+    fn roles(&self) -> &'static [&'static str] {
+        ROLES
+    }
+
+    fn validate(&self, machine: &Machine) -> CoreResult<()> {
+        for c in self.spec.tasks.iter().filter_map(|t| t.cpus.as_deref()) {
+            check_cpuset(c, machine)?;
+        }
+        Ok(())
+    }
+
+    fn init(&mut self, ctx: &mut Ctx) {
+        self.start_ns = ctx.now;
+        for i in 0..self.spec.tasks.len() {
+            if matches!(self.spec.tasks[i].start, Start::Init { .. }) {
+                self.spawn(i as u32, ctx);
+            }
+        }
+    }
+
+    fn step(&mut self, task: TaskId, ctx: &mut Ctx) -> Action {
+        let i = self.by_id[task as usize] as usize;
+        let now = ctx.now;
+        self.close_burst(i, now);
+        if let Some(due) = self.st[i].timer_due.take() {
+            self.st[i].log.row_wu += now.saturating_sub(due);
+        }
+        if !self.st[i].started {
+            // rt-app 1.0 (`thread_body`): every thread's `t_first` is the
+            // first thread's start, plus its own `delay`; its timers count
+            // their periods from there.
+            self.st[i].started = true;
+            match self.spec.tasks[i].start {
+                Start::Init { delay_ns } => {
+                    let first = self.start_ns + delay_ns;
+                    self.st[i].start_ns = first;
+                    self.st[i].log.row_start = first.max(now);
+                    if first > now {
+                        return Action::Sleep { ns: first - now };
+                    }
+                }
+                Start::Forked => {
+                    self.st[i].start_ns = now;
+                    self.st[i].log.row_start = now;
+                }
+            }
+        }
+        if let Some(d) = self.spec.duration_ns {
+            if now >= self.start_ns + d {
+                self.stop_all(ctx);
+            }
+        }
+        if self.st[i].stopped {
+            // A task stopped holding a mutex lets its waiters go.
+            for m in 0..self.mutexes.len() {
+                if self.mutexes[m].owner == Some(i as u32) {
+                    self.unlock(m as u32, ctx);
+                }
+            }
+            return Action::Exit;
+        }
+        if let Some(a) = self.st[i].then.take() {
+            return a;
+        }
+        loop {
+            let t = &self.spec.tasks[i];
+            if self.st[i].pc == t.ops.len() {
+                self.st[i].loops_done += 1;
+                if t.loops.is_some_and(|n| self.st[i].loops_done >= n) {
+                    return Action::Exit;
+                }
+                self.st[i].pc = t.loop_from;
+                if t.ops.is_empty() {
+                    return Action::Exit;
+                }
+            }
+            let op = t.ops[self.st[i].pc];
+            let me = i as u32;
+            match op {
+                Op::Run { ns, c_ns } => {
+                    self.st[i].pc += 1;
+                    self.st[i].burst_from = Some(now);
+                    self.st[i].log.row_c_run += c_ns;
+                    let off = std::mem::take(&mut self.st[i].deduct).min(ns - ns.min(1));
+                    return user(ns - off);
+                }
+                Op::RunWall { ns } => {
+                    let end = *self.st[i].wall_end.get_or_insert(now + ns);
+                    if now >= end {
+                        self.st[i].wall_end = None;
+                        self.st[i].pc += 1;
+                        self.st[i].log.row_c_run += ns;
+                        continue;
+                    }
+                    self.st[i].burst_from = Some(now);
+                    return user((end - now).min(WALL_CHUNK_NS));
+                }
+                Op::Sleep { ns } => {
+                    self.st[i].pc += 1;
+                    if self.spec.net_costs {
+                        self.st[i].deduct += ctx.cost.context_switch_ns;
+                    }
+                    return Action::Sleep {
+                        ns: ns + self.slack(i),
+                    };
+                }
+                Op::Timer { timer, period_ns } => {
+                    self.st[i].pc += 1;
+                    let absolute = self.spec.timers[timer as usize].absolute;
+                    let start = self.st[i].start_ns;
+                    let next = self.timers[timer as usize].unwrap_or(start) + period_ns;
+                    self.timers[timer as usize] = Some(next);
+                    let l = &mut self.st[i].log;
+                    l.row_c_period += period_ns;
+                    l.row_slack = next as i64 - now as i64;
+                    if now < next {
+                        self.st[i].timer_due = Some(next);
+                        return Action::Sleep {
+                            ns: next - now + self.slack(i),
+                        };
+                    }
+                    // Late: no sleep, and rt-app 1.0 zeroes the
+                    // iteration's wake-up latency; a relative timer
+                    // restarts from now.
+                    self.st[i].log.row_wu = 0;
+                    if !absolute {
+                        self.timers[timer as usize] = Some(now);
+                    }
+                }
+                Op::Lock { mutex } => {
+                    if self.lock(me, mutex) {
+                        self.st[i].waiting = Waiting::No;
+                        self.st[i].pc += 1;
+                        continue;
+                    }
+                    self.st[i].waiting = Waiting::Mutex;
+                    self.st[i].then = Some(Action::Block);
+                    return self.futex(ctx);
+                }
+                Op::Unlock { mutex } => {
+                    self.st[i].pc += 1;
+                    if self.mutexes[mutex as usize].owner == Some(me) && self.unlock(mutex, ctx) {
+                        return self.futex(ctx);
+                    }
+                }
+                Op::Wait { cond, mutex } => match self.st[i].waiting {
+                    Waiting::Cond if self.conds[cond as usize].contains(&me) => {
+                        return Action::Block;
+                    }
+                    Waiting::Cond | Waiting::Relock => {
+                        if self.lock(me, mutex) {
+                            self.st[i].waiting = Waiting::No;
+                            self.st[i].pc += 1;
+                            continue;
+                        }
+                        self.st[i].waiting = Waiting::Relock;
+                        self.st[i].then = Some(Action::Block);
+                        return self.futex(ctx);
+                    }
+                    _ => {
+                        if self.mutexes[mutex as usize].owner == Some(me) {
+                            self.unlock(mutex, ctx);
+                        }
+                        self.conds[cond as usize].push_back(me);
+                        self.st[i].waiting = Waiting::Cond;
+                        self.st[i].then = Some(Action::Block);
+                        return self.futex(ctx);
+                    }
+                },
+                Op::Signal { cond } | Op::Broadcast { cond } => {
+                    self.st[i].pc += 1;
+                    let all = matches!(op, Op::Broadcast { .. });
+                    let mut woke = false;
+                    while let Some(w) = self.conds[cond as usize].pop_front() {
+                        self.wake(w, ctx);
+                        woke = true;
+                        if !all {
+                            break;
+                        }
+                    }
+                    if woke {
+                        return self.futex(ctx);
+                    }
+                }
+                Op::Barrier { barrier } => {
+                    let b = barrier as usize;
+                    if let Waiting::Barrier(gen) = self.st[i].waiting {
+                        if self.barriers[b].gen == gen {
+                            return Action::Block;
+                        }
+                        self.st[i].waiting = Waiting::No;
+                        self.st[i].pc += 1;
+                        continue;
+                    }
+                    let users = self.spec.barriers[b] as usize;
+                    if self.barriers[b].arrived.len() + 1 >= users {
+                        self.barriers[b].gen += 1;
+                        let woken = std::mem::take(&mut self.barriers[b].arrived);
+                        self.st[i].pc += 1;
+                        for &w in &woken {
+                            self.wake(w, ctx);
+                        }
+                        if !woken.is_empty() {
+                            return self.futex(ctx);
+                        }
+                        continue;
+                    }
+                    self.barriers[b].arrived.push(me);
+                    self.st[i].waiting = Waiting::Barrier(self.barriers[b].gen);
+                    self.st[i].then = Some(Action::Block);
+                    return self.futex(ctx);
+                }
+                Op::Post { task } => {
+                    self.st[i].pc += 1;
+                    let s = &mut self.st[task as usize];
+                    s.tokens += 1;
+                    if s.waiting == Waiting::Token {
+                        self.wake(task, ctx);
+                        if self.spec.net_costs {
+                            self.st[i].deduct += ctx.cost.wakeup_ns;
+                        }
+                    }
+                }
+                Op::Pend => {
+                    if self.st[i].tokens > 0 {
+                        if self.st[i].waiting == Waiting::Token && self.spec.net_costs {
+                            // It blocked and was switched back in.
+                            self.st[i].deduct += ctx.cost.context_switch_ns;
+                        }
+                        self.st[i].tokens -= 1;
+                        self.st[i].waiting = Waiting::No;
+                        self.st[i].pc += 1;
+                        continue;
+                    }
+                    self.st[i].waiting = Waiting::Token;
+                    return Action::Block;
+                }
+                Op::Fork { task } => {
+                    self.st[i].pc += 1;
+                    self.spawn(task, ctx);
+                }
+                Op::Yield => {
+                    self.st[i].pc += 1;
+                    return Action::Yield;
+                }
+                Op::Mark => {
+                    self.st[i].pc += 1;
+                    self.mark(i, now);
+                }
+            }
+        }
+    }
+
+    fn nr_tasks(&self) -> u64 {
+        self.spec.tasks.len() as u64
+    }
+
+    /// Finite when every task's loops are, or the script has a duration
+    /// (otherwise `duration_s` bounds the run, as for spinners).
+    fn finite(&self) -> bool {
+        self.spec.duration_ns.is_some() || self.spec.tasks.iter().all(|t| t.loops.is_some())
+    }
+
+    fn metrics(&self, _elapsed_ns: u64) -> Vec<(&'static str, f64)> {
+        let ops: u64 = self.st.iter().map(|s| s.loops_done).sum();
+        vec![("loops", ops as f64)]
+    }
+
+    fn task_columns(&self, nr_tasks: usize) -> Vec<(&'static str, Vec<f64>)> {
+        if !self.logged {
+            return Vec::new();
+        }
+        let names = [
+            "log_lines",
+            "run_us",
+            "period_us",
+            "c_run_us",
+            "c_period_us",
+            "wu_lat_us",
+            "slack_us",
+            "missed_periods",
+        ];
+        let mut cols: Vec<Vec<f64>> = vec![vec![f64::NAN; nr_tasks]; names.len()];
+        for s in &self.st {
+            let (Some(id), l) = (s.id, &s.log) else {
+                continue;
+            };
+            let id = id as usize;
+            if id >= nr_tasks || l.rows == 0 {
+                continue;
+            }
+            let r = l.rows as f64;
+            let us = |ns: f64| ns / 1e3 / r;
+            let vals = [
+                r,
+                us(l.run_ns as f64),
+                us(l.period_ns as f64),
+                us(l.c_run_ns as f64),
+                us(l.c_period_ns as f64),
+                us(l.wu_lat_ns as f64),
+                us(l.slack_ns as f64),
+                l.missed as f64,
+            ];
+            for (c, v) in cols.iter_mut().zip(vals) {
+                c[id] = v;
+            }
+        }
+        names.into_iter().zip(cols).collect()
+    }
+}

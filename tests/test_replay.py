@@ -1,0 +1,242 @@
+"""Replaying a recorded schedule (workloads.from_trace, io.replay): the
+parser on perf script, ftrace and the model's own export; dependencies
+follow the model's waker, timed sleeps stay timed, forks and exits where
+they were; the default filter; refusals. No perf needed: the recordings
+are texts."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+import schedlab as sl
+from schedlab.io.script import OPS
+
+W = sl.workloads
+DATA = Path(__file__).parent / "data" / "replay"
+
+
+def _perf(comm: str, pid: int, cpu: int, us: int, ev: str, rest: str, tgid: int = 0) -> str:
+    ids = f"{tgid}/{pid}" if tgid else str(pid)
+    return f"{comm:>16} {ids} [{cpu:03d}] {us // 10**6}.{us % 10**6:06d}: sched:{ev}: {rest}"
+
+
+def _ftrace(comm: str, pid: int, cpu: int, us: int, ev: str, rest: str) -> str:
+    head = f"{comm + '-' + str(pid):>22} [{cpu:03d}] ....."
+    return f"{head} {us // 10**6}.{us % 10**6:06d}: {ev}: {rest}"
+
+
+def _switch(a: str, ap: int, state: str, b: str, bp: int) -> str:
+    return (
+        f"prev_comm={a} prev_pid={ap} prev_prio=120 prev_state={state} ==> "
+        f"next_comm={b} next_pid={bp} next_prio=120"
+    )
+
+
+def _pingpong(fmt, rounds: int = 10, gap_us: int = 5000) -> list[str]:
+    """A on CPU 0 and B on CPU 1 hand a token back and forth: each runs
+    100 µs, wakes the other and blocks; the recording shows each woken
+    task switched in ``gap_us`` after its wake-up (a busy machine)."""
+    lines = []
+    t = 1_000_000
+    lines.append(fmt("swapper/0", 0, 0, t, "sched_switch", _switch("swapper/0", 0, "R", "a", 100)))
+    who = [("a", 100, 0), ("b", 101, 1)]
+    for i in range(2 * rounds):
+        name, pid, cpu = who[i % 2]
+        oname, opid, ocpu = who[(i + 1) % 2]
+        t += 100
+        lines.append(
+            fmt(
+                name,
+                pid,
+                cpu,
+                t,
+                "sched_waking",
+                f"comm={oname} pid={opid} prio=120 target_cpu={ocpu:03d}",
+            )
+        )
+        lines.append(
+            fmt(name, pid, cpu, t + 1, "sched_switch", _switch(name, pid, "S", f"swapper/{cpu}", 0))
+        )
+        t += gap_us
+        lines.append(
+            fmt(
+                "swapper",
+                0,
+                ocpu,
+                t,
+                "sched_switch",
+                _switch(f"swapper/{ocpu}", 0, "R", oname, opid),
+            )
+        )
+    return lines
+
+
+def test_a_dependency_follows_the_models_waker_not_the_recorded_time():
+    w = W.from_trace(_pingpong(_perf))
+    rec = w.recorded
+    assert rec["tasks"] == 2
+    assert rec["dependencies"] == 20
+    assert rec["elapsed_s"] > 0.1  # 20 gaps of 5 ms
+    r = sl.simulate("vm-2", "v6.18", w)
+    assert r.ok
+    # The model wakes each task when its waker gets there: 20 bursts of
+    # 100 µs plus the model's wake-up costs, far from the recorded 100 ms.
+    assert 0.002 <= r.sim_time_s < 0.01, r.sim_time_s
+    assert r.tasks["voluntary_cs"].sum() >= 19
+    # Twice the work, about twice the time: the pace is the replay's.
+    r2 = sl.simulate("vm-2", "v6.18", W.from_trace(_pingpong(_perf), time_scale=2.0))
+    assert 1.6 < r2.sim_time_s / r.sim_time_s < 2.2
+
+
+def test_ftrace_and_perf_script_give_the_same_programs():
+    a = W.from_trace(_pingpong(_perf))
+    b = W.from_trace(_pingpong(_ftrace))
+    assert a.params == b.params
+    assert a.recorded == b.recorded
+
+
+def test_threads_of_one_process_share_an_address_space():
+    lines = []
+    for ln in _pingpong(_perf):
+        # perf script -F pid,tid: "100/101" is thread 101 of process 100
+        lines.append(ln.replace(" 100 [", " 100/100 [").replace(" 101 [", " 100/101 ["))
+    w = W.from_trace(lines)
+    assert [t["mm"] for t in w.params["tasks"]] == [100, 100]
+    r = sl.simulate("vm-2", "v6.18", w)
+    assert r.tasks["tgid"].n_unique() == 1
+
+
+def test_a_timed_sleep_stays_timed():
+    lines = [
+        _perf("swapper", 0, 0, 1_000_000, "sched_switch", _switch("swapper/0", 0, "R", "t", 7)),
+        _perf("t", 7, 0, 1_001_000, "sched_switch", _switch("t", 7, "S", "swapper/0", 0)),
+        # woken from the idle task (a timer), 10 ms later
+        _perf("swapper", 0, 0, 1_011_000, "sched_waking", "comm=t pid=7 prio=120 target_cpu=000"),
+        _perf("swapper", 0, 0, 1_011_005, "sched_switch", _switch("swapper/0", 0, "R", "t", 7)),
+        _perf("t", 7, 0, 1_012_005, "sched_switch", _switch("t", 7, "Z", "swapper/0", 0)),
+    ]
+    w = W.from_trace(lines)
+    assert w.recorded["timed_sleeps"] == 1 and w.recorded["dependencies"] == 0
+    ops = [OPS[o] for o in w.params["tasks"][0]["op"]]
+    assert ops == ["run", "sleep", "run"]
+    assert w.params["tasks"][0]["a"][1] == 10_000_000
+    r = sl.simulate("vm-2", "v6.18", w)
+    assert 0.012 <= r.sim_time_s < 0.0125
+
+
+def test_forks_and_prio_are_replayed():
+    lines = [
+        _perf("swapper", 0, 0, 1_000_000, "sched_switch", _switch("swapper/0", 0, "R", "p", 10)),
+        _perf(
+            "p", 10, 0, 1_002_000, "sched_process_fork", "comm=p pid=10 child_comm=p child_pid=11"
+        ),
+        _perf("p", 10, 0, 1_002_001, "sched_wakeup_new", "comm=p pid=11 prio=125 target_cpu=001"),
+        _perf(
+            "swapper",
+            0,
+            1,
+            1_002_010,
+            "sched_switch",
+            "prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> "
+            "next_comm=p next_pid=11 next_prio=125",
+        ),
+        _perf(
+            "p",
+            11,
+            1,
+            1_003_010,
+            "sched_switch",
+            "prev_comm=p prev_pid=11 prev_prio=125 prev_state=Z ==> "
+            "next_comm=swapper/1 next_pid=0 next_prio=120",
+        ),
+        _perf("p", 10, 0, 1_004_000, "sched_switch", _switch("p", 10, "Z", "swapper/0", 0)),
+    ]
+    w = W.from_trace(lines)
+    parent, child = w.params["tasks"]
+    assert [OPS[o] for o in parent["op"]] == ["run", "fork", "run"]
+    assert child["start"] == "fork" and child["nice"] == 5
+    r = sl.simulate("vm-2", "v6.18", w)
+    assert r.ok and r.tasks.height == 2
+    assert r.tasks["nice"].to_list() == [0, 5]
+
+
+def test_a_real_perf_sched_recording_keeps_the_benchmark_only():
+    lines = gzip.decompress((DATA / "perf-messaging-g1-l2-pipe.txt.gz").read_bytes())
+    w = W.from_trace(lines.decode().splitlines())
+    rec = w.recorded
+    # perf bench sched messaging -g 1: its main task (perf-exec) and 40
+    # workers; the recording perf process and kernel threads are left out.
+    assert rec["tasks"] == 41
+    names = {t["name"] for t in w.params["tasks"]}
+    assert names == {"sched-messaging"}
+    assert rec["dependencies"] > 100
+    r = sl.simulate("vm-2", "v6.18", w)
+    assert r.ok and r.tasks.height == 41
+    assert r.tasks["exited"].all()
+    # The gzipped file itself reads the same.
+    assert W.from_trace(DATA / "perf-messaging-g1-l2-pipe.txt.gz").recorded == rec
+    # Filtering by name: only the named tasks.
+    assert (
+        W.from_trace(lines.decode().splitlines(), tasks="sched-messaging").recorded["tasks"] == 41
+    )
+
+
+def test_the_models_own_export_replays(tmp_path):
+    r = sl.simulate("vm-2", "v6.18", W.hackbench(groups=1, loops=5), trace=True)
+    p = tmp_path / "run.txt"
+    r.to_ftrace(p)
+    w = W.from_trace(p)
+    assert w.recorded["tasks"] == r.tasks.height
+    rr = sl.simulate("vm-2", "v6.18", w)
+    assert rr.ok
+    # The replay's CPU time is the recorded one (plus the model's costs of
+    # the replay's own switches and wake-ups).
+    assert rr.metrics["task_clock_s"] >= 0.9 * w.recorded["cpu_s"]
+
+
+def test_refusals_name_the_problem(tmp_path):
+    with pytest.raises(sl.ConfigError, match="no sched_"):
+        W.from_trace(["hello", "world"])
+    with pytest.raises(sl.ConfigError, match="tasks=.*named"):
+        W.from_trace(_pingpong(_perf), tasks=["nosuch"])
+    with pytest.raises(sl.ConfigError, match="time_scale"):
+        W.from_trace(_pingpong(_perf), time_scale=0)
+    with pytest.raises(sl.ConfigError, match="path="):
+        W.from_trace(tmp_path / "missing.txt")
+    with pytest.raises(sl.ConfigTypeError, match="path"):
+        W.from_trace(42)
+    # A perf.data without perf on PATH names the conversion.
+    fake = tmp_path / "perf.data"
+    fake.write_bytes(b"PERFILE2" + b"\0" * 64)
+    import shutil
+
+    if shutil.which("perf") is None:
+        with pytest.raises(sl.ConfigError, match="perf script"):
+            W.from_trace(fake)
+
+
+def test_replay_runs_under_a_change():
+    # The replay is a workload like any other: with_tasks changes it.
+    w = W.from_trace(_pingpong(_perf)).with_tasks(cpus=[0])
+    r = sl.simulate("vm-2", "v6.18", w)
+    assert r.ok and set(r.tasks["cpu"].to_list()) == {0}
+    rb = sl.simulate("vm-2", "v6.18", W.from_trace(_pingpong(_perf)).with_tasks(policy="batch"))
+    assert rb.ok
+
+
+def test_cli_measure_record_and_rt_app_refuse_bad_arguments(capsys):
+    from schedlab.cli import main
+
+    # record needs a command and -o; '--' belongs to record only; rt-app one file
+    assert main(["measure", "record", "-o", "x.txt"]) == 2
+    assert "expected a command" in capsys.readouterr().err
+    assert main(["measure", "record", "--", "true"]) == 2
+    assert "-o FILE.txt" in capsys.readouterr().err
+    assert main(["measure", "rt-app"]) == 2
+    assert "one rt-app JSON file" in capsys.readouterr().err
+    assert main(["measure", "hackbench", "extra"]) == 2
+    assert "takes options only" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["run", "--", "true"])

@@ -1,0 +1,262 @@
+"""rt-app descriptions in the model (workloads.rt_app, io.rtapp): the
+grammar subset of rt-app 1.0 and the refusal of everything else by key,
+the per-thread log columns, and the log reader the host measurement uses.
+No rt-app needed."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import schedlab as sl
+from schedlab.io import rtapp
+
+W = sl.workloads
+
+
+def periodic(pct: int, period_us: int = 10_000, seconds: int = 1) -> dict:
+    return {
+        "tasks": {
+            f"p{pct}": {
+                "loop": -1,
+                "run": period_us * pct // 100,
+                "timer": {"ref": "unique", "period": period_us},
+            }
+        },
+        "global": {"duration": seconds, "calibration": "CPU0", "default_policy": "SCHED_OTHER"},
+    }
+
+
+def col(r: sl.Result, thread: str, name: str) -> float:
+    return float(r.tasks.filter(r.tasks["name"] == thread)[name][0])
+
+
+def test_a_periodic_task_runs_its_duty_cycle():
+    for pct in (20, 50, 90):
+        r = sl.simulate("vm-2", "v6.18", W.rt_app(periodic(pct)))
+        assert r.ok
+        th = f"p{pct}-0"
+        assert col(r, th, "c_run_us") == 100 * pct
+        assert col(r, th, "c_period_us") == 10_000
+        assert abs(col(r, th, "run_us") - 100 * pct) < 0.02 * 100 * pct
+        assert abs(col(r, th, "period_us") - 10_000) < 100
+        assert col(r, th, "missed_periods") == 0
+        # about one log line per period of the 1 s duration
+        assert 95 <= col(r, th, "log_lines") <= 100
+        assert abs(r.metrics["task_clock_s"] - pct / 100) < 0.03
+
+
+def test_two_heavy_tasks_on_one_cpu_miss_their_periods():
+    d = {
+        "tasks": {
+            "h": {
+                "instance": 2,
+                "loop": -1,
+                "cpus": [0],
+                "run": 7000,
+                "timer": {"ref": "unique", "period": 10000},
+            }
+        },
+        "global": {"duration": 1},
+    }
+    r = sl.simulate("vm-2", "v6.18", W.rt_app(d))
+    assert r.ok
+    assert r.tasks["name"].to_list() == ["h-0", "h-1"]
+    # 140 % of one CPU: the periods stretch and slack goes negative.
+    assert r.tasks["missed_periods"].sum() > 50
+    assert r.tasks["period_us"].min() > 11_000
+
+
+def test_a_producer_consumer_pair_with_signal_and_wait():
+    d = {
+        "tasks": {
+            "producer": {
+                "loop": -1,
+                "run": 1000,
+                "lock": "m",
+                "signal": "q",
+                "unlock": "m",
+                "timer": {"ref": "unique", "period": 5000},
+            },
+            "consumer": {
+                "loop": -1,
+                "lock": "m",
+                "wait": {"ref": "q", "mutex": "m"},
+                "unlock": "m",
+                "run": 2000,
+            },
+        },
+        "global": {"duration": 1},
+    }
+    r = sl.simulate("vm-2", "v6.18", W.rt_app(d))
+    assert r.ok
+    # The consumer runs once per signal: about as many iterations as the
+    # producer's 200 periods.
+    assert abs(col(r, "consumer-0", "log_lines") - col(r, "producer-0", "log_lines")) <= 2
+    assert abs(col(r, "consumer-0", "period_us") - 5000) < 100
+
+
+def test_a_mutex_contended_pair_shares_the_lock():
+    d = {
+        "tasks": {
+            "t": {
+                "instance": 2,
+                "loop": -1,
+                "lock": "m",
+                "run": 3000,
+                "unlock": "m",
+                "sleep": 1000,
+            }
+        },
+        "global": {"duration": 1},
+    }
+    r = sl.simulate("vm-2", "v6.18", W.rt_app(d))
+    assert r.ok
+    # Each holds the lock 3 ms at a time: together at most one CPU busy.
+    assert r.metrics["task_clock_s"] <= 1.02
+    assert r.tasks["log_lines"].min() > 100
+
+
+def test_comments_trailing_commas_and_duplicate_keys_in_order():
+    text = """
+    /* as rt-app's own examples are written */
+    {
+        "tasks" : {
+            "t" : {
+                "loop" : 2,   // phase loop without phases
+                "run" : 1000,
+                "sleep" : 1000,
+                "run" : 2000,
+                "sleep" : 3000,
+            },
+        },
+        "global" : { "duration" : 1, },
+    }
+    """
+    w = W.rt_app(text)
+    t = w.params["tasks"][0]
+    names = [list(rtapp.CODES)[o] for o in t["op"]]
+    assert names == ["run", "sleep", "run", "sleep", "mark"] * 2
+    assert t["a"][:4] == [1_000_000, 1_000_000, 2_000_000, 3_000_000]
+    assert t["loops"] is None  # rt-app 1.0: no phases, the thread loops on
+
+
+def test_phases_loop_and_suffixed_keys(tmp_path):
+    d = {
+        "tasks": {
+            "t": {
+                "loop": 1,
+                "phases": {
+                    "light": {
+                        "loop": 3,
+                        "run0": 1000,
+                        "timer0": {"ref": "unique", "period": 10000},
+                    },
+                    "heavy": {
+                        "loop": 2,
+                        "run1": 6000,
+                        "timer1": {"ref": "unique", "period": 10000},
+                    },
+                },
+            }
+        }
+    }
+    p = tmp_path / "t.json"
+    p.write_text(json.dumps(d))
+    r = sl.simulate("vm-2", "v6.18", W.rt_app(p))
+    assert r.ok
+    assert col(r, "t-0", "log_lines") == 5
+    assert col(r, "t-0", "c_run_us") == (3 * 1000 + 2 * 6000) / 5
+    assert 0.045 < r.sim_time_s < 0.052
+
+
+def test_policies_priorities_and_cpus():
+    d = {
+        "tasks": {
+            "rt": {
+                "policy": "SCHED_FIFO",
+                "priority": 50,
+                "loop": 5,
+                "phases": {"a": {"run": 100}},
+            },
+            "b": {
+                "policy": "SCHED_BATCH",
+                "nice": 5,
+                "cpus": [1],
+                "loop": 5,
+                "phases": {"a": {"run": 100}},
+            },
+        }
+    }
+    r = sl.simulate("vm-2", "v6.18", W.rt_app(d))
+    assert r.ok
+    assert r.tasks["prio"].to_list() == [49, 125]
+    assert col(r, "b-0", "cpu") == 1
+
+
+def test_unsupported_keys_are_refused_by_name():
+    base = periodic(20)
+    cases = [
+        ({"mem": 100}, "tasks.p20.mem"),
+        ({"dl-runtime": 100}, "tasks.p20.dl-runtime"),
+        ({"policy": "SCHED_DEADLINE"}, "SCHED_DEADLINE"),
+        ({"suspend": ""}, "tasks.p20.suspend"),
+    ]
+    for extra, word in cases:
+        d = json.loads(json.dumps(base))
+        d["tasks"]["p20"].update(extra)
+        with pytest.raises(sl.ConfigError, match=word):
+            W.rt_app(d)
+    with pytest.raises(sl.ConfigError, match="global.foo"):
+        W.rt_app({**base, "global": {"foo": 1}})
+    with pytest.raises(sl.ConfigError, match="pi_enabled"):
+        W.rt_app({**base, "global": {"pi_enabled": True}})
+    with pytest.raises(sl.ConfigError, match="resources"):
+        W.rt_app({**base, "resources": {}})
+    with pytest.raises(sl.ConfigError, match=r"phases.a.cpus"):
+        W.rt_app({"tasks": {"t": {"phases": {"a": {"cpus": [0], "run": 10}}}}})
+    with pytest.raises(sl.ConfigError, match="timer.mode"):
+        W.rt_app({"tasks": {"t": {"run": 1, "timer": {"ref": "x", "period": 10, "mode": "odd"}}}})
+    with pytest.raises(sl.ConfigError, match="line 1"):
+        W.rt_app("{ not json")
+    with pytest.raises(sl.ConfigError, match="json="):
+        W.rt_app("/no/such/file.json")
+
+
+def test_endless_without_duration_needs_duration_s():
+    d = periodic(20)
+    d["global"] = {}
+    w = W.rt_app(d)
+    with pytest.raises(sl.ConfigError, match="duration_s"):
+        sl.simulate("vm-2", "v6.18", w)
+    r = sl.simulate("vm-2", "v6.18", w, duration_s=0.2)
+    assert r.status == "ok" or r.status == "time_limit"
+
+
+def test_read_log_and_summary(tmp_path):
+    p = tmp_path / "rt-p20-0.log"
+    p.write_text(
+        "# Policy : SCHED_OTHER priority : 0\n"
+        "#idx     perf      run   period           start             end          rel_st"
+        "      slack c_duration   c_period     wu_lat\n"
+        "   0   166666     2104    10077     49726468178     49726478255             120"
+        "       7878       2000      10000         91\n"
+        "   0   166666     2182    13803     49726478260     49726492062           10202"
+        "      -7723       2000      10000       3897\n"
+    )
+    s = rtapp.summarize_log(rtapp.read_log(p))
+    assert s["log_lines"] == 2
+    assert s["run_us"] == (2104 + 2182) / 2
+    assert s["missed_periods"] == 1
+    assert s["wu_lat_us"] == (91 + 3897) / 2
+    bad = tmp_path / "bad.log"
+    bad.write_text("0 1 2\n")
+    with pytest.raises(sl.ConfigError, match="11 integer columns"):
+        rtapp.read_log(bad)
+
+
+def test_same_seed_same_numbers():
+    w = W.rt_app(periodic(50))
+    a = sl.simulate("vm-2", "v6.18", w, seed=4)
+    b = sl.simulate("vm-2", "v6.18", w, seed=4)
+    assert a.tasks.equals(b.tasks)
