@@ -221,6 +221,9 @@ def test_unsupported_keys_are_refused_by_name():
         W.rt_app("{ not json")
     with pytest.raises(sl.ConfigError, match="json="):
         W.rt_app("/no/such/file.json")
+    for bad in ("\ud800", "a\0b"):  # an unencodable name, a NUL byte
+        with pytest.raises(sl.ConfigError, match="json="):
+            W.rt_app(bad)
 
 
 def test_endless_without_duration_needs_duration_s():

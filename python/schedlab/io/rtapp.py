@@ -129,10 +129,11 @@ def load(source: Any) -> _Pairs:
     if isinstance(source, Path) or (isinstance(source, str) and "{" not in source):
         path = Path(source)
         try:
-            text = path.read_text()
-        except OSError as e:
+            text = path.read_text(errors="replace")
+        except (OSError, ValueError) as e:  # ValueError: a NUL byte, an unencodable name
+            why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)[:80]
             raise ConfigError(
-                f"invalid json={str(source)!r}: cannot read it ({e.strerror or e}); expected a "
+                f"invalid json={str(source)[:200]!r}: cannot read it ({why}); expected a "
                 "path to an rt-app JSON file, a JSON string or a dict"
             ) from None
     elif isinstance(source, str):
