@@ -18,6 +18,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -104,8 +105,6 @@ def measure_rt_app(
             spec = logdir / "taskset.json"
             spec.write_text(_rewrite(doc, logdir, calibration))
             cmd = [perf, "stat", "-x,", "-e", ",".join(EVENTS), "--", rt_app, str(spec)]
-            import time
-
             t = time.perf_counter()
             code, out = _run(cmd)
             wall = time.perf_counter() - t

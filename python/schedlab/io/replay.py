@@ -46,8 +46,8 @@ import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from .._check import error_text
 from ..exceptions import ConfigError
 from .script import Script, ScriptTask
 
@@ -434,9 +434,8 @@ def read_text(path: str | os.PathLike[str]) -> list[str]:
         with p.open("rb") as f:
             head = f.read(8)
     except (OSError, ValueError) as e:  # ValueError: a NUL byte, an unencodable name
-        why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)[:80]
         raise ConfigError(
-            f"invalid path={str(path)!r}: cannot read it ({why}); expected a "
+            f"invalid path={str(path)!r}: cannot read it ({error_text(e)}); expected a "
             "perf.data file or a recorded trace's text"
         ) from None
     if head.startswith(b"PERFILE"):
@@ -472,7 +471,3 @@ def from_lines(
     net_costs: bool = True,
 ) -> tuple[Script, Recorded]:
     return build(parse(lines), tasks=tasks, time_scale=time_scale, net_costs=net_costs)
-
-
-def describe(rec: Recorded) -> dict[str, Any]:
-    return rec.as_dict()

@@ -40,6 +40,7 @@ from typing import Any
 
 import polars as pl
 
+from .._check import error_text
 from ..exceptions import ConfigError, ConfigTypeError
 from .script import CODES, Script, ScriptTask
 
@@ -131,9 +132,8 @@ def load(source: Any) -> _Pairs:
         try:
             text = path.read_text(errors="replace")
         except (OSError, ValueError) as e:  # ValueError: a NUL byte, an unencodable name
-            why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)[:80]
             raise ConfigError(
-                f"invalid json={str(source)[:200]!r}: cannot read it ({why}); expected a "
+                f"invalid json={str(source)[:200]!r}: cannot read it ({error_text(e)}); expected a "
                 "path to an rt-app JSON file, a JSON string or a dict"
             ) from None
     elif isinstance(source, str):
