@@ -766,18 +766,19 @@ def from_trace(
     text of ``perf script``, of ftrace / ``trace-cmd report``, or of
     ``Result.to_ftrace()``.
 
-    Each recorded task runs its recorded CPU bursts (times ``time_scale``);
-    a wake-up by another replayed task waits for the model's waker to reach
-    the same point, a timed sleep stays timed, forks and exits happen where
-    they did (docs/replay.md). ``tasks``: the names (comm) of the tasks to
-    replay; by default every task but the idle task, kernel threads and the
-    recording tool. ``net_costs``: a recorded burst already holds the
-    kernel's work for the wake-ups the task made and its switch back in
-    after a block, so the model's charge for those events (``wakeup_ns``,
-    ``context_switch_ns``) comes off the next burst rather than being paid
-    twice; ``False`` replays the bursts as recorded. ``Workload.recorded`` holds what the recording
-    shows (elapsed_s, context_switches, migrations, …) to compare the
-    replay with.
+    Each recorded task runs its recorded CPU bursts (times ``time_scale``,
+    which scales the work only); a wake-up by another replayed task waits
+    for that task's wake-up in the model, a timed sleep keeps its recorded
+    length, forks and exits happen where they did (docs/replay.md).
+    ``tasks``: the names (comm) of the tasks to replay; by default every
+    task but the idle task, kernel threads and the recording tool.
+    ``net_costs``: a recorded burst already holds the kernel's work for the
+    wake-ups the task made and its switch back in after a block, so the
+    model's charge for those events (``wakeup_ns``, ``context_switch_ns``)
+    comes off the next burst rather than being paid twice; ``False``
+    replays the bursts as recorded. ``Workload.recorded`` holds what the
+    recording shows (elapsed_s, context_switches, migrations, …) to compare
+    the replay with.
     """
     from .io import replay
 

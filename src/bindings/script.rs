@@ -39,7 +39,7 @@ fn op(param: &str, code: u64, a: u64, b: u64) -> Result<Op, crate::CoreError> {
         8 => Op::Broadcast { cond: id(a) },
         9 => Op::Barrier { barrier: id(a) },
         10 => Op::Post { task: id(a) },
-        11 => Op::Pend,
+        11 => Op::Pend { from: id(a) },
         12 => Op::Fork { task: id(a) },
         13 => Op::Yield,
         14 => Op::Mark,
@@ -120,6 +120,7 @@ pub fn script_from(py: Python<'_>, kind: &'static str, d: &Bound<'_, PyDict>) ->
     let barriers: Vec<u32> = p.get("barriers")?;
     let duration_ns: Option<u64> = p.opt("duration_ns")?;
     let net_costs: bool = p.get("net_costs")?;
+    let timer_slack: bool = p.get("timer_slack")?;
     p.finish()?;
     let list = tasks
         .ok_or_else(|| {
@@ -149,6 +150,7 @@ pub fn script_from(py: Python<'_>, kind: &'static str, d: &Bound<'_, PyDict>) ->
         barriers,
         duration_ns,
         net_costs,
+        timer_slack,
     };
     Script::new(spec).map_err(|e| py_err(py, e))
 }

@@ -36,10 +36,17 @@ fn spec(tasks: Vec<ScriptTask>) -> ScriptSpec {
         barriers: vec![],
         duration_ns: None,
         net_costs: false,
+        timer_slack: true,
     }
 }
 
 fn run(s: ScriptSpec, cpus: usize, secs: Option<f64>) -> SimResult {
+    let r = run_any(s, cpus, secs);
+    assert_eq!(r.status, Status::Ok, "{:?}", r.status);
+    r
+}
+
+fn run_any(s: ScriptSpec, cpus: usize, secs: Option<f64>) -> SimResult {
     let m = if cpus == 1 {
         Machine::new(1, 1, 1, None, Some(1)).unwrap()
     } else {
@@ -52,9 +59,7 @@ fn run(s: ScriptSpec, cpus: usize, secs: Option<f64>) -> SimResult {
         ..RunOptions::default()
     };
     let w = Box::new(Script::new(s).unwrap());
-    let r = simulate(&m, &k, &CostModel::default(), w, opts, &|| false).unwrap();
-    assert_eq!(r.status, Status::Ok, "{:?}", r.status);
-    r
+    simulate(&m, &k, &CostModel::default(), w, opts, &|| false).unwrap()
 }
 
 fn col(r: &SimResult, name: &str) -> Vec<f64> {
@@ -214,12 +219,20 @@ fn a_token_dependency_follows_the_models_waker() {
         task(
             "a",
             Some(10),
-            vec![Op::Run { ns: MS, c_ns: MS }, Op::Post { task: 1 }, Op::Pend],
+            vec![
+                Op::Run { ns: MS, c_ns: MS },
+                Op::Post { task: 1 },
+                Op::Pend { from: 1 },
+            ],
         ),
         task(
             "b",
             Some(10),
-            vec![Op::Pend, Op::Run { ns: MS, c_ns: MS }, Op::Post { task: 0 }],
+            vec![
+                Op::Pend { from: 0 },
+                Op::Run { ns: MS, c_ns: MS },
+                Op::Post { task: 0 },
+            ],
         ),
     ]);
     let r = run(s, 2, None);
@@ -290,4 +303,116 @@ fn bad_references_are_refused_by_name() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("tasks[1].start"), "{e}");
+}
+
+#[test]
+fn a_token_is_counted_per_waker() {
+    // c waits for a's token first; b's, handed over at once, must not
+    // release that wait: c runs only after a's 5 ms, then takes b's.
+    let s = spec(vec![
+        task(
+            "a",
+            Some(1),
+            vec![
+                Op::Run {
+                    ns: 5 * MS,
+                    c_ns: 5 * MS,
+                },
+                Op::Post { task: 2 },
+            ],
+        ),
+        task("b", Some(1), vec![Op::Post { task: 2 }]),
+        task(
+            "c",
+            Some(1),
+            vec![
+                Op::Pend { from: 0 },
+                Op::Run { ns: MS, c_ns: MS },
+                Op::Pend { from: 1 },
+            ],
+        ),
+    ]);
+    let r = run(s, 2, None);
+    assert!(r.elapsed_ns >= 6 * MS, "{}", r.elapsed_ns);
+}
+
+#[test]
+fn a_wake_during_the_futex_call_is_not_lost() {
+    // rt-app's `sync` ping-pong: each thread signals the other and waits,
+    // holding the mutex around it. The signal can come while the waiter
+    // still pays its futex call; that wake-up must end the wait.
+    let round = vec![
+        Op::Lock { mutex: 0 },
+        Op::Signal { cond: 0 },
+        Op::Wait { cond: 0, mutex: 0 },
+        Op::Unlock { mutex: 0 },
+        Op::Run {
+            ns: 20_000,
+            c_ns: 20_000,
+        },
+    ];
+    let mut s = spec(vec![task("a", None, round.clone()), task("b", None, round)]);
+    s.mutexes = 1;
+    s.conds = 1;
+    s.duration_ns = Some(50 * MS);
+    let r = run_any(s, 2, None);
+    assert_eq!(r.status, Status::Ok, "{:?}", r.status);
+    let loops = r.metrics.iter().find(|(n, _)| n == "loops").unwrap().1;
+    assert!(loops > 100.0, "{loops}");
+}
+
+#[test]
+fn a_loop_that_takes_no_time_is_an_error_not_a_hang() {
+    for ops in [
+        vec![Op::Signal { cond: 0 }],
+        vec![Op::Lock { mutex: 0 }, Op::Unlock { mutex: 0 }],
+        vec![Op::Barrier { barrier: 0 }],
+        vec![Op::RunWall { ns: 0 }],
+    ] {
+        let mut s = spec(vec![
+            task("spin", None, ops),
+            task(
+                "other",
+                None,
+                vec![Op::Run { ns: MS, c_ns: MS }, Op::Sleep { ns: MS }],
+            ),
+        ]);
+        s.mutexes = 1;
+        s.conds = 1;
+        s.barriers = vec![1];
+        let r = run_any(s, 2, Some(0.1));
+        match &r.status {
+            Status::Error(e) => {
+                assert!(
+                    e.contains("\"spin\"") && e.contains("without taking time"),
+                    "{e}"
+                )
+            }
+            other => panic!("{other:?} {}", r.elapsed_ns),
+        }
+    }
+}
+
+#[test]
+fn a_finite_loop_of_no_time_completes() {
+    let mut s = spec(vec![task("s", Some(1000), vec![Op::Signal { cond: 0 }])]);
+    s.conds = 1;
+    let r = run(s, 1, None);
+    assert_eq!(r.tasks.exited, vec![true]);
+}
+
+#[test]
+fn a_replay_sleep_has_no_timer_slack() {
+    let sleeper = |slack: bool| {
+        let mut s = spec(vec![task(
+            "s",
+            Some(10),
+            vec![Op::Sleep { ns: 100_000 }, Op::Run { ns: 1, c_ns: 1 }],
+        )]);
+        s.timer_slack = slack;
+        run(s, 1, None).elapsed_ns
+    };
+    let (with, without) = (sleeper(true), sleeper(false));
+    assert!((1_000_000..1_050_000).contains(&without), "{without}");
+    assert!(with >= without + 10 * 50_000, "{with} vs {without}");
 }

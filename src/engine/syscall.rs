@@ -162,6 +162,7 @@ impl Sim<'_> {
             );
             ctx.llc = self.sched.machine.cpu(cpu).llc;
             ctx.cpu = cpu as u32;
+            ctx.rt = self.sched.tasks[t as usize].policy.is_rt();
             ctx.machine = Some(self.sched.machine);
             let action = self.workload.step(t, &mut ctx);
             self.process_side_effects(Some((t, cpu)));
@@ -199,8 +200,12 @@ impl Sim<'_> {
             }
             return;
         }
+        let why = self
+            .workload
+            .stall_reason(t)
+            .map_or(String::new(), |r| format!(": {r}"));
         self.error = Some(format!(
-            "workload {:?} made no progress: task {t} returned {MAX_ZERO_STEPS} zero-length bursts in a row",
+            "workload {:?} made no progress: task {t} returned {MAX_ZERO_STEPS} zero-length bursts in a row{why}",
             self.workload.name()
         ));
     }

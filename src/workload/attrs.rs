@@ -260,6 +260,9 @@ impl Workload for WithTasks {
     fn rt_kthreads(&self) -> Option<&RtKthreads> {
         self.inner.rt_kthreads()
     }
+    fn stall_reason(&self, task: TaskId) -> Option<String> {
+        self.inner.stall_reason(task)
+    }
 }
 
 #[cfg(test)]

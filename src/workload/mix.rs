@@ -119,6 +119,7 @@ impl Mix {
             );
             sub.llc = ctx.llc;
             sub.cpu = ctx.cpu;
+            sub.rt = ctx.rt;
             sub.machine = ctx.machine;
             match task {
                 None => {

@@ -130,6 +130,9 @@ pub struct Ctx<'a> {
     pub llc: u32,
     /// The CPU the stepping task runs on; `u32::MAX` outside a step.
     pub cpu: u32,
+    /// Whether the stepping task has an RT policy (as the run set it, with
+    /// any `with_tasks` override): its `timer_slack_ns` is 0.
+    pub rt: bool,
     /// The machine, for the distance data handed over travels
     /// (`xfer_from`); `None` outside a step.
     pub(crate) machine: Option<&'a Machine>,
@@ -155,6 +158,7 @@ impl<'a> Ctx<'a> {
             next_id,
             llc: u32::MAX,
             cpu: u32::MAX,
+            rt: false,
             machine: None,
         }
     }
@@ -266,6 +270,12 @@ pub trait Workload: Send {
     }
     /// RT kernel threads running beside the workload (`sched::rt`).
     fn rt_kthreads(&self) -> Option<&crate::sched::rt::RtKthreads> {
+        None
+    }
+    /// Why `task` makes no progress, when the workload knows (the engine
+    /// adds it to its no-progress error); none by default.
+    fn stall_reason(&self, task: TaskId) -> Option<String> {
+        let _ = task;
         None
     }
 }

@@ -20,8 +20,17 @@
 //! costs the waker `wakeup_ns` (the engine's `try_to_wake_up`). A timed
 //! sleep of a fair task ends `TIMER_SLACK_NS` late, as `hrtimer_nanosleep()`
 //! (kernel/time/hrtimer.c, 4.x–6.18) arms the timer with the task's
-//! `timer_slack_ns` (50 µs by default) and 0 for an RT task; on an idle
-//! machine the timer fires at the end of its slack window.
+//! `timer_slack_ns` (50 µs by default) and 0 for an RT task (the policy the
+//! run gave it, `with_tasks` included); on an idle machine the timer fires
+//! at the end of its slack window. A replay's sleeps get none: the recorded
+//! length holds it.
+//!
+//! A wake-up that reaches a task still paying the futex call before it
+//! blocks is kept, and the task does not block (`futex_wait()` finds the
+//! futex word changed and returns, kernel/futex/waitwake.c, 6.18). A loop
+//! whose whole iteration takes no time (signals nobody waits for, an
+//! uncontended lock, a one-user barrier) is the engine's no-progress error,
+//! not an endless step.
 
 use super::{check_cpuset, sys, user, Action, Ctx, TaskSpec, Workload};
 use crate::error::{CoreError, CoreResult};
@@ -73,10 +82,12 @@ pub enum Op {
     /// Wait until every user of the barrier has reached it.
     Barrier { barrier: u32 },
     /// Hand a wake-up token to script task `task`, waking it if it waits
-    /// for one (a recorded `sched_waking`).
+    /// for one of this task's (a recorded `sched_waking`).
     Post { task: u32 },
-    /// Wait for a wake-up token (a recorded block that another task ended).
-    Pend,
+    /// Wait for a wake-up token from script task `from` (a recorded block
+    /// that task ended): tokens are counted per waker, so the k-th `Pend`
+    /// on a waker is released by that waker's k-th `Post` to this task.
+    Pend { from: u32 },
     /// Fork script task `task` (a recorded `sched_process_fork`).
     Fork { task: u32 },
     /// `sched_yield()`.
@@ -139,6 +150,10 @@ pub struct ScriptSpec {
     /// (`wakeup_ns` per wake-up, `context_switch_ns` per resumption) off
     /// the next burst, so they are not paid twice (a replay, not rt-app).
     pub net_costs: bool,
+    /// A fair task's timed sleep ends `TIMER_SLACK_NS` late (rt-app: the
+    /// kernel adds the slack); false for a replay, whose recorded sleeps
+    /// already hold it.
+    pub timer_slack: bool,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -153,8 +168,8 @@ enum Waiting {
     Relock,
     /// At a barrier of this generation.
     Barrier(u64),
-    /// Waiting for a wake-up token.
-    Token,
+    /// Waiting for a wake-up token from this script task.
+    Token(u32),
 }
 
 /// A task's log accumulators (one rt-app log line per [`Op::Mark`]).
@@ -187,7 +202,15 @@ struct TaskState {
     /// The action to return at the next step (a futex call's block).
     then: Option<Action>,
     waiting: Waiting,
-    tokens: u64,
+    /// It returned `Action::Block` and has not stepped since (a wake-up
+    /// goes to the engine; otherwise it is kept in `woken`).
+    blocked: bool,
+    /// A wake-up came while it was on a CPU paying a futex call's cost
+    /// before blocking: it does not block then (the kernel's futex wait
+    /// finds the futex word changed and returns at once).
+    woken: bool,
+    /// Wake-up tokens received and not yet used, by waker.
+    tokens: Vec<(u32, u64)>,
     /// The start of the CPU burst in progress (run-time accounting).
     burst_from: Option<u64>,
     /// When a `runtime` burst ends.
@@ -225,6 +248,9 @@ pub struct Script {
     barriers: Vec<Barrier>,
     start_ns: u64,
     logged: bool,
+    /// A task whose loop went round without taking time (its description,
+    /// for the engine's no-progress error).
+    stalled: Option<u32>,
 }
 
 /// The scripted tasks' one role.
@@ -330,7 +356,7 @@ impl Script {
                         check("condition", cond, spec.conds as usize)?
                     }
                     Op::Barrier { barrier } => check("barrier", barrier, spec.barriers.len())?,
-                    Op::Post { task } => check("task", task, n)?,
+                    Op::Post { task } | Op::Pend { from: task } => check("task", task, n)?,
                     Op::Fork { task } => {
                         check("task", task, n)?;
                         if t.loops != Some(1) {
@@ -378,6 +404,7 @@ impl Script {
             barriers: vec![Barrier::default(); spec.barriers.len()],
             start_ns: 0,
             logged,
+            stalled: None,
             spec,
         })
     }
@@ -400,10 +427,29 @@ impl Script {
         self.by_id[id as usize] = i;
     }
 
+    /// Wake task `i` from a wait: the engine wakes it if it blocked; one
+    /// still on its way to block (paying a futex call) keeps the wake-up.
     fn wake(&mut self, i: u32, ctx: &mut Ctx) {
-        if let Some(id) = self.st[i as usize].id {
-            ctx.wake(id, false);
+        let s = &mut self.st[i as usize];
+        if s.blocked {
+            if let Some(id) = s.id {
+                ctx.wake(id, false);
+            }
+        } else {
+            s.woken = true;
         }
+    }
+
+    /// Task `i` blocks (its wait is recorded in `waiting`).
+    fn block(&mut self, i: usize) -> Action {
+        self.st[i].blocked = true;
+        Action::Block
+    }
+
+    /// Task `i` pays a futex call, then blocks unless woken meanwhile.
+    fn futex_then_block(&mut self, i: usize, ctx: &Ctx) -> Action {
+        self.st[i].then = Some(Action::Block);
+        self.futex(ctx)
     }
 
     /// Take `mutex` for task `i`, or queue it (true: taken).
@@ -475,8 +521,9 @@ impl Script {
         l.row_c_period = 0;
     }
 
-    fn slack(&self, i: usize) -> u64 {
-        if self.spec.tasks[i].policy.is_rt() {
+    /// The timer slack of the stepping task `ctx` describes.
+    fn slack(&self, ctx: &Ctx) -> u64 {
+        if ctx.rt || !self.spec.timer_slack {
             0
         } else {
             TIMER_SLACK_NS
@@ -515,6 +562,8 @@ impl Workload for Script {
     fn step(&mut self, task: TaskId, ctx: &mut Ctx) -> Action {
         let i = self.by_id[task as usize] as usize;
         let now = ctx.now;
+        self.st[i].blocked = false;
+        let woken = std::mem::take(&mut self.st[i].woken);
         self.close_burst(i, now);
         if let Some(due) = self.st[i].timer_due.take() {
             self.st[i].log.row_wu += now.saturating_sub(due);
@@ -554,8 +603,15 @@ impl Workload for Script {
             return Action::Exit;
         }
         if let Some(a) = self.st[i].then.take() {
-            return a;
+            if !(woken && a == Action::Block) {
+                if a == Action::Block {
+                    self.st[i].blocked = true;
+                }
+                return a;
+            }
+            // Woken during the futex call: look at the wait again.
         }
+        let mut wraps = 0u32;
         loop {
             let t = &self.spec.tasks[i];
             if self.st[i].pc == t.ops.len() {
@@ -566,6 +622,20 @@ impl Workload for Script {
                 self.st[i].pc = t.loop_from;
                 if t.ops.is_empty() {
                     return Action::Exit;
+                }
+                wraps += 1;
+                if wraps > 1 {
+                    // A whole iteration took no time (signals nobody
+                    // waits for, an uncontended lock, a one-user
+                    // barrier): hand the engine a zero-length burst (not
+                    // `user(0)`, which is 1 ns), so a loop that never
+                    // takes time ends as its no-progress error instead
+                    // of spinning here.
+                    self.stalled = Some(i as u32);
+                    return Action::Compute {
+                        ns: 0,
+                        kind: super::Work::User,
+                    };
                 }
             }
             let op = t.ops[self.st[i].pc];
@@ -595,7 +665,7 @@ impl Workload for Script {
                         self.st[i].deduct += ctx.cost.context_switch_ns;
                     }
                     return Action::Sleep {
-                        ns: ns + self.slack(i),
+                        ns: ns + self.slack(ctx),
                     };
                 }
                 Op::Timer { timer, period_ns } => {
@@ -610,7 +680,7 @@ impl Workload for Script {
                     if now < next {
                         self.st[i].timer_due = Some(next);
                         return Action::Sleep {
-                            ns: next - now + self.slack(i),
+                            ns: next - now + self.slack(ctx),
                         };
                     }
                     // Late: no sleep, and rt-app 1.0 zeroes the
@@ -628,8 +698,7 @@ impl Workload for Script {
                         continue;
                     }
                     self.st[i].waiting = Waiting::Mutex;
-                    self.st[i].then = Some(Action::Block);
-                    return self.futex(ctx);
+                    return self.futex_then_block(i, ctx);
                 }
                 Op::Unlock { mutex } => {
                     self.st[i].pc += 1;
@@ -639,7 +708,7 @@ impl Workload for Script {
                 }
                 Op::Wait { cond, mutex } => match self.st[i].waiting {
                     Waiting::Cond if self.conds[cond as usize].contains(&me) => {
-                        return Action::Block;
+                        return self.block(i);
                     }
                     Waiting::Cond | Waiting::Relock => {
                         if self.lock(me, mutex) {
@@ -648,8 +717,7 @@ impl Workload for Script {
                             continue;
                         }
                         self.st[i].waiting = Waiting::Relock;
-                        self.st[i].then = Some(Action::Block);
-                        return self.futex(ctx);
+                        return self.futex_then_block(i, ctx);
                     }
                     _ => {
                         if self.mutexes[mutex as usize].owner == Some(me) {
@@ -657,8 +725,7 @@ impl Workload for Script {
                         }
                         self.conds[cond as usize].push_back(me);
                         self.st[i].waiting = Waiting::Cond;
-                        self.st[i].then = Some(Action::Block);
-                        return self.futex(ctx);
+                        return self.futex_then_block(i, ctx);
                     }
                 },
                 Op::Signal { cond } | Op::Broadcast { cond } => {
@@ -680,7 +747,7 @@ impl Workload for Script {
                     let b = barrier as usize;
                     if let Waiting::Barrier(gen) = self.st[i].waiting {
                         if self.barriers[b].gen == gen {
-                            return Action::Block;
+                            return self.block(i);
                         }
                         self.st[i].waiting = Waiting::No;
                         self.st[i].pc += 1;
@@ -701,33 +768,39 @@ impl Workload for Script {
                     }
                     self.barriers[b].arrived.push(me);
                     self.st[i].waiting = Waiting::Barrier(self.barriers[b].gen);
-                    self.st[i].then = Some(Action::Block);
-                    return self.futex(ctx);
+                    return self.futex_then_block(i, ctx);
                 }
                 Op::Post { task } => {
                     self.st[i].pc += 1;
                     let s = &mut self.st[task as usize];
-                    s.tokens += 1;
-                    if s.waiting == Waiting::Token {
+                    match s.tokens.iter_mut().find(|(w, _)| *w == me) {
+                        Some((_, n)) => *n += 1,
+                        None => s.tokens.push((me, 1)),
+                    }
+                    if s.waiting == Waiting::Token(me) {
                         self.wake(task, ctx);
                         if self.spec.net_costs {
                             self.st[i].deduct += ctx.cost.wakeup_ns;
                         }
                     }
                 }
-                Op::Pend => {
-                    if self.st[i].tokens > 0 {
-                        if self.st[i].waiting == Waiting::Token && self.spec.net_costs {
+                Op::Pend { from } => {
+                    let s = &mut self.st[i];
+                    if let Some(k) = s.tokens.iter().position(|&(w, n)| w == from && n > 0) {
+                        if s.waiting == Waiting::Token(from) && self.spec.net_costs {
                             // It blocked and was switched back in.
-                            self.st[i].deduct += ctx.cost.context_switch_ns;
+                            s.deduct += ctx.cost.context_switch_ns;
                         }
-                        self.st[i].tokens -= 1;
-                        self.st[i].waiting = Waiting::No;
-                        self.st[i].pc += 1;
+                        s.tokens[k].1 -= 1;
+                        if s.tokens[k].1 == 0 {
+                            s.tokens.swap_remove(k);
+                        }
+                        s.waiting = Waiting::No;
+                        s.pc += 1;
                         continue;
                     }
-                    self.st[i].waiting = Waiting::Token;
-                    return Action::Block;
+                    s.waiting = Waiting::Token(from);
+                    return self.block(i);
                 }
                 Op::Fork { task } => {
                     self.st[i].pc += 1;
@@ -758,6 +831,16 @@ impl Workload for Script {
     fn metrics(&self, _elapsed_ns: u64) -> Vec<(&'static str, f64)> {
         let ops: u64 = self.st.iter().map(|s| s.loops_done).sum();
         vec![("loops", ops as f64)]
+    }
+
+    fn stall_reason(&self, task: TaskId) -> Option<String> {
+        let i = *self.by_id.get(task as usize)?;
+        (self.stalled == Some(i)).then(|| {
+            format!(
+                "its program ({:?}) loops without taking time: none of its operations ran, slept or blocked in a whole iteration",
+                self.spec.tasks[i as usize].name
+            )
+        })
     }
 
     fn task_columns(&self, nr_tasks: usize) -> Vec<(&'static str, Vec<f64>)> {

@@ -245,7 +245,8 @@ def build(
             f"trace is replayed; its tasks are named {', '.join(named)}"
         )
     wake_ev = "sched_waking" if have_waking else "sched_wakeup"
-    script = Script(net_costs=net_costs)
+    # A recorded sleep already holds the kernel's timer slack.
+    script = Script(net_costs=net_costs, timer_slack=False)
     t0 = min(e.ts for e in events if e.pid in chosen or _mentions(e, chosen))
     order = sorted(chosen, key=lambda p: (seen[p].first_ts or 0, p))
     for p in order:
@@ -280,7 +281,7 @@ def build(
         if not t.started:
             t.started = True
             assert t.task is not None
-            t.task.delay_ns = max(0, round((ts - t0) * scale))
+            t.task.delay_ns = max(0, ts - t0)
 
     last_ts = t0
     for e in events:
@@ -315,7 +316,7 @@ def build(
                 if not b.started:
                     start(b, e.ts)
                 if b.blocked is not None:  # its wake-up was not recorded
-                    _sleep(b, e.ts, scale, stats)
+                    _sleep(b, e.ts, stats)
                 b.on_cpu = e.ts
         elif e.ev == wake_ev:
             m = _WAKE.match(e.rest)
@@ -337,11 +338,11 @@ def build(
                 flush(w)
                 assert w.task is not None and t.task is not None
                 w.task.add("post", t.index)
-                t.task.add("pend")
+                t.task.add("pend", w.index)
                 t.blocked = None
                 stats["deps"] += 1
             else:
-                _sleep(t, e.ts, scale, stats)
+                _sleep(t, e.ts, stats)
         elif e.ev == ("sched_process_fork" if have_fork else "sched_wakeup_new"):
             if have_fork:
                 m = _FORK.match(e.rest)
@@ -395,9 +396,12 @@ def build(
     return script, rec
 
 
-def _sleep(t: _Task, ts: int, scale: float, stats: dict[str, int]) -> None:
+def _sleep(t: _Task, ts: int, stats: dict[str, int]) -> None:
+    """A recorded block no replayed task ended: a timed sleep of its
+    recorded length (``time_scale`` does not apply: the wait was not CPU
+    work)."""
     assert t.task is not None and t.blocked is not None
-    ns = max(1, round((ts - t.blocked) * scale))
+    ns = max(1, ts - t.blocked)
     t.task.add("sleep", ns)
     t.blocked = None
     stats["sleeps"] += 1

@@ -69,6 +69,9 @@ class Script:
     barrier_users: list[int] = field(default_factory=list)
     duration_ns: int | None = None
     net_costs: bool = False
+    #: A fair task's timed sleeps end 50 µs late (the kernel's default
+    #: timer slack); off for a replay, whose recorded sleeps hold it.
+    timer_slack: bool = True
 
     def timer(self, name: str, absolute: bool) -> int:
         if name not in self.timers:
@@ -110,4 +113,5 @@ class Script:
             "barriers": list(self.barrier_users),
             "duration_ns": self.duration_ns,
             "net_costs": self.net_costs,
+            "timer_slack": self.timer_slack,
         }
