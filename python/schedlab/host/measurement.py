@@ -121,6 +121,42 @@ def total_time_s(line: str) -> float:
     return perf_number("Total time", words[0] if words else None, line)
 
 
+def perf_stat_counters(text: str) -> dict[str, float]:
+    """The counters of ``EVENTS`` in ``perf stat -x,`` output lines
+    (``value,unit,event,...``; other lines are skipped): ``task_clock_s``
+    and the others by event name with ``_`` for ``-``. A counter perf did
+    not count (``<not counted>``), a value that is not a finite number
+    >= 0, or a task-clock in an unknown unit is a ``MeasureError``."""
+    out: dict[str, float] = {}
+    uncounted: list[str] = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.count(",") < 2 or line.startswith("#"):
+            continue
+        # perf stat -x, : value,unit,event,run-time,percent[,metric,name]
+        f = line.split(",")
+        value, unit, event = f[0], f[1], f[2]
+        if event not in EVENTS:
+            continue
+        if value.startswith("<"):  # <not counted> / <not supported>
+            uncounted.append(f"{event} {value}")
+            continue
+        v = perf_number(event, value, line)
+        if event == "task-clock":
+            scale = {"msec": 1e-3, "usec": 1e-6, "nsec": 1e-9, "sec": 1.0, "": 1e-9}
+            if unit not in scale:
+                raise MeasureError(f"perf stat: task-clock in unknown unit {unit[:40]!r}")
+            out["task_clock_s"] = v * scale[unit]
+        else:
+            out[event.replace("-", "_")] = v
+    if uncounted:
+        raise MeasureError(
+            f"perf stat did not count {', '.join(uncounted)}: is perf_event_paranoid too "
+            f"high? (sysctl kernel.perf_event_paranoid={PARANOID_MAX}, or run as root)"
+        )
+    return out
+
+
 @checked_call("parse_perf")
 def parse_perf(text: str | bytes) -> dict[str, float]:
     """The numbers in the output of ``perf stat -x, -e task-clock,
@@ -135,8 +171,7 @@ def parse_perf(text: str | bytes) -> dict[str, float]:
     are refused), and bytes must be UTF-8.
     """
     text = perf_text(text)
-    out: dict[str, float] = {}
-    uncounted: list[str] = []
+    out = perf_stat_counters(text)
     for raw in text.splitlines():
         line = raw.strip()
         if line.startswith("Total time:"):
@@ -146,28 +181,6 @@ def parse_perf(text: str | bytes) -> dict[str, float]:
             out["usecs_per_op"] = perf_number(
                 "usecs/op", words[0] if len(words) > 1 else None, line
             )
-        elif line.count(",") >= 2 and not line.startswith("#"):
-            # perf stat -x, : value,unit,event,run-time,percent[,metric,name]
-            f = line.split(",")
-            value, unit, event = f[0], f[1], f[2]
-            if event not in EVENTS:
-                continue
-            if value.startswith("<"):  # <not counted> / <not supported>
-                uncounted.append(f"{event} {value}")
-                continue
-            v = perf_number(event, value, line)
-            if event == "task-clock":
-                scale = {"msec": 1e-3, "usec": 1e-6, "nsec": 1e-9, "sec": 1.0, "": 1e-9}
-                if unit not in scale:
-                    raise MeasureError(f"perf stat: task-clock in unknown unit {unit[:40]!r}")
-                out["task_clock_s"] = v * scale[unit]
-            else:
-                out[event.replace("-", "_")] = v
-    if uncounted:
-        raise MeasureError(
-            f"perf stat did not count {', '.join(uncounted)}: is perf_event_paranoid too "
-            f"high? (sysctl kernel.perf_event_paranoid={PARANOID_MAX}, or run as root)"
-        )
     need = ("elapsed_s", "task_clock_s", "context_switches", "cpu_migrations")
     missing = [k for k in need if k not in out]
     if missing:

@@ -29,7 +29,7 @@ from .._check import need_int
 from ..exceptions import MeasureError
 from ..io import rtapp as _rtapp
 from ..io.replay import perf_script
-from .measurement import EVENTS
+from .measurement import EVENTS, perf_stat_counters
 
 #: The per-thread figures both sides report.
 FIGURES = ("run_us", "period_us", "wu_lat_us", "slack_us", "missed_periods", "log_lines")
@@ -113,7 +113,7 @@ def measure_rt_app(
             m = _PLOAD.search(out)
             if m and calibration is None:
                 calibration = int(m.group(1))
-            stat = _perf_counters(out)
+            stat = perf_stat_counters(out)
             for th in threads:
                 log = logdir / f"rt-{th['task']}-{th['index']}.log"
                 if not log.exists():
@@ -148,22 +148,6 @@ def run_scale_of(measured: pl.DataFrame) -> float:
     if ratio.len() == 0:
         raise MeasureError("run_scale_of: no row has both run_us and c_run_us")
     return float(ratio.mean())  # type: ignore[arg-type]
-
-
-def _perf_counters(text: str) -> dict[str, float]:
-    out: dict[str, float] = {}
-    for line in text.splitlines():
-        f = line.strip().split(",")
-        if len(f) >= 3 and f[2] in EVENTS and not f[0].startswith("<"):
-            try:
-                v = float(f[0])
-            except ValueError:
-                continue
-            if f[2] == "task-clock":
-                out["task_clock_s"] = v * {"msec": 1e-3, "usec": 1e-6, "nsec": 1e-9}.get(f[1], 1e-9)
-            else:
-                out[f[2].replace("-", "_")] = v
-    return out
 
 
 def compare_rt_app(
