@@ -102,3 +102,31 @@ def test_a_sync_ping_pong_runs_to_its_duration():
     r = sl.simulate("vm-2", "v6.18", W.rt_app(desc))
     assert r.ok, r.status
     assert r.metrics["loops"] > 1000
+
+
+def test_a_stall_in_a_mix_names_the_program():
+    spin = W.rt_app({"tasks": {"spin": {"loop": -1, "signal": "c"}}})
+    r = sl.simulate("vm-2", "v6.18", W.mix([W.hackbench(groups=1, loops=5), spin]), duration_s=0.1)
+    assert r.status == "error"
+    assert "spin-0" in r.status_detail and "without taking time" in r.status_detail
+
+
+def test_a_late_timer_catches_up():
+    # 300 ms of work, then a 1 µs absolute timer: 300,000 late periods,
+    # logged as missed, then it paces the loop (not a stall).
+    desc = {
+        "tasks": {
+            "t": {
+                "phases": {
+                    "busy": {"run": 300_000},
+                    "tick": {
+                        "loop": -1,
+                        "timer": {"ref": "unique", "period": 1, "mode": "absolute"},
+                    },
+                }
+            }
+        },
+        "global": {"duration": 1},
+    }
+    r = sl.simulate("vm-2", "v6.18", W.rt_app(desc))
+    assert r.ok, r.status_detail

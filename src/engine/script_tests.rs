@@ -395,10 +395,39 @@ fn a_loop_that_takes_no_time_is_an_error_not_a_hang() {
 
 #[test]
 fn a_finite_loop_of_no_time_completes() {
-    let mut s = spec(vec![task("s", Some(1000), vec![Op::Signal { cond: 0 }])]);
+    // More iterations than one step goes through (and than the engine's
+    // zero-step limit would allow at two iterations a step).
+    let mut s = spec(vec![task("s", Some(300_000), vec![Op::Signal { cond: 0 }])]);
     s.conds = 1;
     let r = run(s, 1, None);
     assert_eq!(r.tasks.exited, vec![true]);
+}
+
+#[test]
+fn a_late_timer_catches_up_without_a_stall() {
+    // 300 ms of work, then a 1 µs absolute timer: 300,000 periods late,
+    // each caught up without a sleep, then the timer paces the loop.
+    let mut t = task(
+        "late",
+        None,
+        vec![
+            Op::Run {
+                ns: 300 * MS,
+                c_ns: 300 * MS,
+            },
+            Op::Timer {
+                timer: 0,
+                period_ns: 1_000,
+            },
+            Op::Mark,
+        ],
+    );
+    t.loop_from = 1;
+    let mut s = spec(vec![t]);
+    s.timers = vec![TimerSpec { absolute: true }];
+    s.duration_ns = Some(310 * MS);
+    let r = run(s, 1, None);
+    assert!(col(&r, "missed_periods")[0] >= 299_000.0);
 }
 
 #[test]

@@ -159,6 +159,13 @@ impl Workload for Mix {
     fn roles(&self) -> &'static [&'static str] {
         &[]
     }
+    fn stall_reason(&self, task: TaskId) -> Option<String> {
+        let &(p, local) = self.owner.get(task as usize)?;
+        let part = &self.parts[p as usize];
+        part.w
+            .stall_reason(local)
+            .map(|r| format!("{} (workload {:?})", r, part.name))
+    }
     fn task_attrs_of(&self, task: TaskId) -> &[TaskAttrs] {
         match self.owner.get(task as usize) {
             Some(&(p, local)) => self.parts[p as usize].w.task_attrs_of(local),

@@ -48,6 +48,12 @@ pub const TIMER_SLACK_NS: u64 = 50_000;
 /// scheduler-tools/rt-app, tag v1.0).
 const WALL_CHUNK_NS: u64 = 32_000;
 
+/// The most iterations without time one step goes through before it
+/// returns to the engine (a zero-length burst: the engine allows
+/// `MAX_ZERO_STEPS` of them in a row, so a finite loop of up to about 6.5
+/// billion such iterations completes).
+const ZERO_TIME_WRAPS: u32 = 1 << 16;
+
 /// The most operations one script holds (its memory grows with them).
 pub const MAX_OPS: usize = 4_000_000;
 
@@ -611,7 +617,11 @@ impl Workload for Script {
             }
             // Woken during the futex call: look at the wait again.
         }
-        let mut wraps = 0u32;
+        // Iterations gone round in this step without taking time: `spins`
+        // those that changed nothing that could end the loop (a task that
+        // loops forever, without a late timer catching up or a token
+        // used); `wraps` all of them.
+        let (mut spins, mut wraps, mut progressed) = (0u32, 0u32, false);
         loop {
             let t = &self.spec.tasks[i];
             if self.st[i].pc == t.ops.len() {
@@ -624,13 +634,19 @@ impl Workload for Script {
                     return Action::Exit;
                 }
                 wraps += 1;
-                if wraps > 1 {
-                    // A whole iteration took no time (signals nobody
-                    // waits for, an uncontended lock, a one-user
-                    // barrier): hand the engine a zero-length burst (not
-                    // `user(0)`, which is 1 ns), so a loop that never
-                    // takes time ends as its no-progress error instead
-                    // of spinning here.
+                if t.loops.is_none() && !progressed {
+                    spins += 1;
+                }
+                progressed = false;
+                if spins > 1 || wraps > ZERO_TIME_WRAPS {
+                    // A whole iteration of an endless loop took no time
+                    // and changed nothing (signals nobody waits for, an
+                    // uncontended lock, a one-user barrier), or a long
+                    // run of iterations did: hand the engine a
+                    // zero-length burst (not `user(0)`, which is 1 ns).
+                    // A loop that never takes time so ends as the
+                    // engine's no-progress error instead of spinning
+                    // here; a finite one goes on at the next step.
                     self.stalled = Some(i as u32);
                     return Action::Compute {
                         ns: 0,
@@ -687,6 +703,7 @@ impl Workload for Script {
                     // iteration's wake-up latency; a relative timer
                     // restarts from now.
                     self.st[i].log.row_wu = 0;
+                    progressed = true;
                     if !absolute {
                         self.timers[timer as usize] = Some(now);
                     }
@@ -797,6 +814,7 @@ impl Workload for Script {
                         }
                         s.waiting = Waiting::No;
                         s.pc += 1;
+                        progressed = true;
                         continue;
                     }
                     s.waiting = Waiting::Token(from);
