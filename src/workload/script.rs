@@ -433,17 +433,22 @@ impl Script {
         self.by_id[id as usize] = i;
     }
 
-    /// Wake task `i` from a wait: the engine wakes it if it blocked; one
-    /// still on its way to block (paying a futex call) keeps the wake-up.
-    fn wake(&mut self, i: u32, ctx: &mut Ctx) {
+    /// Wake task `i` from a wait: the engine wakes it if it blocked (true:
+    /// a wake-up the engine carries out and charges); one still on its way
+    /// to block (paying a futex call) keeps the wake-up, and one already
+    /// woken needs none.
+    fn wake(&mut self, i: u32, ctx: &mut Ctx) -> bool {
         let s = &mut self.st[i as usize];
         if s.blocked {
+            s.blocked = false;
             if let Some(id) = s.id {
                 ctx.wake(id, false);
+                return true;
             }
         } else {
             s.woken = true;
         }
+        false
     }
 
     /// Task `i` blocks (its wait is recorded in `waiting`).
@@ -794,8 +799,7 @@ impl Workload for Script {
                         Some((_, n)) => *n += 1,
                         None => s.tokens.push((me, 1)),
                     }
-                    if s.waiting == Waiting::Token(me) {
-                        self.wake(task, ctx);
+                    if s.waiting == Waiting::Token(me) && self.wake(task, ctx) {
                         if self.spec.net_costs {
                             self.st[i].deduct += ctx.cost.wakeup_ns;
                         }
