@@ -263,3 +263,48 @@ def test_same_seed_same_numbers():
     a = sl.simulate("vm-2", "v6.18", w, seed=4)
     b = sl.simulate("vm-2", "v6.18", w, seed=4)
     assert a.tasks.equals(b.tasks)
+
+
+def ops(w: sl.Workload, task: int = 0) -> list[str]:
+    return [rtapp.OPS[o] for o in w.params["tasks"][task]["op"]]
+
+
+REFUSED = (sl.ConfigError, sl.ConfigTypeError)
+
+
+def test_comments_and_trailing_commas_are_stripped_outside_strings_only():
+    text = """{"tasks": {"t": {"loop": 1, "lock": "a,}", "unlock": "/*b*/", "run": 10,
+              "signal": "c//d", /* a comment, } */ "wait": {"ref": "c//d", "mutex": "a,}",},
+              "broad": "x,]", }}}"""
+    script, _ = rtapp.translate(text)
+    assert list(script.mutexes) == ["a,}", "/*b*/"]
+    assert list(script.conds) == ["c//d", "x,]"]
+    # a JSON error after a comment still gives the file's line and column
+    with pytest.raises(sl.ConfigError, match="line 3 column 5"):
+        W.rt_app('{"tasks": /* one\ntwo */ {"t": {"run": 1}}\n    oops}')
+
+
+def test_deep_nesting_and_huge_integers_are_refused_naming_json():
+    deep = '{"tasks": {"t": {"run": 1, "x": ' + "[" * 100_000 + "]" * 100_000 + "}}}"
+    with pytest.raises(sl.ConfigError, match=r"json: .*nested more than 32"):
+        W.rt_app(deep)
+    d: dict = {"run": 1}
+    for _ in range(5000):
+        d = {"x": d}
+    with pytest.raises(sl.ConfigError, match=r"json: .*nested more than 32"):
+        W.rt_app({"tasks": {"t": d}})
+    loop: dict = {"run": 1}
+    loop["self"] = loop
+    with pytest.raises(sl.ConfigError, match="nested more than 32"):
+        W.rt_app({"tasks": {"t": loop}})
+    with pytest.raises(
+        sl.ConfigError, match=r"json: the integer 999999999999\.\.\.\(5000 digits\)"
+    ):
+        W.rt_app('{"tasks": {"t": {"run": ' + "9" * 5000 + "}}}")
+    with pytest.raises(sl.ConfigError, match=r"tasks\.t\.run=100000000000\.\.\.\(5001 digits\)"):
+        W.rt_app({"tasks": {"t": {"run": 10**5000}}})
+    for bad in (object(), {1, 2}, b"x"):
+        with pytest.raises(sl.ConfigTypeError, match=r"tasks\.t\.run: got"):
+            W.rt_app({"tasks": {"t": {"run": bad}}})
+    with pytest.raises(sl.ConfigTypeError, match="a key of tasks"):
+        W.rt_app({"tasks": {1: {"run": 1}}})

@@ -40,7 +40,7 @@ from typing import Any
 
 import polars as pl
 
-from .._check import error_text
+from .._check import error_text, show
 from ..exceptions import ConfigError, ConfigTypeError
 from .script import CODES, Script, ScriptTask
 
@@ -90,6 +90,8 @@ POLICIES = {
 #: The longest duration an event may give (µs): 10^9 s.
 _MAX_US = 10**15
 _OPS_BARRIER = CODES["barrier"]
+#: json-c's nesting limit (``JSON_TOKENER_DEFAULT_DEPTH``).
+_MAX_DEPTH = 32
 
 
 class _Pairs(list[tuple[str, Any]]):
@@ -98,8 +100,12 @@ class _Pairs(list[tuple[str, Any]]):
 
 def _strip(text: str) -> str:
     """``text`` without ``/* */`` and ``//`` comments and trailing commas
-    (json-c, which rt-app uses, accepts both), strings left alone."""
+    (json-c, which rt-app uses, accepts both), strings left as they are;
+    what is dropped becomes spaces, so a JSON error's line and column are
+    the file's. Objects and arrays nested deeper than json-c reads are
+    refused here, before Python's parser recurses into them."""
     out: list[str] = []
+    depth = 0
     i, n = 0, len(text)
     while i < n:
         c = text[i]
@@ -109,22 +115,48 @@ def _strip(text: str) -> str:
                 j += 2 if text[j] == "\\" else 1
             out.append(text[i : j + 1])
             i = j + 1
-        elif text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            i = n if j < 0 else j + 2
-        elif text.startswith("//", i):
-            j = text.find("\n", i)
-            i = n if j < 0 else j
-        else:
-            out.append(c)
-            i += 1
-    return re.sub(r",(\s*[}\]])", r"\1", "".join(out))
+            continue
+        if text.startswith("/*", i) or text.startswith("//", i):
+            block = text[i + 1] == "*"
+            j = text.find("*/" if block else "\n", i + 2)
+            j = n if j < 0 else j + 2 if block else j
+            out.append(re.sub(r"[^\n]", " ", text[i:j]))
+            i = j
+            continue
+        if c in "{[":
+            depth += 1
+            if depth > _MAX_DEPTH:
+                line = text.count("\n", 0, i) + 1
+                raise ConfigError(
+                    f"invalid json: objects and arrays nested more than {_MAX_DEPTH} deep at "
+                    f"line {line}; expected at most {_MAX_DEPTH} (json-c's limit)"
+                )
+        elif c in "}]":
+            depth -= 1
+            k = len(out) - 1
+            while k >= 0 and out[k].isspace():
+                k -= 1
+            if k >= 0 and out[k] == ",":  # a trailing comma (a string's chunk ends in '"')
+                out[k] = " "
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def _parse_int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:  # past Python's digit limit (sys.get_int_max_str_digits)
+        raise ConfigError(
+            f"invalid json: the integer {text[:12]}...({len(text.lstrip('-'))} digits) is too "
+            "long to read; expected an integer rt-app reads (a C int)"
+        ) from None
 
 
 def load(source: Any) -> _Pairs:
     """The description from a path, a JSON string or a dict."""
     if isinstance(source, Mapping):
-        pairs = _to_pairs(source)
+        pairs = _to_pairs(source, "json", 1)
         assert isinstance(pairs, _Pairs)
         return pairs
     if isinstance(source, Path) or (isinstance(source, str) and "{" not in source):
@@ -144,22 +176,73 @@ def load(source: Any) -> _Pairs:
             "string or a dict"
         )
     try:
-        doc = json.loads(_strip(text), object_pairs_hook=_Pairs)
+        doc = json.loads(_strip(text), object_pairs_hook=_Pairs, parse_int=_parse_int)
     except json.JSONDecodeError as e:
         raise ConfigError(
             f"invalid json: not JSON at line {e.lineno} column {e.colno} ({e.msg})"
         ) from None
     if not isinstance(doc, _Pairs):
-        raise ConfigError("invalid json: expected an object with a 'tasks' object")
+        raise ConfigError(
+            f"invalid json: got {_got(doc)}, expected an object with a 'tasks' object"
+        )
     return doc
 
 
-def _to_pairs(d: Any) -> Any:
-    if isinstance(d, Mapping):
-        return _Pairs((str(k), _to_pairs(v)) for k, v in d.items())
-    if isinstance(d, list):
-        return [_to_pairs(x) for x in d]
-    return d
+def _to_pairs(v: Any, where: str, depth: int) -> Any:
+    """A dict's tree as ``load`` reads JSON text: objects as ``_Pairs``,
+    tuples as lists; anything JSON has no value for is refused by path."""
+    if isinstance(v, Mapping | list | tuple) and depth > _MAX_DEPTH:
+        raise ConfigError(
+            f"invalid json: {where} is nested more than {_MAX_DEPTH} deep; expected at most "
+            f"{_MAX_DEPTH} levels of objects and arrays (json-c's limit)"
+        )
+    if isinstance(v, Mapping):
+        out = _Pairs()
+        for k, x in v.items():
+            if not isinstance(k, str):
+                raise ConfigTypeError(
+                    f"invalid type for a key of {where}: got {type(k).__name__} {_short(k)}, "
+                    "expected a string"
+                )
+            out.append((k, _to_pairs(x, _at(where, k), depth + 1)))
+        return out
+    if isinstance(v, list | tuple):
+        return [_to_pairs(x, f"{where}[{i}]", depth + 1) for i, x in enumerate(v)]
+    if v is None or isinstance(v, str | int | float):  # a bool is an int
+        return v
+    raise ConfigTypeError(
+        f"invalid type for {where}: got {type(v).__name__}, expected a JSON value (a dict, "
+        "list, str, int, float, bool or None)"
+    )
+
+
+def _at(where: str, key: str) -> str:
+    """The path of ``key`` in the object at ``where`` (``json``: the top)."""
+    return key if where == "json" else f"{where}.{key}"
+
+
+#: JSON's names of the types ``load`` gives.
+_KINDS = {_Pairs: "object", list: "array", str: "string", bool: "boolean", int: "integer"}
+
+
+def _short(v: Any) -> str:
+    """``v`` as a refusal shows it: JSON's spelling, an object or array
+    by its kind, a long number or string shortened."""
+    if isinstance(v, _Pairs):
+        return "{...}" if v else "{}"
+    if isinstance(v, list):
+        return "[...]" if v else "[]"
+    if v is None or isinstance(v, bool):
+        return json.dumps(v)
+    r = show(v)
+    return r if len(r) <= 60 else f"{r[:57]}..."
+
+
+def _got(v: Any) -> str:
+    """``v``'s JSON type and ``v`` (``_short``), as a type refusal shows it."""
+    if v is None:
+        return "null"
+    return f"{_KINDS.get(type(v), type(v).__name__)} {_short(v)}"
 
 
 def _get(obj: _Pairs, key: str) -> Any:
@@ -171,11 +254,9 @@ def _get(obj: _Pairs, key: str) -> Any:
 
 def _int(where: str, v: Any, lo: int, hi: int) -> int:
     if isinstance(v, bool) or not isinstance(v, int):
-        raise ConfigTypeError(
-            f"invalid type for {where}: got {type(v).__name__} {v!r}, expected an integer"
-        )
+        raise ConfigTypeError(f"invalid type for {where}: got {_got(v)}, expected an integer")
     if not lo <= v <= hi:
-        raise ConfigError(f"invalid {where}={v}: expected an integer from {lo} to {hi}")
+        raise ConfigError(f"invalid {where}={_short(v)}: expected an integer from {lo} to {hi}")
     return v
 
 
@@ -185,9 +266,7 @@ def _us(where: str, v: Any) -> int:
 
 def _name(where: str, v: Any) -> str:
     if not isinstance(v, str) or not v:
-        raise ConfigTypeError(
-            f"invalid type for {where}: got {type(v).__name__} {v!r}, expected a resource name"
-        )
+        raise ConfigTypeError(f"invalid type for {where}: got {_got(v)}, expected a resource name")
     return v
 
 
@@ -198,8 +277,7 @@ def _event_kind(key: str) -> str:
 def _ref(where: str, v: Any, *keys: str) -> list[Any]:
     if not isinstance(v, _Pairs):
         raise ConfigTypeError(
-            f"invalid type for {where}: got {type(v).__name__} {v!r}, expected an object "
-            f"with {', '.join(keys)}"
+            f"invalid type for {where}: got {_got(v)}, expected an object with {', '.join(keys)}"
         )
     got = dict(v)
     for k in got:
