@@ -181,7 +181,7 @@ def test_policies_priorities_and_cpus():
             },
             "b": {
                 "policy": "SCHED_BATCH",
-                "nice": 5,
+                "priority": 5,  # a fair thread's nice level (rt-app 1.0)
                 "cpus": [1],
                 "loop": 5,
                 "phases": {"a": {"run": 100}},
@@ -308,3 +308,82 @@ def test_deep_nesting_and_huge_integers_are_refused_naming_json():
             W.rt_app({"tasks": {"t": {"run": bad}}})
     with pytest.raises(sl.ConfigTypeError, match="a key of tasks"):
         W.rt_app({"tasks": {1: {"run": 1}}})
+
+
+def test_a_policy_of_any_other_type_or_name_is_refused_by_key():
+    for bad in ({"a": 1}, ["SCHED_FIFO"], 1, "", None, "sched_other"):
+        with pytest.raises(REFUSED, match=r"tasks\.t\.policy"):
+            W.rt_app({"tasks": {"t": {"run": 1, "policy": bad}}})
+        with pytest.raises(REFUSED, match=r"global\.default_policy"):
+            W.rt_app({"tasks": {"t": {"run": 1}}, "global": {"default_policy": bad}})
+    w = W.rt_app({"tasks": {"t": {"run": 1}}, "global": {"default_policy": "SCHED_RR"}})
+    assert w.params["tasks"][0]["policy"] == "rr"
+
+
+def test_the_objects_of_the_grammar_must_be_objects():
+    run = {"run": 1}
+    cases = [
+        ({"tasks": {"t": run}, "global": 0}, "global"),
+        ({"tasks": {"t": run}, "global": []}, "global"),
+        ({"tasks": {"t": run}, "global": None}, "global"),
+        ({"tasks": []}, "tasks"),
+        ({"tasks": 0}, "tasks"),
+        ({"tasks": {}}, "tasks"),
+        ({"global": {}}, "json"),
+        ({"tasks": {"t": 1}}, r"tasks\.t"),
+        ({"tasks": {"t": [1]}}, r"tasks\.t"),
+        ({"tasks": {"t": {"phases": []}}}, r"tasks\.t\.phases"),
+        ({"tasks": {"t": {"phases": {}}}}, r"tasks\.t\.phases"),
+        ({"tasks": {"t": {"phases": "p"}}}, r"tasks\.t\.phases"),
+        ({"tasks": {"t": {"phases": {"a": [run]}}}}, r"tasks\.t\.phases\.a"),
+        ({"tasks": {"t": {"run": 1, "timer": 5}}}, r"tasks\.t\.timer"),
+        ({"tasks": {"t": {"run": 1, "timer": {"ref": "x"}}}}, r"tasks\.t\.timer: no 'period'"),
+        ({"tasks": {"t": {"run": 1, "cpus": {"0": 1}}}}, r"tasks\.t\.cpus"),
+        ({"tasks": {"t": {"run": 1, "instance": None}}}, r"tasks\.t\.instance: got null"),
+    ]
+    for d, where in cases:
+        with pytest.raises(REFUSED, match=where):
+            W.rt_app(d)
+
+
+def test_global_keys_take_the_values_rt_app_reads():
+    base = {"tasks": {"t": {"run": 1}}}
+    for k in ("pi_enabled", "cumulative_slack"):
+        W.rt_app({**base, "global": {k: False}})
+        with pytest.raises(sl.ConfigError, match=rf"global\.{k}=true"):
+            W.rt_app({**base, "global": {k: True}})
+        # the value given, not what Python makes of it: "false" is a string
+        with pytest.raises(sl.ConfigTypeError, match=rf"global\.{k}: got string 'false'"):
+            W.rt_app({**base, "global": {k: "false"}})
+    ok = {"calibration": 150, "logdir": "/tmp", "log_basename": "x", "log_size": "file",
+          "lock_pages": False, "ftrace": True, "gnuplot": False}  # fmt: skip
+    W.rt_app({**base, "global": ok})
+    W.rt_app({**base, "global": {"calibration": "CPU1"}})
+    for k, bad in (("calibration", "GPU0"), ("calibration", True), ("logdir", 1),
+                   ("gnuplot", "no"), ("log_size", None), ("duration", 1.5)):  # fmt: skip
+        with pytest.raises(REFUSED, match=rf"global\.{k}"):
+            W.rt_app({**base, "global": {k: bad}})
+
+
+def test_nice_is_refused_as_rt_app_does_not_read_it():
+    # rt-app 1.0's parse_thread_data reads no "nice"; a fair thread's nice
+    # level is its priority
+    for d in ({"run": 1, "nice": 5}, {"nice": 5, "phases": {"a": {"run": 1}}}):
+        with pytest.raises(sl.ConfigError, match=r"tasks\.t\.nice: .*'priority'"):
+            W.rt_app({"tasks": {"t": d}})
+    w = W.rt_app({"tasks": {"t": {"run": 1, "priority": 5}}})
+    assert w.params["tasks"][0]["nice"] == 5
+
+
+def test_refusals_name_json_or_the_key_not_the_cores_indices():
+    with pytest.raises(sl.ConfigError, match=r"json: unsupported rt-app key 'a'"):
+        W.rt_app({"a": 1})
+    for text in ('["{"]', '"{"', "[{}]"):  # JSON, but not an object
+        with pytest.raises(sl.ConfigError, match="json: got"):
+            W.rt_app(text)
+    # the core's limit (2^50 ns per event) is never what the user hits
+    for key in ("run", "sleep", "delay"):
+        with pytest.raises(sl.ConfigError, match=rf"tasks\.t\.{key}=10000000000000: expected"):
+            W.rt_app({"tasks": {"t": {"run": 1, key: 10**13}}}, run_scale=10)
+    with pytest.raises(sl.ConfigError, match=r"tasks key '\\ud800'"):
+        W.rt_app('{"tasks": {"\\ud800": {"run": 1}}}')

@@ -3,9 +3,10 @@
 The grammar is rt-app 1.0's (``doc/tutorial.txt`` and
 ``rt-app_parse_config.c`` of scheduler-tools/rt-app, tag v1.0, the
 version Debian packages): ``tasks`` (each thread object: ``instance``,
-``loop``, ``phases``, ``policy``, ``priority``, ``nice``, ``cpus``,
-``delay``, and events), ``global`` (``duration``, ``default_policy`` and the
-keys that only steer rt-app's own logging and calibration). As in rt-app
+``loop``, ``phases``, ``policy``, ``priority``, ``cpus``, ``delay``, and
+events), ``global`` (``duration``, ``default_policy`` and the keys that
+only steer rt-app's own logging and calibration), each value of the JSON
+type rt-app reads (a null is refused, not taken as the default). As in rt-app
 1.0, a thread object without ``phases`` is one phase: its ``loop`` is the
 phase's, and the thread repeats it until ``duration`` ends; with
 ``phases``, ``loop`` (default -1: forever) repeats the whole list, each
@@ -34,18 +35,19 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
+from .. import _core
 from .._check import error_text, show
 from ..exceptions import ConfigError, ConfigTypeError
 from .script import CODES, Script, ScriptTask
 
 #: Thread-object keys that are not events.
-TASK_KEYS = ("instance", "loop", "phases", "policy", "priority", "nice", "cpus", "delay")
+TASK_KEYS = ("instance", "loop", "phases", "policy", "priority", "cpus", "delay")
 #: Phase-object keys that are not events.
 PHASE_KEYS = ("loop",)
 #: Events the model runs.
@@ -63,22 +65,32 @@ EVENTS = (
     "barrier",
     "yield",
 )
-#: ``global`` keys: ``duration`` and ``default_policy`` shape the run; the
-#: others steer rt-app's own calibration, logging and memory locking, which
-#: the model has no counterpart for (``pi_enabled`` only as false).
-GLOBAL_KEYS = (
-    "duration",
-    "default_policy",
-    "calibration",
-    "logdir",
-    "log_basename",
-    "log_size",
-    "lock_pages",
-    "ftrace",
-    "gnuplot",
-    "pi_enabled",
-    "cumulative_slack",
-)
+#: Thread and phase keys refused with a reason of their own.
+_REFUSED = {
+    "nice": "rt-app (1.0 and later) does not read it; a fair thread's nice level is its 'priority'",
+}
+#: ``global`` keys that steer rt-app itself (its calibration, logs, memory
+#: locking, tracing), which the model has no counterpart for, and the
+#: values rt-app 1.0 takes (``parse_global``).
+_STEERING: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "calibration": (
+        lambda v: _is_int(v) or (isinstance(v, str) and re.fullmatch(r"CPU\d+", v) is not None),
+        'a loop length in ns or "CPU<n>"',
+    ),
+    "logdir": (lambda v: isinstance(v, str), "a string"),
+    "log_basename": (lambda v: isinstance(v, str), "a string"),
+    "log_size": (lambda v: _is_int(v) or isinstance(v, str), "a size in MB or a string"),
+    "lock_pages": (lambda v: isinstance(v, bool), "true or false"),
+    "ftrace": (lambda v: isinstance(v, bool), "true or false"),
+    "gnuplot": (lambda v: isinstance(v, bool), "true or false"),
+}
+#: ``global`` booleans the model takes only as false (rt-app's default).
+_FALSE_ONLY = {
+    "pi_enabled": "the model's mutexes have no priority inheritance",
+    "cumulative_slack": "the model's slack_us is each iteration's slack at its last timer",
+}
+#: ``global`` keys: ``duration`` and ``default_policy`` shape the run.
+GLOBAL_KEYS = ("duration", "default_policy", *_STEERING, *_FALSE_ONLY)
 POLICIES = {
     "SCHED_OTHER": "normal",
     "SCHED_BATCH": "batch",
@@ -86,12 +98,19 @@ POLICIES = {
     "SCHED_FIFO": "fifo",
     "SCHED_RR": "rr",
 }
+_NO_DL = " (SCHED_DEADLINE is not modelled)"
+#: The priority range of a fair thread (its nice level) and of an RT one.
+_PRIO = {False: (-20, 19), True: (1, 99)}
 
-#: The longest duration an event may give (µs): 10^9 s.
-_MAX_US = 10**15
+#: rt-app 1.0 reads its numbers as C ints (json-c clamps larger ones).
+_C_INT = 2**31 - 1
+#: The longest duration an event may give (µs).
+_MAX_US = _C_INT
 _OPS_BARRIER = CODES["barrier"]
 #: json-c's nesting limit (``JSON_TOKENER_DEFAULT_DEPTH``).
 _MAX_DEPTH = 32
+#: A key's value when the key is absent.
+_UNSET: Any = object()
 
 
 class _Pairs(list[tuple[str, Any]]):
@@ -245,28 +264,66 @@ def _got(v: Any) -> str:
     return f"{_KINDS.get(type(v), type(v).__name__)} {_short(v)}"
 
 
-def _get(obj: _Pairs, key: str) -> Any:
+def _get(obj: _Pairs, key: str, default: Any) -> Any:
+    """The value of ``key`` in ``obj``, ``default`` if the key is absent
+    (a JSON null is a value: the checkers refuse it)."""
     for k, v in obj:
         if k == key:
             return v
-    return None
+    return default
+
+
+def _obj(where: str, v: Any, expected: str, *, empty: bool = True) -> _Pairs:
+    """``v`` if it is a JSON object (a non-empty one unless ``empty``)."""
+    if not isinstance(v, _Pairs):
+        raise ConfigTypeError(f"invalid type for {where}: got {_got(v)}, expected {expected}")
+    if not v and not empty:
+        raise ConfigError(
+            f"invalid {where}={{}}: expected a non-empty {expected.removeprefix('an ')}"
+        )
+    return v
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
 
 
 def _int(where: str, v: Any, lo: int, hi: int) -> int:
-    if isinstance(v, bool) or not isinstance(v, int):
+    if not _is_int(v):
         raise ConfigTypeError(f"invalid type for {where}: got {_got(v)}, expected an integer")
     if not lo <= v <= hi:
         raise ConfigError(f"invalid {where}={_short(v)}: expected an integer from {lo} to {hi}")
-    return v
+    return int(v)
 
 
 def _us(where: str, v: Any) -> int:
     return _int(where, v, 0, _MAX_US) * 1000
 
 
+def _loop(where: str, obj: _Pairs, default: int) -> int:
+    n = _int(f"{where}.loop", _get(obj, "loop", default), -1, _C_INT)
+    if n == 0:
+        raise ConfigError(f"invalid {where}.loop=0: expected -1 (forever) or a count")
+    return n
+
+
+def _choice(where: str, v: Any, choices: Iterable[str], note: str = "") -> str:
+    if not isinstance(v, str):
+        raise ConfigTypeError(
+            f"invalid type for {where}: got {_got(v)}, expected one of {', '.join(choices)}{note}"
+        )
+    if v not in choices:
+        raise ConfigError(
+            f"invalid {where}={_short(v)}: expected one of {', '.join(choices)}{note}"
+        )
+    return v
+
+
 def _name(where: str, v: Any) -> str:
-    if not isinstance(v, str) or not v:
+    if not isinstance(v, str):
         raise ConfigTypeError(f"invalid type for {where}: got {_got(v)}, expected a resource name")
+    if not v:
+        raise ConfigError(f'invalid {where}="": expected a resource name')
     return v
 
 
@@ -274,16 +331,46 @@ def _event_kind(key: str) -> str:
     return key.rstrip("0123456789")
 
 
-def _ref(where: str, v: Any, *keys: str) -> list[Any]:
-    if not isinstance(v, _Pairs):
-        raise ConfigTypeError(
-            f"invalid type for {where}: got {_got(v)}, expected an object with {', '.join(keys)}"
-        )
-    got = dict(v)
-    for k in got:
-        if k not in keys:
-            raise ConfigError(f"unsupported rt-app key {where}.{k}: expected {', '.join(keys)}")
-    return [got.get(k) for k in keys]
+def _fields(
+    where: str, v: Any, required: tuple[str, ...], optional: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """An event's object: its ``required`` keys and the ``optional`` ones given."""
+    keys = ", ".join(required + optional)
+    obj = _obj(where, v, f"an object with {keys}")
+    for k, _ in obj:
+        if k not in required + optional:
+            raise ConfigError(f"unsupported rt-app key {where}.{k}: expected {keys}")
+    got = dict(obj)
+    for k in required:
+        if k not in got:
+            raise ConfigError(f"invalid {where}: no '{k}'; expected an object with {keys}")
+    return got
+
+
+def _global(glob: _Pairs, script: Script) -> str:
+    """Check ``global``, set the script's duration; the default policy."""
+    for k, v in glob:
+        at = f"global.{k}"
+        if k not in GLOBAL_KEYS:
+            raise ConfigError(
+                f"unsupported rt-app key {at}: the model takes {', '.join(GLOBAL_KEYS)}"
+            )
+        if k in _STEERING and not _STEERING[k][0](v):
+            raise ConfigTypeError(
+                f"invalid type for {at}: got {_got(v)}, expected {_STEERING[k][1]}"
+            )
+        if k in _FALSE_ONLY:
+            if not isinstance(v, bool):
+                raise ConfigTypeError(
+                    f"invalid type for {at}: got {_got(v)}, expected false ({_FALSE_ONLY[k]})"
+                )
+            if v:
+                raise ConfigError(f"unsupported rt-app key {at}=true: {_FALSE_ONLY[k]}")
+    d = _int("global.duration", _get(glob, "duration", -1), -1, _C_INT)
+    if d == 0:
+        raise ConfigError("invalid global.duration=0: expected -1 (none) or whole seconds")
+    script.duration_ns = None if d < 0 else d * 10**9
+    return _choice("global.default_policy", _get(glob, "default_policy", "SCHED_OTHER"), POLICIES)
 
 
 def translate(source: Any, *, run_scale: float = 1.0) -> tuple[Script, list[dict[str, Any]]]:
@@ -292,132 +379,27 @@ def translate(source: Any, *, run_scale: float = 1.0) -> tuple[Script, list[dict
     doc = load(source)
     for k, _ in doc:
         if k not in ("tasks", "global"):
-            raise ConfigError(f"unsupported rt-app key {k!r}: expected 'tasks' and 'global'")
-    glob = _get(doc, "global") or _Pairs()
-    if not isinstance(glob, _Pairs):
-        raise ConfigTypeError("invalid type for global: expected an object")
-    for k, v in glob:
-        if k not in GLOBAL_KEYS:
             raise ConfigError(
-                f"unsupported rt-app key global.{k}: the model takes {', '.join(GLOBAL_KEYS)}"
-            )
-        if k == "pi_enabled" and v:
-            raise ConfigError(
-                "unsupported rt-app key global.pi_enabled=true: the model's mutexes have no "
-                "priority inheritance"
+                f"invalid json: unsupported rt-app key {_short(k)} at the top; expected 'tasks' "
+                "and 'global'"
             )
     script = Script()
-    dur = _get(glob, "duration")
-    if dur is not None:
-        d = _int("global.duration", dur, -1, 10**9)
-        if d == 0:
-            raise ConfigError("invalid global.duration=0: expected -1 (none) or whole seconds")
-        script.duration_ns = None if d < 0 else d * 10**9
-    default_policy = _get(glob, "default_policy") or "SCHED_OTHER"
-    if default_policy not in POLICIES:
-        raise ConfigError(
-            f"invalid global.default_policy={default_policy!r}: expected one of "
-            f"{', '.join(POLICIES)}"
-        )
-    tasks = _get(doc, "tasks")
-    if not isinstance(tasks, _Pairs) or not tasks:
-        raise ConfigError("invalid json: expected a non-empty 'tasks' object")
+    default_policy = _global(_obj("global", _get(doc, "global", _Pairs()), "an object"), script)
+    tasks = _get(doc, "tasks", _UNSET)
+    if tasks is _UNSET:
+        raise ConfigError("invalid json: no 'tasks'; expected an object with a 'tasks' object")
     threads: list[dict[str, Any]] = []
-    idx = 0
-    for tname, tobj in tasks:
+    for tname, tobj in _obj("tasks", tasks, "an object of thread objects", empty=False):
         where = f"tasks.{tname}"
-        if not isinstance(tobj, _Pairs):
-            raise ConfigTypeError(f"invalid type for {where}: expected an object")
-        inst = _get(tobj, "instance")
-        n_inst = 1 if inst is None else _int(f"{where}.instance", inst, 1, 4096)
-        pol = _get(tobj, "policy") or default_policy
-        if pol not in POLICIES:
+        try:
+            tname.encode()
+        except UnicodeEncodeError:  # a lone surrogate ("\ud800") cannot name a task
             raise ConfigError(
-                f"invalid {where}.policy={pol!r}: expected one of {', '.join(POLICIES)} "
-                "(SCHED_DEADLINE is not modelled)"
-            )
-        policy = POLICIES[pol]
-        prio = _get(tobj, "priority")
-        nice = _get(tobj, "nice")
-        rt_priority = None
-        nice_v = 0 if nice is None else _int(f"{where}.nice", nice, -20, 19)
-        if policy in ("fifo", "rr"):
-            rt_priority = 10 if prio is None else _int(f"{where}.priority", prio, 1, 99)
-        elif prio is not None:
-            # rt-app 1.0 takes a fair thread's priority as its nice level.
-            nice_v = _int(f"{where}.priority", prio, -20, 19)
-        cpus = _get(tobj, "cpus")
-        cpu_list = None
-        if cpus is not None:
-            if not isinstance(cpus, list) or not cpus:
-                raise ConfigTypeError(
-                    f"invalid type for {where}.cpus: expected a non-empty list of CPU numbers"
-                )
-            cpu_list = [_int(f"{where}.cpus", c, 0, 4095) for c in cpus]
-        delay = _get(tobj, "delay")
-        delay_ns = 0 if delay is None else _us(f"{where}.delay", delay)
-        phases_obj = _get(tobj, "phases")
-        loop = _get(tobj, "loop")
-        if phases_obj is not None:
-            if not isinstance(phases_obj, _Pairs) or not phases_obj:
-                raise ConfigTypeError(f"invalid type for {where}.phases: expected an object")
-            for k, _ in tobj:
-                if k not in TASK_KEYS:
-                    raise ConfigError(
-                        f"unsupported rt-app key {where}.{k}: with 'phases', the thread object "
-                        f"takes {', '.join(TASK_KEYS)}"
-                    )
-            phases = [(f"{where}.phases.{pn}", po) for pn, po in phases_obj]
-            t_loop = -1 if loop is None else _int(f"{where}.loop", loop, -1, 2**31)
-        else:
-            phases = [(where, tobj)]
-            t_loop = -1
-        if t_loop == 0:
-            raise ConfigError(f"invalid {where}.loop=0: expected -1 (forever) or a count")
-        for inst in range(n_inst):
-            name = f"{tname}-{inst}"
-            task = ScriptTask(
-                name=name,
-                nice=nice_v,
-                policy=policy,
-                rt_priority=rt_priority,
-                cpus=cpu_list,
-                mm=0,  # rt-app's threads are one process
-                start="init",
-                delay_ns=delay_ns,
-                loops=None if t_loop < 0 else t_loop,
-            )
-            for pwhere, pobj in phases:
-                if not isinstance(pobj, _Pairs):
-                    raise ConfigTypeError(f"invalid type for {pwhere}: expected an object")
-                ploop_v = _get(pobj, "loop") if phases_obj is not None else loop
-                ploop = 1 if ploop_v is None else _int(f"{pwhere}.loop", ploop_v, -1, 10**7)
-                if ploop == 0:
-                    raise ConfigError(f"invalid {pwhere}.loop=0: expected -1 (forever) or a count")
-                body_start = len(task.op)
-                _events(script, task, pwhere, pobj, phases_obj is not None, run_scale)
-                body = (task.op[body_start:], task.a[body_start:], task.b[body_start:])
-                task.add("mark")
-                if ploop < 0:
-                    # rt-app 1.0 never leaves a phase whose loop is -1.
-                    task.loops = None
-                    task.loop_from = body_start
-                    break
-                for _ in range(ploop - 1):
-                    task.op.extend(body[0])
-                    task.a.extend(body[1])
-                    task.b.extend(body[2])
-                    task.add("mark")
-                if script.nr_ops() + len(task.op) > 4_000_000:
-                    raise ConfigError(
-                        f"invalid {pwhere}.loop={ploop}: the phase's events repeated that "
-                        "often exceed 4,000,000 operations"
-                    )
-            script.tasks.append(task)
-            threads.append(
-                {"thread": name, "task": tname, "instance": inst, "index": idx, "policy": policy}
-            )
-            idx += 1
+                f"invalid tasks key {tname!r}: expected a task name that encodes as UTF-8 (no "
+                "lone surrogates)"
+            ) from None
+        tobj = _obj(where, tobj, "a thread object")
+        threads += _thread(script, where, tname, tobj, default_policy, run_scale, len(threads))
     # A barrier waits for every thread instance that uses it (rt-app counts
     # the references to the name when it parses the file).
     for bid in range(len(script.barrier_users)):
@@ -430,65 +412,169 @@ def translate(source: Any, *, run_scale: float = 1.0) -> tuple[Script, list[dict
     return script, threads
 
 
-def _events(
-    script: Script, task: ScriptTask, where: str, obj: Any, phased: bool, run_scale: float
-) -> None:
-    skip = PHASE_KEYS if phased else TASK_KEYS
-    n_events = 0
+def _thread(
+    script: Script,
+    where: str,
+    tname: str,
+    tobj: _Pairs,
+    default_policy: str,
+    run_scale: float,
+    index: int,
+) -> list[dict[str, Any]]:
+    """Add a thread object's threads to ``script``; their rows."""
+    n_inst = _int(f"{where}.instance", _get(tobj, "instance", 1), 1, 4096)
+    if index + n_inst > _core.MAX_TASKS:
+        raise ConfigError(
+            f"invalid {where}.instance={n_inst}: the description's threads exceed the limit of "
+            f"{_core.MAX_TASKS:,} tasks"
+        )
+    pol = _choice(f"{where}.policy", _get(tobj, "policy", default_policy), POLICIES, _NO_DL)
+    policy = POLICIES[pol]
+    rt = policy in ("fifo", "rr")
+    # rt-app 1.0 takes a fair thread's priority as its nice level.
+    prio = _int(f"{where}.priority", _get(tobj, "priority", 10 if rt else 0), *_PRIO[rt])
+    cpus = _get(tobj, "cpus", None)
+    if cpus is not None:
+        if not isinstance(cpus, list) or isinstance(cpus, _Pairs) or not cpus:
+            raise ConfigTypeError(
+                f"invalid type for {where}.cpus: got {_got(cpus)}, expected a non-empty array of "
+                "CPU numbers"
+            )
+        cpus = [_int(f"{where}.cpus[{i}]", c, 0, 4095) for i, c in enumerate(cpus)]
+    delay_ns = _us(f"{where}.delay", _get(tobj, "delay", 0))
+    phases_v = _get(tobj, "phases", _UNSET)
+    if phases_v is _UNSET:
+        # rt-app 1.0: the thread object is its one phase, and the thread
+        # repeats it until the duration ends.
+        phases = [(where, _events(where, tobj, TASK_KEYS), _loop(where, tobj, 1))]
+        t_loop = -1
+    else:
+        for k, _ in tobj:
+            if k not in TASK_KEYS:
+                raise ConfigError(
+                    f"unsupported rt-app key {where}.{k}: "
+                    + _REFUSED.get(
+                        k, f"with 'phases', the thread object takes {', '.join(TASK_KEYS)}"
+                    )
+                )
+        phases = []
+        for pn, po in _obj(f"{where}.phases", phases_v, "an object of phase objects", empty=False):
+            pw = f"{where}.phases.{pn}"
+            po = _obj(pw, po, "a phase object")
+            phases.append((pw, _events(pw, po, PHASE_KEYS), _loop(pw, po, 1)))
+        t_loop = _loop(where, tobj, -1)
+    rows = []
+    for inst in range(n_inst):
+        name = f"{tname}-{inst}"
+        task = ScriptTask(
+            name=name,
+            nice=0 if rt else prio,
+            policy=policy,
+            rt_priority=prio if rt else None,
+            cpus=cpus,
+            mm=0,  # rt-app's threads are one process
+            start="init",
+            delay_ns=delay_ns,
+            loops=None if t_loop < 0 else t_loop,
+        )
+        for pwhere, events, ploop in phases:
+            body_start = len(task.op)
+            _emit(script, task, events, run_scale)
+            body = (task.op[body_start:], task.a[body_start:], task.b[body_start:])
+            task.add("mark")
+            if ploop < 0:
+                # rt-app 1.0 never leaves a phase whose loop is -1.
+                task.loops = None
+                task.loop_from = body_start
+                break
+            for _ in range(ploop - 1):
+                task.op.extend(body[0])
+                task.a.extend(body[1])
+                task.b.extend(body[2])
+                task.add("mark")
+            if script.nr_ops() + len(task.op) > _core.SCRIPT_MAX_OPS:
+                raise ConfigError(
+                    f"invalid {pwhere}.loop={ploop}: the phase's events repeated that "
+                    f"often exceed {_core.SCRIPT_MAX_OPS:,} operations"
+                )
+        script.tasks.append(task)
+        rows.append(
+            {
+                "thread": name,
+                "task": tname,
+                "instance": inst,
+                "index": index + inst,
+                "policy": policy,
+            }
+        )
+    return rows
+
+
+#: An event as parsed: its key's path, its kind, its value.
+_Event = tuple[str, str, Any]
+
+
+def _events(where: str, obj: _Pairs, skip: tuple[str, ...]) -> list[_Event]:
+    """The events of a phase (or of a thread object without phases)."""
+    out: list[_Event] = []
     for key, v in obj:
         if key in skip:
             continue
         kind = _event_kind(key)
         at = f"{where}.{key}"
-        if kind not in EVENTS:
-            raise ConfigError(
-                f"unsupported rt-app key {at}: the model runs the events {', '.join(EVENTS)}"
-            )
-        n_events += 1
-        if kind == "run":
-            ns = _us(at, v)
-            task.add("run", max(1, round(ns * run_scale)), ns)
-        elif kind == "runtime":
-            task.add("runtime", _us(at, v))
-        elif kind == "sleep":
-            task.add("sleep", _us(at, v))
+        if key in _REFUSED or kind not in EVENTS:
+            reason = _REFUSED.get(key, f"the model runs the events {', '.join(EVENTS)}")
+            raise ConfigError(f"unsupported rt-app key {at}: {reason}")
+        x: Any = None
+        if kind in ("run", "runtime", "sleep"):
+            x = _us(at, v)
         elif kind == "timer":
-            if not isinstance(v, _Pairs):
-                raise ConfigTypeError(
-                    f"invalid type for {at}: expected an object with ref and period"
-                )
-            got = dict(v)
-            for k in got:
-                if k not in ("ref", "period", "mode"):
-                    raise ConfigError(
-                        f"unsupported rt-app key {at}.{k}: expected ref, period, mode"
-                    )
-            ref = _name(f"{at}.ref", got.get("ref"))
-            period = _us(f"{at}.period", got.get("period"))
+            got = _fields(at, v, ("ref", "period"), ("mode",))
+            period = _us(f"{at}.period", got["period"])
             if period == 0:
                 raise ConfigError(f"invalid {at}.period=0: expected a positive period in µs")
-            mode = got.get("mode", "relative")
-            if mode not in ("relative", "absolute"):
-                raise ConfigError(f"invalid {at}.mode={mode!r}: expected 'relative' or 'absolute'")
-            scoped = f"{ref}@{task.name}" if ref.startswith("unique") else ref
-            task.add("timer", script.timer(scoped, mode == "absolute"), period)
-        elif kind in ("lock", "unlock"):
-            task.add(kind, script.mutex(_name(at, v)))
-        elif kind in ("signal", "broad"):
-            task.add(kind, script.cond(_name(at, v)))
+            mode = _choice(f"{at}.mode", got.get("mode", "relative"), ("relative", "absolute"))
+            x = (_name(f"{at}.ref", got["ref"]), period, mode == "absolute")
         elif kind in ("wait", "sync"):
-            ref, mutex = _ref(at, v, "ref", "mutex")
-            c = script.cond(_name(f"{at}.ref", ref))
-            m = script.mutex(_name(f"{at}.mutex", mutex))
+            got = _fields(at, v, ("ref", "mutex"))
+            x = (_name(f"{at}.ref", got["ref"]), _name(f"{at}.mutex", got["mutex"]))
+        elif kind != "yield":
+            x = _name(at, v)
+        out.append((at, kind, x))
+    if not out:
+        raise ConfigError(f"invalid {where}: no events (expected some of {', '.join(EVENTS)})")
+    return out
+
+
+def _emit(script: Script, task: ScriptTask, events: list[_Event], run_scale: float) -> None:
+    """Add ``events`` to ``task``'s operations, naming the objects they use."""
+    for at, kind, x in events:
+        if kind == "run":
+            task.add("run", max(1, round(x * run_scale)), x)
+        elif kind in ("runtime", "sleep"):
+            task.add(kind, x)
+        elif kind == "timer":
+            ref, period, absolute = x
+            scoped = f"{ref}@{task.name}" if ref.startswith("unique") else ref
+            if script.timers.get(scoped, absolute) != absolute:
+                raise ConfigError(
+                    f"invalid {at}.mode={'absolute' if absolute else 'relative'}: timer {ref!r} "
+                    "is used in the other mode elsewhere; expected one mode per timer"
+                )
+            task.add("timer", script.timer(scoped, absolute), period)
+        elif kind in ("lock", "unlock"):
+            task.add(kind, script.mutex(x))
+        elif kind in ("signal", "broad"):
+            task.add(kind, script.cond(x))
+        elif kind in ("wait", "sync"):
+            c, m = script.cond(x[0]), script.mutex(x[1])
             if kind == "sync":
                 task.add("signal", c)
             task.add("wait", c, m)
         elif kind == "barrier":
-            task.add("barrier", script.barrier(_name(at, v)))
-        elif kind == "yield":
+            task.add("barrier", script.barrier(x))
+        else:
             task.add("yield")
-    if n_events == 0:
-        raise ConfigError(f"invalid {where}: no events (expected some of {', '.join(EVENTS)})")
 
 
 #: rt-app 1.0's log columns (``log_timing``), in order.
