@@ -6,10 +6,12 @@ No rt-app needed."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 import schedlab as sl
 from schedlab.io import rtapp
+from schedlab.io.script import OPS
 
 W = sl.workloads
 
@@ -266,7 +268,7 @@ def test_same_seed_same_numbers():
 
 
 def ops(w: sl.Workload, task: int = 0) -> list[str]:
-    return [rtapp.OPS[o] for o in w.params["tasks"][task]["op"]]
+    return [OPS[o] for o in w.params["tasks"][task]["op"]]
 
 
 REFUSED = (sl.ConfigError, sl.ConfigTypeError)
@@ -387,3 +389,42 @@ def test_refusals_name_json_or_the_key_not_the_cores_indices():
             W.rt_app({"tasks": {"t": {"run": 1, key: 10**13}}}, run_scale=10)
     with pytest.raises(sl.ConfigError, match=r"tasks key '\\ud800'"):
         W.rt_app('{"tasks": {"\\ud800": {"run": 1}}}')
+
+
+def test_a_key_given_twice_is_refused_but_events_run_in_order():
+    # json-c (rt-app's parser) keeps a duplicate key's last value only, in
+    # the first one's place: a second "a" would silently replace the first
+    a = '"tasks": {"a": '
+    cases = [
+        (a + '{"run": 1}, "a": {"run": 2}}', r"invalid tasks\.a: 'a' is given twice in tasks"),
+        (a + '{"run": 1, "priority": 1, "priority": 2}}', r"tasks\.a\.priority"),
+        (a + '{"phases": {"p": {"run": 1}, "p": {"run": 2}}}}', r"tasks\.a\.phases\.p"),
+        (a + '{"phases": {"p": {"loop": 1, "loop": 2, "run": 1}}}}', r"phases\.p\.loop"),
+        (a + '{"run": 1, "timer": {"ref": "x", "ref": "y", "period": 1}}}', r"timer\.ref"),
+        (a + '{"run": 1}}, "global": {"duration": 1, "duration": 2}', r"global\.duration"),
+        (a + '{"run": 1}}, "tasks": {"b": {"run": 1}}', r"invalid tasks: .* in json"),
+    ]
+    for body, match in cases:
+        with pytest.raises(sl.ConfigError, match=match):
+            W.rt_app("{" + body + "}")
+    w = W.rt_app('{"tasks": {"a": {"loop": 1, "run": 1, "sleep": 2, "run": 3, "run1": 4}}}')
+    assert ops(w) == ["run", "sleep", "run", "run", "mark"]
+    assert w.params["tasks"][0]["a"][:4] == [1000, 2000, 3000, 4000]
+
+
+def test_rt_app_itself_gets_duplicate_events_numbered():
+    # measure_rt_app hands rt-app the description: json-c would drop all but
+    # the last "run", so the repeats are numbered as rt-app's workgen does
+    from schedlab.host import rtapp as host
+
+    doc = rtapp.load('{"tasks": {"a": {"run": 1, "sleep": 2, "run": 3, "run1": 4, "run": 5}}}')
+    text = host._rewrite(doc, Path("/tmp/logs"), 150)
+    back = json.loads(text, object_pairs_hook=list)
+    assert back[0] == (
+        "tasks",
+        [("a", [("run", 1), ("sleep", 2), ("run2", 3), ("run1", 4), ("run3", 5)])],
+    )
+    assert dict(back[1][1]) == {"logdir": "/tmp/logs", "log_basename": "rt", "calibration": 150}
+    # and the model reads the numbered text as it read the original
+    orig = '{"tasks": {"a": {"run": 1, "sleep": 2, "run": 3, "run1": 4, "run": 5}}}'
+    assert rtapp.translate(text)[0].tasks[0].a == rtapp.translate(orig)[0].tasks[0].a

@@ -12,7 +12,9 @@ phase's, and the thread repeats it until ``duration`` ends; with
 ``phases``, ``loop`` (default -1: forever) repeats the whole list, each
 phase's own ``loop`` (default 1) repeating it. Event keys may carry a
 numeric suffix (``run0``, ``timer1``: workgen's way to keep keys unique);
-duplicate keys keep their order.
+an event's key given twice runs twice, in order, as workgen makes of it
+(``dump`` numbers the repeats for rt-app, whose json-c keeps only the last
+of them); any other key given twice is refused.
 
 Events: ``run`` (a calibrated amount of CPU work, in µs), ``runtime``
 (busy for that much wall-clock time), ``sleep``, ``timer`` (``ref``,
@@ -113,8 +115,47 @@ _MAX_DEPTH = 32
 _UNSET: Any = object()
 
 
-class _Pairs(list[tuple[str, Any]]):
-    """A JSON object with its keys in order, duplicates kept."""
+class Pairs(list[tuple[str, Any]]):
+    """A JSON object as ``load`` gives it: its keys in order, duplicates
+    kept (``translate`` refuses them but for events)."""
+
+
+def dump(doc: Any) -> str:
+    """JSON text of ``doc`` (objects as ``Pairs``) for rt-app itself: a key
+    repeated in an object (an event) gets the first free number appended,
+    as rt-app's ``workgen`` numbers them, since json-c would keep only the
+    last of them, in the first one's place."""
+    if isinstance(doc, Pairs):
+        used = {k for k, _ in doc}
+        seen: set[str] = set()
+        items = []
+        for k, v in doc:
+            if k in seen:
+                n = 1
+                while f"{k}{n}" in used:
+                    n += 1
+                k = f"{k}{n}"
+                used.add(k)
+            seen.add(k)
+            items.append(f"{json.dumps(k)}: {dump(v)}")
+        return "{" + ", ".join(items) + "}"
+    if isinstance(doc, list):
+        return "[" + ", ".join(dump(x) for x in doc) + "]"
+    return json.dumps(doc)
+
+
+def _unique(where: str, obj: Pairs, *, events: bool = False) -> None:
+    """Refuse a key given twice in ``obj`` (json-c, which rt-app uses, would
+    keep only the last); with ``events``, an event's key may repeat: the
+    events run in order, as rt-app's ``workgen`` numbers them."""
+    seen: set[str] = set()
+    for k, _ in obj:
+        if k in seen and not (events and _event_kind(k) in EVENTS):
+            raise ConfigError(
+                f"invalid {_at(where, k)}: {k!r} is given twice in {where}; expected each key "
+                "once (json-c, which rt-app uses, would keep only the last)"
+            )
+        seen.add(k)
 
 
 def _strip(text: str) -> str:
@@ -172,11 +213,11 @@ def _parse_int(text: str) -> int:
         ) from None
 
 
-def load(source: Any) -> _Pairs:
+def load(source: Any) -> Pairs:
     """The description from a path, a JSON string or a dict."""
     if isinstance(source, Mapping):
         pairs = _to_pairs(source, "json", 1)
-        assert isinstance(pairs, _Pairs)
+        assert isinstance(pairs, Pairs)
         return pairs
     if isinstance(source, Path) or (isinstance(source, str) and "{" not in source):
         path = Path(source)
@@ -195,12 +236,12 @@ def load(source: Any) -> _Pairs:
             "string or a dict"
         )
     try:
-        doc = json.loads(_strip(text), object_pairs_hook=_Pairs, parse_int=_parse_int)
+        doc = json.loads(_strip(text), object_pairs_hook=Pairs, parse_int=_parse_int)
     except json.JSONDecodeError as e:
         raise ConfigError(
             f"invalid json: not JSON at line {e.lineno} column {e.colno} ({e.msg})"
         ) from None
-    if not isinstance(doc, _Pairs):
+    if not isinstance(doc, Pairs):
         raise ConfigError(
             f"invalid json: got {_got(doc)}, expected an object with a 'tasks' object"
         )
@@ -208,7 +249,7 @@ def load(source: Any) -> _Pairs:
 
 
 def _to_pairs(v: Any, where: str, depth: int) -> Any:
-    """A dict's tree as ``load`` reads JSON text: objects as ``_Pairs``,
+    """A dict's tree as ``load`` reads JSON text: objects as ``Pairs``,
     tuples as lists; anything JSON has no value for is refused by path."""
     if isinstance(v, Mapping | list | tuple) and depth > _MAX_DEPTH:
         raise ConfigError(
@@ -216,7 +257,7 @@ def _to_pairs(v: Any, where: str, depth: int) -> Any:
             f"{_MAX_DEPTH} levels of objects and arrays (json-c's limit)"
         )
     if isinstance(v, Mapping):
-        out = _Pairs()
+        out = Pairs()
         for k, x in v.items():
             if not isinstance(k, str):
                 raise ConfigTypeError(
@@ -241,13 +282,13 @@ def _at(where: str, key: str) -> str:
 
 
 #: JSON's names of the types ``load`` gives.
-_KINDS = {_Pairs: "object", list: "array", str: "string", bool: "boolean", int: "integer"}
+_KINDS = {Pairs: "object", list: "array", str: "string", bool: "boolean", int: "integer"}
 
 
 def _short(v: Any) -> str:
     """``v`` as a refusal shows it: JSON's spelling, an object or array
     by its kind, a long number or string shortened."""
-    if isinstance(v, _Pairs):
+    if isinstance(v, Pairs):
         return "{...}" if v else "{}"
     if isinstance(v, list):
         return "[...]" if v else "[]"
@@ -264,7 +305,7 @@ def _got(v: Any) -> str:
     return f"{_KINDS.get(type(v), type(v).__name__)} {_short(v)}"
 
 
-def _get(obj: _Pairs, key: str, default: Any) -> Any:
+def _get(obj: Pairs, key: str, default: Any) -> Any:
     """The value of ``key`` in ``obj``, ``default`` if the key is absent
     (a JSON null is a value: the checkers refuse it)."""
     for k, v in obj:
@@ -273,9 +314,9 @@ def _get(obj: _Pairs, key: str, default: Any) -> Any:
     return default
 
 
-def _obj(where: str, v: Any, expected: str, *, empty: bool = True) -> _Pairs:
+def _obj(where: str, v: Any, expected: str, *, empty: bool = True) -> Pairs:
     """``v`` if it is a JSON object (a non-empty one unless ``empty``)."""
-    if not isinstance(v, _Pairs):
+    if not isinstance(v, Pairs):
         raise ConfigTypeError(f"invalid type for {where}: got {_got(v)}, expected {expected}")
     if not v and not empty:
         raise ConfigError(
@@ -300,7 +341,7 @@ def _us(where: str, v: Any) -> int:
     return _int(where, v, 0, _MAX_US) * 1000
 
 
-def _loop(where: str, obj: _Pairs, default: int) -> int:
+def _loop(where: str, obj: Pairs, default: int) -> int:
     n = _int(f"{where}.loop", _get(obj, "loop", default), -1, _C_INT)
     if n == 0:
         raise ConfigError(f"invalid {where}.loop=0: expected -1 (forever) or a count")
@@ -337,6 +378,7 @@ def _fields(
     """An event's object: its ``required`` keys and the ``optional`` ones given."""
     keys = ", ".join(required + optional)
     obj = _obj(where, v, f"an object with {keys}")
+    _unique(where, obj)
     for k, _ in obj:
         if k not in required + optional:
             raise ConfigError(f"unsupported rt-app key {where}.{k}: expected {keys}")
@@ -347,8 +389,9 @@ def _fields(
     return got
 
 
-def _global(glob: _Pairs, script: Script) -> str:
+def _global(glob: Pairs, script: Script) -> str:
     """Check ``global``, set the script's duration; the default policy."""
+    _unique("global", glob)
     for k, v in glob:
         at = f"global.{k}"
         if k not in GLOBAL_KEYS:
@@ -377,6 +420,7 @@ def translate(source: Any, *, run_scale: float = 1.0) -> tuple[Script, list[dict
     """The script of an rt-app description, and a row per thread (its name,
     task, instance, policy)."""
     doc = load(source)
+    _unique("json", doc)
     for k, _ in doc:
         if k not in ("tasks", "global"):
             raise ConfigError(
@@ -384,12 +428,14 @@ def translate(source: Any, *, run_scale: float = 1.0) -> tuple[Script, list[dict
                 "and 'global'"
             )
     script = Script()
-    default_policy = _global(_obj("global", _get(doc, "global", _Pairs()), "an object"), script)
+    default_policy = _global(_obj("global", _get(doc, "global", Pairs()), "an object"), script)
     tasks = _get(doc, "tasks", _UNSET)
     if tasks is _UNSET:
         raise ConfigError("invalid json: no 'tasks'; expected an object with a 'tasks' object")
     threads: list[dict[str, Any]] = []
-    for tname, tobj in _obj("tasks", tasks, "an object of thread objects", empty=False):
+    tasks = _obj("tasks", tasks, "an object of thread objects", empty=False)
+    _unique("tasks", tasks)
+    for tname, tobj in tasks:
         where = f"tasks.{tname}"
         try:
             tname.encode()
@@ -399,6 +445,7 @@ def translate(source: Any, *, run_scale: float = 1.0) -> tuple[Script, list[dict
                 "lone surrogates)"
             ) from None
         tobj = _obj(where, tobj, "a thread object")
+        _unique(where, tobj, events=True)
         threads += _thread(script, where, tname, tobj, default_policy, run_scale, len(threads))
     # A barrier waits for every thread instance that uses it (rt-app counts
     # the references to the name when it parses the file).
@@ -416,7 +463,7 @@ def _thread(
     script: Script,
     where: str,
     tname: str,
-    tobj: _Pairs,
+    tobj: Pairs,
     default_policy: str,
     run_scale: float,
     index: int,
@@ -435,7 +482,7 @@ def _thread(
     prio = _int(f"{where}.priority", _get(tobj, "priority", 10 if rt else 0), *_PRIO[rt])
     cpus = _get(tobj, "cpus", None)
     if cpus is not None:
-        if not isinstance(cpus, list) or isinstance(cpus, _Pairs) or not cpus:
+        if not isinstance(cpus, list) or isinstance(cpus, Pairs) or not cpus:
             raise ConfigTypeError(
                 f"invalid type for {where}.cpus: got {_got(cpus)}, expected a non-empty array of "
                 "CPU numbers"
@@ -458,9 +505,12 @@ def _thread(
                     )
                 )
         phases = []
-        for pn, po in _obj(f"{where}.phases", phases_v, "an object of phase objects", empty=False):
+        phases_obj = _obj(f"{where}.phases", phases_v, "an object of phase objects", empty=False)
+        _unique(f"{where}.phases", phases_obj)
+        for pn, po in phases_obj:
             pw = f"{where}.phases.{pn}"
             po = _obj(pw, po, "a phase object")
+            _unique(pw, po, events=True)
             phases.append((pw, _events(pw, po, PHASE_KEYS), _loop(pw, po, 1)))
         t_loop = _loop(where, tobj, -1)
     rows = []
@@ -514,7 +564,7 @@ def _thread(
 _Event = tuple[str, str, Any]
 
 
-def _events(where: str, obj: _Pairs, skip: tuple[str, ...]) -> list[_Event]:
+def _events(where: str, obj: Pairs, skip: tuple[str, ...]) -> list[_Event]:
     """The events of a phase (or of a thread object without phases)."""
     out: list[_Event] = []
     for key, v in obj:
