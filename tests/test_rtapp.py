@@ -14,6 +14,11 @@ from schedlab.io import rtapp
 from schedlab.io.script import OPS
 
 W = sl.workloads
+REFUSED = (sl.ConfigError, sl.ConfigTypeError)
+
+
+def ops(w: sl.Workload, task: int = 0) -> list[str]:
+    return [OPS[o] for o in w.params["tasks"][task]["op"]]
 
 
 def periodic(pct: int, period_us: int = 10_000, seconds: int = 1) -> dict:
@@ -137,8 +142,7 @@ def test_comments_trailing_commas_and_duplicate_keys_in_order():
     """
     w = W.rt_app(text)
     t = w.params["tasks"][0]
-    names = [list(rtapp.CODES)[o] for o in t["op"]]
-    assert names == ["run", "sleep", "run", "sleep", "mark"] * 2
+    assert ops(w) == ["run", "sleep", "run", "sleep", "mark"] * 2
     assert t["a"][:4] == [1_000_000, 1_000_000, 2_000_000, 3_000_000]
     assert t["loops"] is None  # rt-app 1.0: no phases, the thread loops on
 
@@ -265,13 +269,6 @@ def test_same_seed_same_numbers():
     a = sl.simulate("vm-2", "v6.18", w, seed=4)
     b = sl.simulate("vm-2", "v6.18", w, seed=4)
     assert a.tasks.equals(b.tasks)
-
-
-def ops(w: sl.Workload, task: int = 0) -> list[str]:
-    return [OPS[o] for o in w.params["tasks"][task]["op"]]
-
-
-REFUSED = (sl.ConfigError, sl.ConfigTypeError)
 
 
 def test_comments_and_trailing_commas_are_stripped_outside_strings_only():
@@ -428,3 +425,48 @@ def test_rt_app_itself_gets_duplicate_events_numbered():
     # and the model reads the numbered text as it read the original
     orig = '{"tasks": {"a": {"run": 1, "sleep": 2, "run": 3, "run1": 4, "run": 5}}}'
     assert rtapp.translate(text)[0].tasks[0].a == rtapp.translate(orig)[0].tasks[0].a
+
+
+def test_a_barrier_waits_for_as_many_arrivals_as_rt_app_counts_uses():
+    # rt-app 1.0 adds a user each time it parses the barrier's name, per
+    # thread instance: a phase loop does not count, a second use does.
+    def users(d: dict) -> list[int]:
+        return rtapp.translate(d)[0].barrier_users
+
+    pair = {"instance": 2, "loop": 3, "phases": {"p": {"loop": 4, "barrier": "x", "run": 10}}}
+    assert users({"tasks": {"t": pair}}) == [2]
+    solo = {"loop": 2, "phases": {"a": {"barrier": "x", "run": 10}, "b": {"barrier": "y"}}}
+    assert users({"tasks": {"t": pair, "u": solo}}) == [3, 1]
+    twice = {"instance": 2, "phases": {"p": {"barrier": "x", "run": 10, "barrier1": "x"}}}
+    assert users({"tasks": {"t": twice}}) == [4]
+    many = {f"barrier{i}": f"x{i}" for i in range(2000)}  # one pass, not one per barrier
+    assert users({"tasks": {"t": {"instance": 2, "phases": {"p": many}}}}) == [2] * 2000
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="core (workload/script.rs, Op::Barrier): the first arrival's futex call ends in "
+    "then=Block, so a release while it is in that call is lost and both threads sleep",
+)
+def test_two_threads_pass_a_barrier():
+    pair = {"instance": 2, "loop": 3, "phases": {"p": {"barrier": "x", "run": 10}}}
+    r = sl.simulate("vm-2", "v6.18", W.rt_app({"tasks": {"t": pair}}))
+    assert r.ok and r.tasks["log_lines"].to_list() == [3, 3]
+
+
+def test_instances_times_loops_past_the_operation_limit_name_both(monkeypatch):
+    d = {"instance": 4096, "loop": 2, "phases": {"p": {"loop": 1000, "run": 1, "sleep": 1}}}
+    with pytest.raises(
+        sl.ConfigError,
+        match=r"invalid tasks\.t\.instance=4096 with tasks\.t\.phases\.p\.loop=1000: 4096 "
+        r"thread\(s\) of 3,000 operations",
+    ):
+        W.rt_app({"tasks": {"t": d}})
+    with pytest.raises(sl.ConfigError, match=r"tasks\.t\.instance=1 with tasks\.t\.loop=2147"):
+        W.rt_app({"tasks": {"t": {"loop": 2**31 - 1, "run": 1}}})
+    # the limit counts every thread object's operations
+    monkeypatch.setattr(rtapp, "_MAX_OPS", 1000)
+    half = {"instance": 2, "loop": 1, "phases": {"p": {"loop": 200, "run": 1}}}
+    W.rt_app({"tasks": {"a": half}})
+    with pytest.raises(sl.ConfigError, match=r"tasks\.b\.instance=2 with tasks\.b\.phases"):
+        W.rt_app({"tasks": {"a": half, "b": half}})

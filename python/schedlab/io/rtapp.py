@@ -37,7 +37,9 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +48,7 @@ import polars as pl
 from .. import _core
 from .._check import error_text, show
 from ..exceptions import ConfigError, ConfigTypeError
-from .script import CODES, Script, ScriptTask
+from .script import Script, ScriptTask
 
 #: Thread-object keys that are not events.
 TASK_KEYS = ("instance", "loop", "phases", "policy", "priority", "cpus", "delay")
@@ -108,7 +110,8 @@ _PRIO = {False: (-20, 19), True: (1, 99)}
 _C_INT = 2**31 - 1
 #: The longest duration an event may give (µs).
 _MAX_US = _C_INT
-_OPS_BARRIER = CODES["barrier"]
+#: The core's limit of operations per script (phase loops unrolled).
+_MAX_OPS = _core.SCRIPT_MAX_OPS
 #: json-c's nesting limit (``JSON_TOKENER_DEFAULT_DEPTH``).
 _MAX_DEPTH = 32
 #: A key's value when the key is absent.
@@ -427,7 +430,8 @@ def translate(source: Any, *, run_scale: float = 1.0) -> tuple[Script, list[dict
                 f"invalid json: unsupported rt-app key {_short(k)} at the top; expected 'tasks' "
                 "and 'global'"
             )
-    script = Script()
+    b = _Build(Script(), run_scale)
+    script = b.script
     default_policy = _global(_obj("global", _get(doc, "global", Pairs()), "an object"), script)
     tasks = _get(doc, "tasks", _UNSET)
     if tasks is _UNSET:
@@ -446,29 +450,29 @@ def translate(source: Any, *, run_scale: float = 1.0) -> tuple[Script, list[dict
             ) from None
         tobj = _obj(where, tobj, "a thread object")
         _unique(where, tobj, events=True)
-        threads += _thread(script, where, tname, tobj, default_policy, run_scale, len(threads))
-    # A barrier waits for every thread instance that uses it (rt-app counts
-    # the references to the name when it parses the file).
+        threads += _thread(b, where, tname, tobj, default_policy, len(threads))
+    # rt-app 1.0 counts a barrier's users as it parses the file: each use
+    # of the name by each thread instance is one (parse_thread_event_data).
     for bid in range(len(script.barrier_users)):
-        users = sum(
-            1
-            for t in script.tasks
-            if any(o == _OPS_BARRIER and a == bid for o, a in zip(t.op, t.a, strict=True))
-        )
-        script.barrier_users[bid] = max(users, 1)
+        script.barrier_users[bid] = b.barrier_refs[bid]
     return script, threads
 
 
+@dataclass
+class _Build:
+    """A description's script as it is built: the script, the run scale,
+    each barrier's references and the operations so far."""
+
+    script: Script
+    run_scale: float
+    barrier_refs: Counter[int] = field(default_factory=Counter)
+    ops: int = 0
+
+
 def _thread(
-    script: Script,
-    where: str,
-    tname: str,
-    tobj: Pairs,
-    default_policy: str,
-    run_scale: float,
-    index: int,
+    b: _Build, where: str, tname: str, tobj: Pairs, default_policy: str, index: int
 ) -> list[dict[str, Any]]:
-    """Add a thread object's threads to ``script``; their rows."""
+    """Add a thread object's threads to the script; their rows."""
     n_inst = _int(f"{where}.instance", _get(tobj, "instance", 1), 1, 4096)
     if index + n_inst > _core.MAX_TASKS:
         raise ConfigError(
@@ -513,6 +517,7 @@ def _thread(
             _unique(pw, po, events=True)
             phases.append((pw, _events(pw, po, PHASE_KEYS), _loop(pw, po, 1)))
         t_loop = _loop(where, tobj, -1)
+    _check_size(b, where, n_inst, phases)
     rows = []
     for inst in range(n_inst):
         name = f"{tname}-{inst}"
@@ -527,9 +532,9 @@ def _thread(
             delay_ns=delay_ns,
             loops=None if t_loop < 0 else t_loop,
         )
-        for pwhere, events, ploop in phases:
+        for _, events, ploop in phases:
             body_start = len(task.op)
-            _emit(script, task, events, run_scale)
+            _emit(b, task, events)
             body = (task.op[body_start:], task.a[body_start:], task.b[body_start:])
             task.add("mark")
             if ploop < 0:
@@ -542,12 +547,8 @@ def _thread(
                 task.a.extend(body[1])
                 task.b.extend(body[2])
                 task.add("mark")
-            if script.nr_ops() + len(task.op) > _core.SCRIPT_MAX_OPS:
-                raise ConfigError(
-                    f"invalid {pwhere}.loop={ploop}: the phase's events repeated that "
-                    f"often exceed {_core.SCRIPT_MAX_OPS:,} operations"
-                )
-        script.tasks.append(task)
+        b.script.tasks.append(task)
+        b.ops += len(task.op)
         rows.append(
             {
                 "thread": name,
@@ -596,11 +597,32 @@ def _events(where: str, obj: Pairs, skip: tuple[str, ...]) -> list[_Event]:
     return out
 
 
-def _emit(script: Script, task: ScriptTask, events: list[_Event], run_scale: float) -> None:
+def _check_size(
+    b: _Build, where: str, n_inst: int, phases: list[tuple[str, list[_Event], int]]
+) -> None:
+    """Refuse a thread object whose threads, their phase loops unrolled as
+    the model runs them, would take the script past its operations."""
+    each = 0
+    for _, events, ploop in phases:
+        # an event is an operation (sync: two), and each iteration ends in a mark
+        each += (len(events) + sum(k == "sync" for _, k, _ in events) + 1) * max(ploop, 1)
+        if ploop < 0:
+            break
+    if b.ops + n_inst * each > _MAX_OPS:
+        given = [f"{where}.instance={n_inst}"] + [f"{pw}.loop={n}" for pw, _, n in phases if n > 1]
+        raise ConfigError(
+            f"invalid {' with '.join(given)}: {n_inst} thread(s) of {each:,} operations each "
+            f"(the model repeats a phase's events for its loop) take the description past "
+            f"{_MAX_OPS:,} operations; expected fewer instances or loops"
+        )
+
+
+def _emit(b: _Build, task: ScriptTask, events: list[_Event]) -> None:
     """Add ``events`` to ``task``'s operations, naming the objects they use."""
+    script = b.script
     for at, kind, x in events:
         if kind == "run":
-            task.add("run", max(1, round(x * run_scale)), x)
+            task.add("run", max(1, round(x * b.run_scale)), x)
         elif kind in ("runtime", "sleep"):
             task.add(kind, x)
         elif kind == "timer":
@@ -622,7 +644,9 @@ def _emit(script: Script, task: ScriptTask, events: list[_Event], run_scale: flo
                 task.add("signal", c)
             task.add("wait", c, m)
         elif kind == "barrier":
-            task.add("barrier", script.barrier(x))
+            bid = script.barrier(x)
+            b.barrier_refs[bid] += 1
+            task.add("barrier", bid)
         else:
             task.add("yield")
 
