@@ -272,9 +272,9 @@ def test_same_seed_same_numbers():
 
 
 def test_comments_and_trailing_commas_are_stripped_outside_strings_only():
-    text = """{"tasks": {"t": {"loop": 1, "lock": "a,}", "unlock": "/*b*/", "run": 10,
+    text = """{"tasks": {"t": {"loop": 1, "phases": {"p": {"lock": "a,}", "unlock": "/*b*/",
               "signal": "c//d", /* a comment, } */ "wait": {"ref": "c//d", "mutex": "a,}",},
-              "broad": "x,]", }}}"""
+              "broad": "x,]", }}}}}"""
     script, _ = rtapp.translate(text)
     assert list(script.mutexes) == ["a,}", "/*b*/"]
     assert list(script.conds) == ["c//d", "x,]"]
@@ -470,3 +470,73 @@ def test_instances_times_loops_past_the_operation_limit_name_both(monkeypatch):
     W.rt_app({"tasks": {"a": half}})
     with pytest.raises(sl.ConfigError, match=r"tasks\.b\.instance=2 with tasks\.b\.phases"):
         W.rt_app({"tasks": {"a": half, "b": half}})
+
+
+def test_a_thread_locking_a_mutex_it_holds_is_refused_by_key():
+    # glibc's default mutex, rt-app's: the thread would wait for itself
+    # forever, and a run with another thread beside it would end "ok"
+    cases = [
+        ({"phases": {"p": {"lock": "m", "lock0": "m"}}}, r"p\.lock0='m'.*by tasks\.t\.phases\.p"),
+        ({"loop": 2, "phases": {"p": {"lock": "m", "run": 1}}}, r"p\.lock='m'.*iteration before"),
+        ({"loop": 1, "phases": {"p": {"loop": 3, "lock": "m", "run": 1}}}, r"p\.lock='m'"),
+        ({"lock": "m", "run": 1}, r"tasks\.t\.lock='m'"),  # no phases: it loops on
+        ({"lock": "m", "wait": {"ref": "c", "mutex": "m"}, "lock1": "m"}, r"tasks\.t\.lock1"),
+        ({"wait": {"ref": "c", "mutex": "m"}, "lock": "m"}, r"tasks\.t\.lock='m'.*tasks\.t\.wait"),
+        ({"loop": 2, "phases": {"a": {"lock": "m"}, "b": {"loop": -1, "run": 1}}}, None),
+        ({"phases": {"a": {"lock": "m", "run": 1}, "b": {"loop": -1, "lock": "m"}}}, r"b\.lock="),
+    ]  # fmt: skip
+    for d, match in cases:
+        if match is None:
+            W.rt_app({"tasks": {"t": d}})
+            continue
+        with pytest.raises(sl.ConfigError, match=match):
+            W.rt_app({"tasks": {"t": d}})
+    # taken and given back, in one phase or across phases, or held to the end
+    for d in (
+        {"phases": {"p": {"lock": "m", "unlock": "m", "lock0": "m", "unlock0": "m"}}},
+        {"phases": {"a": {"lock": "m", "run": 1}, "b": {"loop": 2, "unlock": "m", "run": 1}}},
+        {"loop": 1, "phases": {"p": {"lock": "m", "run": 1}}},
+        {"lock": "m", "wait": {"ref": "c", "mutex": "m"}, "unlock": "m"},
+    ):
+        W.rt_app({"tasks": {"t": d}})
+
+
+def test_a_thread_blocked_for_good_beside_others_ends_ok_at_duration():
+    # Deadlock is reported only when nothing can run; a thread blocked on a
+    # mutex another holds to the end is woken to stop at duration, and the
+    # run, which lasts until the holder's sleep ends, is "ok"
+    d = {
+        "tasks": {
+            "holder": {"loop": 1, "phases": {"p": {"lock": "m", "run": 100, "sleep": 1_500_000}}},
+            "waiter": {"delay": 1000, "lock": "m", "run": 100, "unlock": "m"},
+        },
+        "global": {"duration": 1},
+    }
+    r = sl.simulate("vm-2", "v6.18", W.rt_app(d))
+    assert r.ok
+    assert r.tasks.filter(name="waiter-0")["log_lines"].fill_nan(0).to_list() == [0]
+    assert 1.5 <= r.sim_time_s < 1.6
+    d["global"] = {}
+    d["tasks"]["waiter"] = {"loop": 1, "phases": {"p": {"sleep": 10, "lock": "m"}}}
+    assert sl.simulate("vm-2", "v6.18", W.rt_app(d)).status == "deadlock"
+
+
+def test_duration_stops_threads_at_their_next_event_not_in_a_sleep():
+    # rt-app 1.0's shutdown: the flag is checked before each event, and a
+    # sleep or the start delay is not cut short
+    d = {
+        "tasks": {
+            "spin": {"run": 1000},
+            "sleeper": {"run": 100, "sleep": 1_500_000},
+            "late": {"delay": 2_000_000, "run": 100},
+        },
+        "global": {"duration": 1},
+    }
+    r = sl.simulate("vm-2", "v6.18", W.rt_app(d))
+    assert r.ok
+    assert 2.0 <= r.sim_time_s < 2.01  # the late thread's delay
+    lines = dict(zip(r.tasks["name"], r.tasks["log_lines"].fill_nan(0), strict=True))
+    assert 990 <= lines["spin-0"] <= 1000
+    assert lines["sleeper-0"] == 0  # its one iteration was cut short
+    assert lines["late-0"] == 0
+    assert col(r, "late-0", "user_s") == 0  # it stopped without running

@@ -517,6 +517,7 @@ def _thread(
             _unique(pw, po, events=True)
             phases.append((pw, _events(pw, po, PHASE_KEYS), _loop(pw, po, 1)))
         t_loop = _loop(where, tobj, -1)
+    _check_locks(phases, repeats=phases_v is _UNSET or t_loop != 1)
     _check_size(b, where, n_inst, phases)
     rows = []
     for inst in range(n_inst):
@@ -595,6 +596,34 @@ def _events(where: str, obj: Pairs, skip: tuple[str, ...]) -> list[_Event]:
     if not out:
         raise ConfigError(f"invalid {where}: no events (expected some of {', '.join(EVENTS)})")
     return out
+
+
+def _check_locks(phases: list[tuple[str, list[_Event], int]], *, repeats: bool) -> None:
+    """Refuse a thread that locks a mutex it already holds: rt-app's mutexes
+    are glibc's default ones, and the thread would wait for itself forever
+    (and rt-app for it at exit). The events are walked in the order the
+    thread runs them, a loop twice: each mutex is held or not after a pass
+    as its last lock, unlock or wait leaves it, so a third pass is the second."""
+    held: dict[str, str] = {}  # mutex -> the key that took it
+    for _ in range(1 + repeats):
+        for _, events, ploop in phases:
+            for _ in range(1 + (ploop != 1)):
+                for at, kind, x in events:
+                    if kind == "lock" and x in held:
+                        taken = "in the iteration before" if held[x] == at else f"by {held[x]}"
+                        raise ConfigError(
+                            f"invalid {at}={x!r}: the thread holds mutex {x!r} here (taken "
+                            f"{taken}, not unlocked since) and would wait for itself forever; "
+                            f"expected an unlock of {x!r} before it"
+                        )
+                    if kind == "lock":
+                        held[x] = at
+                    elif kind == "unlock":
+                        held.pop(x, None)
+                    elif kind in ("wait", "sync"):  # a wait returns holding its mutex
+                        held.setdefault(x[1], at)
+            if ploop < 0:
+                return
 
 
 def _check_size(
