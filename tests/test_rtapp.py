@@ -540,3 +540,16 @@ def test_duration_stops_threads_at_their_next_event_not_in_a_sleep():
     assert lines["sleeper-0"] == 0  # its one iteration was cut short
     assert lines["late-0"] == 0
     assert col(r, "late-0", "user_s") == 0  # it stopped without running
+
+
+def test_the_workload_keeps_a_copy_of_a_dict():
+    d = {"tasks": {"t": {"loop": 2, "run": 100, "cpus": (0, 1)}}, "global": {"duration": 1}}
+    w = W.rt_app(d)
+    before = repr(w)
+    d["tasks"]["t"]["run"] = 999
+    d["tasks"]["t"]["mem"] = 1
+    d["global"].clear()
+    assert repr(w) == before
+    assert w.args["json"]["tasks"]["t"] == {"loop": 2, "run": 100, "cpus": [0, 1]}
+    assert w.replace(run_scale=2.0).params["tasks"][0]["b"][0] == 100_000
+    assert W.rt_app(w.args["json"]) == w

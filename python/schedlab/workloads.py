@@ -749,7 +749,9 @@ def rt_app(json: Any, *, run_scale: float = 1.0) -> Workload:
     script, threads = rtapp.translate(json, run_scale=scale)
     params = script.params()
     _core.workload_check("rt_app", params)
-    src = json if isinstance(json, (str, Mapping)) else str(json)
+    # a dict is copied: the caller's later changes must not reach the workload
+    src = rtapp.plain(json) if isinstance(json, Mapping) else json
+    src = src if isinstance(src, str | dict) else str(src)
     return Workload("rt_app", params, {"json": src, "run_scale": run_scale})
 
 

@@ -251,6 +251,17 @@ def load(source: Any) -> Pairs:
     return doc
 
 
+def plain(v: Any) -> Any:
+    """A copy of a dict description ``load`` has read, as dicts and lists:
+    what a workload keeps, so that the caller's later changes to the dict do
+    not reach it."""
+    if isinstance(v, Mapping):
+        return {k: plain(x) for k, x in v.items()}
+    if isinstance(v, list | tuple):
+        return [plain(x) for x in v]
+    return v
+
+
 def _to_pairs(v: Any, where: str, depth: int) -> Any:
     """A dict's tree as ``load`` reads JSON text: objects as ``Pairs``,
     tuples as lists; anything JSON has no value for is refused by path."""
