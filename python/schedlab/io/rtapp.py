@@ -23,8 +23,10 @@ is one timer per thread, any other name is shared by every thread using
 it), ``lock``/``unlock``, ``wait`` (``ref``, ``mutex``), ``signal``,
 ``broad``, ``sync`` (``ref``, ``mutex``: signal then wait), ``barrier``,
 ``yield``. Anything else (``mem``, ``iorun``, ``suspend``/``resume``,
-``SCHED_DEADLINE``'s ``dl-*``, phase-level ``cpus``) is refused with the
-key's name.
+``SCHED_DEADLINE``'s ``dl-*``, phase-level ``cpus``, a thread's ``nice``,
+which no rt-app reads) is refused with the key's name. Policies are rt-app
+1.0's ``SCHED_OTHER``, ``SCHED_FIFO`` and ``SCHED_RR``, and ``SCHED_BATCH``
+and ``SCHED_IDLE`` as later rt-app versions take them.
 
 A thread is named ``<task>-<instance>`` (``instance`` counts from 0 within
 its task); rt-app 1.0 names its threads' log files
@@ -108,7 +110,8 @@ _PRIO = {False: (-20, 19), True: (1, 99)}
 
 #: rt-app 1.0 reads its numbers as C ints (json-c clamps larger ones).
 _C_INT = 2**31 - 1
-#: The longest duration an event may give (µs).
+#: The longest duration an event may give (µs); times 1000 and a
+#: ``run_scale`` of 10, within the core's 2^50 ns.
 _MAX_US = _C_INT
 #: The core's limit of operations per script (phase loops unrolled).
 _MAX_OPS = _core.SCRIPT_MAX_OPS
@@ -296,7 +299,14 @@ def _at(where: str, key: str) -> str:
 
 
 #: JSON's names of the types ``load`` gives.
-_KINDS = {Pairs: "object", list: "array", str: "string", bool: "boolean", int: "integer"}
+_KINDS = {
+    Pairs: "object",
+    list: "array",
+    str: "string",
+    bool: "boolean",
+    int: "integer",
+    float: "number",
+}
 
 
 def _short(v: Any) -> str:
@@ -422,7 +432,9 @@ def _global(glob: Pairs, script: Script) -> str:
                     f"invalid type for {at}: got {_got(v)}, expected false ({_FALSE_ONLY[k]})"
                 )
             if v:
-                raise ConfigError(f"unsupported rt-app key {at}=true: {_FALSE_ONLY[k]}")
+                raise ConfigError(
+                    f"unsupported rt-app key {at}=true: {_FALSE_ONLY[k]}; expected false"
+                )
     d = _int("global.duration", _get(glob, "duration", -1), -1, _C_INT)
     if d == 0:
         raise ConfigError("invalid global.duration=0: expected -1 (none) or whole seconds")
@@ -495,8 +507,10 @@ def _thread(
     rt = policy in ("fifo", "rr")
     # rt-app 1.0 takes a fair thread's priority as its nice level.
     prio = _int(f"{where}.priority", _get(tobj, "priority", 10 if rt else 0), *_PRIO[rt])
-    cpus = _get(tobj, "cpus", None)
-    if cpus is not None:
+    cpus = _get(tobj, "cpus", _UNSET)
+    if cpus is _UNSET:
+        cpus = None
+    else:
         if not isinstance(cpus, list) or isinstance(cpus, Pairs) or not cpus:
             raise ConfigTypeError(
                 f"invalid type for {where}.cpus: got {_got(cpus)}, expected a non-empty array of "
@@ -615,24 +629,27 @@ def _check_locks(phases: list[tuple[str, list[_Event], int]], *, repeats: bool) 
     (and rt-app for it at exit). The events are walked in the order the
     thread runs them, a loop twice: each mutex is held or not after a pass
     as its last lock, unlock or wait leaves it, so a third pass is the second."""
-    held: dict[str, str] = {}  # mutex -> the key that took it
+    held: dict[str, tuple[str, int]] = {}  # mutex -> the key that took it, in which iteration
+    it = 0
     for _ in range(1 + repeats):
         for _, events, ploop in phases:
             for _ in range(1 + (ploop != 1)):
+                it += 1
                 for at, kind, x in events:
                     if kind == "lock" and x in held:
-                        taken = "in the iteration before" if held[x] == at else f"by {held[x]}"
+                        by, when = held[x]
+                        before = ", in the iteration before" if by == at and when < it else ""
                         raise ConfigError(
-                            f"invalid {at}={x!r}: the thread holds mutex {x!r} here (taken "
-                            f"{taken}, not unlocked since) and would wait for itself forever; "
-                            f"expected an unlock of {x!r} before it"
+                            f"invalid {at}={x!r}: the thread holds mutex {x!r} here (taken by "
+                            f"{by}{before}, not unlocked since) and would wait for itself "
+                            f"forever; expected an unlock of {x!r} before it"
                         )
                     if kind == "lock":
-                        held[x] = at
+                        held[x] = (at, it)
                     elif kind == "unlock":
                         held.pop(x, None)
                     elif kind in ("wait", "sync"):  # a wait returns holding its mutex
-                        held.setdefault(x[1], at)
+                        held.setdefault(x[1], (at, it))
             if ploop < 0:
                 return
 
