@@ -40,11 +40,17 @@ def ascii_digits(text: str, most: int) -> bool:
 
 
 def show(v: Any) -> str:
-    """``repr(v)``, shortened for an integer too long to read (10**400)."""
-    r = repr(v)
-    if isinstance(v, numbers.Integral) and len(r) > 40:
-        return f"{r[:12]}...({len(r.lstrip('-'))} digits)"
-    return r
+    """``repr(v)``, shortened for an integer too long to read (10**400);
+    one past Python's digit limit for ``str()`` (10**5000) too."""
+    if not isinstance(v, numbers.Integral) or isinstance(v, bool | np.bool_):
+        return repr(v)
+    n = abs(int(v))
+    digits = 1 if n == 0 else int(math.log10(n)) + 1
+    digits += (n >= 10**digits) - (n < 10 ** (digits - 1))  # log10 rounds near powers of 10
+    if digits + (v < 0) <= 40:
+        return repr(v)
+    keep = 12 - (v < 0)
+    return f"{'-' if v < 0 else ''}{n // 10 ** (digits - keep)}...({digits} digits)"
 
 
 def need_instance(param: str, v: Any, cls: type[T], expected: str) -> T:

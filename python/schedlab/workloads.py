@@ -719,11 +719,11 @@ def _aim7_lines(v: Any) -> list[int] | None:
 def rt_app(json: Any, *, run_scale: float = 1.0) -> Workload:
     """An rt-app workload description (a path, a JSON string or a dict), as
     rt-app 1.0 runs it: ``tasks`` with ``instance``, ``loop``, ``phases``,
-    ``policy``, ``priority``, ``nice``, ``cpus``, ``delay`` and the events
+    ``policy``, ``priority``, ``cpus``, ``delay`` and the events
     ``run``, ``runtime``, ``sleep``, ``timer``, ``lock``/``unlock``,
     ``wait``/``signal``/``broad``/``sync``, ``barrier``, ``yield``;
     ``global.duration`` and ``default_policy``. Any other key is refused
-    with its name (docs/replay.md has the grammar and what each event
+    with its name (docs/rt-app.md has the grammar and what each event
     costs in the model).
 
     Each thread is a task named ``<task>-<instance>``; ``r.tasks`` gets
@@ -749,7 +749,9 @@ def rt_app(json: Any, *, run_scale: float = 1.0) -> Workload:
     script, threads = rtapp.translate(json, run_scale=scale)
     params = script.params()
     _core.workload_check("rt_app", params)
-    src = json if isinstance(json, (str, Mapping)) else str(json)
+    # a dict is copied: the caller's later changes must not reach the workload
+    src = rtapp.plain(json) if isinstance(json, Mapping) else json
+    src = src if isinstance(src, str | dict) else str(src)
     return Workload("rt_app", params, {"json": src, "run_scale": run_scale})
 
 

@@ -12,7 +12,6 @@ figures beside the recording's.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import shutil
@@ -42,8 +41,8 @@ _PLOAD = re.compile(r"pLoad\s*=\s*(\d+)\s*ns")
 def _rewrite(doc: Any, logdir: Path, calibration: int | None) -> str:
     """The description with rt-app's logs sent to ``logdir`` (basename
     ``rt``) and, once known, the calibration as a number."""
-    pairs = [(k, v) for k, v in doc if k != "global"]
-    glob = dict(next((v for k, v in doc if k == "global"), []) or [])
+    pairs = _rtapp.Pairs((k, v) for k, v in doc if k != "global")
+    glob = dict(next((v for k, v in doc if k == "global"), []))
     glob["logdir"] = str(logdir)
     glob["log_basename"] = "rt"
     # rt-app 1.0 writes the log only without log_size (its string test is
@@ -51,18 +50,8 @@ def _rewrite(doc: Any, logdir: Path, calibration: int | None) -> str:
     glob.pop("log_size", None)
     if calibration is not None:
         glob["calibration"] = calibration
-    pairs.append(("global", list(glob.items())))
-    return _dump(pairs)
-
-
-def _dump(v: Any) -> str:
-    """JSON text of ``v``, objects given as lists of pairs (duplicate keys
-    kept, in order: rt-app's events)."""
-    if isinstance(v, list) and all(isinstance(x, tuple) and len(x) == 2 for x in v) and v:
-        return "{" + ", ".join(f"{json.dumps(k)}: {_dump(x)}" for k, x in v) + "}"
-    if isinstance(v, list):
-        return "[" + ", ".join(_dump(x) for x in v) + "]"
-    return json.dumps(v)
+    pairs.append(("global", _rtapp.Pairs(glob.items())))
+    return _rtapp.dump(pairs)
 
 
 def _run(cmd: list[str]) -> tuple[int, str]:
@@ -96,7 +85,7 @@ def measure_rt_app(
     doc = _rtapp.load(description)
     rows: list[dict[str, Any]] = []
     calibration: int | None = None
-    glob = dict(next((v for k, v in doc if k == "global"), []) or [])
+    glob = dict(next((v for k, v in doc if k == "global"), []))
     if isinstance(glob.get("calibration"), int):
         calibration = int(glob["calibration"])
     for rep in range(reps):
