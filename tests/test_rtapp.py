@@ -445,13 +445,9 @@ def test_a_barrier_waits_for_as_many_arrivals_as_rt_app_counts_uses():
     assert users({"tasks": {"t": {"instance": 2, "phases": {"p": many}}}}) == [2] * 2000
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="core before main's 15963f6 (workload/script.rs, Op::Barrier): the first arrival's "
-    "futex call ends in then=Block, so a release during that call is lost and both threads "
-    "sleep; 15963f6 keeps such a wake-up (drop this mark once the branch runs that core)",
-)
 def test_two_threads_pass_a_barrier():
+    # The release can come while the first arrival still pays its futex
+    # call: the wake-up is kept (workload::script), so both go on.
     pair = {"instance": 2, "loop": 3, "phases": {"p": {"barrier": "x", "run": 10}}}
     r = sl.simulate("vm-2", "v6.18", W.rt_app({"tasks": {"t": pair}}))
     assert r.ok and r.tasks["log_lines"].to_list() == [3, 3]
