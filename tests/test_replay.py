@@ -240,3 +240,50 @@ def test_cli_measure_record_and_rt_app_refuse_bad_arguments(capsys):
     assert "takes options only" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["run", "--", "true"])
+
+
+# --- reading a trace: its layouts, refusals, the op limit, memory --------------------
+
+
+def test_a_perf_line_of_a_task_perf_could_not_name_is_read():
+    # perf script prints ":-1 -1/-1" for the common task of an event it
+    # cannot name (here the switch away from an exiting worker): the
+    # event counts, and no task -1 appears
+    lines = gzip.decompress((DATA / "perf-messaging-g1-l2-pipe.txt.gz").read_bytes())
+    text = lines.decode().splitlines()
+    unnamed = [ln for ln in text if ln.lstrip().startswith(":-1")]
+    assert len(unnamed) == 1 and "prev_state=X" in unnamed[0]
+    w = W.from_trace(text)
+    assert w.recorded["context_switches"] == 464  # 463 without that line
+    from schedlab.io import replay
+
+    assert -1 not in replay._scan(replay.parse(text))[0]
+
+
+def _pingpong_file(tmp_path, lines):
+    p = tmp_path / "t.txt"
+    p.write_text("\n".join(lines) + "\n")
+    return p
+
+
+def test_parsing_holds_a_compact_event_per_line_not_the_text(tmp_path):
+    import tracemalloc
+
+    from schedlab.io import replay
+
+    one = _pingpong(_perf, rounds=100)
+    lines = []
+    for k in range(50):  # 30,000 lines, each copy 1 s later
+        lines += [ln.replace(" 1.", f" {k + 1}.", 1) for ln in one]
+    p = _pingpong_file(tmp_path, lines)
+    tracemalloc.start()
+    try:
+        events = replay.parse(replay.read_text(p))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(events) == len(lines)
+    # the text is read as it is parsed; an event is a few small tuples
+    # sharing their names and numbers (the old parser held the text, a
+    # list of its lines and ~500 bytes per event)
+    assert peak / len(lines) < 320, peak / len(lines)

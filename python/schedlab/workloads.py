@@ -9,7 +9,7 @@ import dataclasses
 import inspect
 import numbers
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ParamSpec, TypeVar
 
@@ -797,6 +797,7 @@ def from_trace(
     if not 1e-6 <= scale <= 1e6:
         raise ConfigError(f"invalid time_scale={time_scale!r}: expected a factor from 1e-6 to 1e6")
     net = need_bool("net_costs", net_costs)
+    lines: Iterable[str]
     if isinstance(path, (str, os.PathLike)):
         lines = replay.read_text(path)
         src: Any = str(path)

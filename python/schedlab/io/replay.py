@@ -38,35 +38,68 @@ user/system split of the work (replayed as user time).
 
 from __future__ import annotations
 
+import gc
 import gzip
+import io
 import os
 import re
 import shutil
 import subprocess
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
+from typing import IO, NamedTuple
 
 from .._check import error_text
 from ..exceptions import ConfigError
 from .script import Script, ScriptTask
 
-_PERF = re.compile(
-    r"^\s*(?P<comm>.*?)\s+(?P<pid>\d+)(?:/(?P<tid>\d+))?\s+\[(?P<cpu>\d+)\]\s+"
-    r"(?P<ts>\d+\.\d+):\s+(?:\d+\s+)?(?:\w+:)?(?P<ev>sched_\w+):\s?(?P<rest>.*)$"
-)
-_FTRACE = re.compile(
-    r"^\s*(?P<comm>.*)-(?P<tid>\d+)\s+(?:\(\s*(?P<pid>[\d-]+)\)\s+)?\[(?P<cpu>\d+)\]\s+"
-    r"(?:\S{4,5}\s+)?(?P<ts>\d+\.\d+):\s+(?P<ev>sched_\w+):\s?(?P<rest>.*)$"
-)
-_SWITCH = re.compile(
-    r"prev_comm=(?P<pc>.*?) prev_pid=(?P<pp>\d+) prev_prio=(?P<ppr>-?\d+) "
-    r"prev_state=(?P<ps>\S+) ==> next_comm=(?P<nc>.*?) next_pid=(?P<np>\d+) "
-    r"next_prio=(?P<npr>-?\d+)"
-)
-_WAKE = re.compile(r"comm=(?P<c>.*?) pid=(?P<p>\d+) prio=(?P<pr>-?\d+)")
-_FORK = re.compile(r"comm=(?P<c>.*?) pid=(?P<p>\d+) child_comm=(?P<cc>.*?) child_pid=(?P<cp>\d+)")
 
+def _name(group: str, stop: str) -> str:
+    """A task name as a pattern's group ``group``: any text, the run of
+    characters up to ``stop`` tried first — the same match for a name
+    without ``stop`` in it (nearly all), found several times faster than
+    by ``.*?`` alone."""
+    return rf"(?P<{group}>[^{stop}]*|.*?)"
+
+
+#: The start of an event's line, up to its fields. perf script: ``COMM
+#: PID[/TID] [CPU] SECS.USECS: [PERIOD] sched:EVENT:``; ftrace and
+#: trace-cmd report: ``COMM-TID [(TGID)] [CPU] [FLAGS] SECS.USECS: EVENT:``
+#: (FLAGS: the latency columns, irqs-off, need-resched, … ``d..2.``;
+#: trace-cmd pads the event name with spaces). One pattern for both, so a
+#: line is matched once whichever tool wrote it; not a comment (``#``).
+_HEAD = re.compile(
+    r"\s*(?![#\s])" + _name("comm", r"\s")
+    + r"(?:-(?P<tid>\d{1,10})(?:\s+\(\s*(?P<tgid>[\d-]{1,10})\))?"  # ftrace
+    r"|\s+(?P<pid>-?\d{1,10})(?:/(?P<ptid>-?\d{1,10}))?)"  # perf script (-1: unknown)
+    r"\s+\[(?P<cpu>\d{1,5})\]\s+(?:\S{2,8}\s+)?"
+    r"(?P<sec>\d{1,12})\.(?P<frac>\d{1,9}):\s+(?:\d+\s+)?(?:\w+:)?(?P<ev>sched_\w+):\s*",
+    re.ASCII,
+)  # fmt: skip
+#: ``sched_switch``'s fields as the kernel prints them (ftrace, perf script).
+_SWITCH = re.compile(
+    "prev_comm=" + _name("pc", " ") + r" prev_pid=(?P<pp>\d{1,10}) prev_prio=(?P<ppr>-?\d{1,4})"
+    r" prev_state=(?P<ps>\S+) ==> next_comm=" + _name("nc", " ")
+    + r" next_pid=(?P<np>\d{1,10}) next_prio=(?P<npr>-?\d{1,4})",
+    re.ASCII,
+)  # fmt: skip
+#: The woken (migrated) task of ``sched_waking``, ``sched_wakeup``,
+#: ``sched_wakeup_new`` (``sched_migrate_task``) as the kernel prints it
+#: (``comm=COMM pid=PID prio=PRIO target_cpu=CPU``).
+_WAKE = re.compile(
+    "comm=" + _name("c", " ") + r" pid=(?P<p>\d{1,10}) prio=(?P<pr>-?\d{1,4})", re.ASCII
+)
+_FORK = re.compile(
+    "comm=" + _name("c", " ") + r" pid=(?P<p>\d{1,10}) child_comm=" + _name("cc", " ")
+    + r" child_pid=(?P<cp>\d{1,10})",
+    re.ASCII,
+)  # fmt: skip
+
+_WAKES = ("sched_waking", "sched_wakeup", "sched_wakeup_new", "sched_migrate_task")
+#: The events the replay reads.
+READ_EVENTS = ("sched_switch", *_WAKES, "sched_process_fork")
 #: Kernel threads, by the start of their name.
 KTHREADS = re.compile(
     r"^(swapper|kworker|ksoftirqd|migration|rcu_|rcuc|rcuo|kthreadd|watchdog|cpuhp|"
@@ -84,43 +117,158 @@ RECORDERS = ("perf", "trace-cmd")
 PERF_EXEC = "perf-exec"
 
 
-def _ns(ts: str) -> int:
-    sec, _, frac = ts.partition(".")
-    return int(sec) * 1_000_000_000 + int((frac + "000000000")[:9])
+class Switch(NamedTuple):
+    """A ``sched_switch``'s fields."""
+
+    prev_comm: str
+    prev_pid: int
+    prev_prio: int
+    prev_state: str
+    next_comm: str
+    next_pid: int
+    next_prio: int
+
+    def text(self) -> str:
+        return (
+            f"prev_comm={self.prev_comm} prev_pid={self.prev_pid} prev_prio={self.prev_prio} "
+            f"prev_state={self.prev_state} ==> next_comm={self.next_comm} "
+            f"next_pid={self.next_pid} next_prio={self.next_prio}"
+        )
 
 
-@dataclass
-class Event:
-    ts: int
+class Wake(NamedTuple):
+    """The task a ``sched_waking``, ``sched_wakeup``, ``sched_wakeup_new``
+    wakes (a ``sched_migrate_task`` moves)."""
+
+    comm: str
+    pid: int
+    prio: int
+
+    def text(self) -> str:
+        return f"comm={self.comm} pid={self.pid} prio={self.prio}"
+
+
+class Fork(NamedTuple):
+    """A ``sched_process_fork``'s parent and child."""
+
+    comm: str
+    pid: int
+    child_comm: str
+    child_pid: int
+
+    def text(self) -> str:
+        return (
+            f"comm={self.comm} pid={self.pid} child_comm={self.child_comm} "
+            f"child_pid={self.child_pid}"
+        )
+
+
+class Event(NamedTuple):
+    """One recorded ``sched_*`` event."""
+
+    ts: int  # ns
     cpu: int
-    pid: int  # the common pid (tid): the task running when the event fired
+    pid: int  # the common pid (tid): the task running when the event fired; -1 unknown
     tgid: int | None
     comm: str
     ev: str
-    rest: str
+    #: The fields of an event the replay reads (``READ_EVENTS``), parsed;
+    #: None for another ``sched_*`` event.
+    fields: Switch | Wake | Fork | None = None
+
+    @property
+    def rest(self) -> str:
+        """The fields as the kernel prints them (the part the replay reads;
+        ``""`` for an event it does not read), whatever tool wrote the line."""
+        return "" if self.fields is None else self.fields.text()
+
+
+class _Shared(dict[str, str]):
+    """One ``str`` object for each name (a recording repeats a few names
+    millions of times)."""
+
+    def __missing__(self, key: str) -> str:
+        self[key] = key
+        return key
+
+
+class _Ints(dict[str, int]):
+    """One ``int`` object for each number's text (pids, prios, CPUs)."""
+
+    def __missing__(self, key: str) -> int:
+        v = self[key] = int(key)
+        return v
+
+
+#: ns per unit of a timestamp's fraction by its number of digits.
+_FRACTION_NS = tuple(10 ** (9 - n) for n in range(10))
 
 
 def parse(lines: Iterable[str]) -> list[Event]:
     """The ``sched_*`` events of a recorded text, in time order (stable)."""
+    collecting = gc.isenabled()
+    # Millions of small tuples and no cycles among them: the cyclic garbage
+    # collector's passes over them as they pile up would take a quarter to
+    # a half of the time.
+    gc.disable()
+    try:
+        return _parse(lines)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _parse(lines: Iterable[str]) -> list[Event]:
     out: list[Event] = []
+    names, nums = _Shared(), _Ints()  # one object per repeated name, number
+    # tuple.__new__ makes an Event, Switch… without the Python-level
+    # __new__ of a NamedTuple (a quarter of the cost of Switch(...)).
+    new = tuple.__new__
+    head, switch, wake, fork = _HEAD.match, _SWITCH.match, _WAKE.match, _FORK.match
+    last, ordered = -1, True
     for line in lines:
-        if not line or line.lstrip().startswith("#"):
+        if "sched_" not in line:
             continue
-        m = _PERF.match(line)
-        if m is not None:
-            tid = m["tid"]
-            pid, tgid = (int(tid), int(m["pid"])) if tid is not None else (int(m["pid"]), None)
-        else:
-            m = _FTRACE.match(line)
-            if m is None:
+        m = head(line)
+        if m is None:
+            continue
+        comm, tid, tgid, pid, ptid, cpu, sec, frac, ev = m.groups()
+        at = m.end()
+        fields: Switch | Wake | Fork | None = None
+        if ev == "sched_switch":
+            f = switch(line, at)
+            if f is None:
                 continue
-            pid = int(m["tid"])
-            g = m["pid"]
-            tgid = int(g) if g and g.strip("-") else None
-        out.append(
-            Event(_ns(m["ts"]), int(m["cpu"]), pid, tgid, m["comm"].strip(), m["ev"], m["rest"])
-        )
-    out.sort(key=lambda e: e.ts)
+            pc, pp, ppr, ps, nc, np_, npr = f.groups()
+            fields = new(
+                Switch,
+                (names[pc], nums[pp], nums[ppr], names[ps], names[nc], nums[np_], nums[npr]),
+            )
+        elif ev in _WAKES:
+            f = wake(line, at)
+            if f is None:
+                continue
+            c, p, pr = f.groups()
+            fields = new(Wake, (names[c], nums[p], nums[pr]))
+        elif ev == "sched_process_fork":
+            f = fork(line, at)
+            if f is None:
+                continue
+            c, p, cc, cp = f.groups()
+            fields = new(Fork, (names[c], nums[p], names[cc], nums[cp]))
+        if tid is not None:  # ftrace: COMM-TID, maybe (TGID)
+            common, group = nums[tid], nums[tgid] if tgid and tgid.strip("-") else None
+        elif ptid is not None:  # perf script: COMM PID/TID
+            common, group = nums[ptid], nums[pid] if pid != "-1" else None
+        else:
+            common, group = nums[pid], None
+        ts = int(sec + frac) * _FRACTION_NS[len(frac)]
+        out.append(new(Event, (ts, nums[cpu], common, group, names[comm], names[ev], fields)))
+        if ts < last:
+            ordered = False
+        last = ts
+    if not ordered:
+        out.sort(key=attrgetter("ts"))
     return out
 
 
@@ -200,43 +348,7 @@ def build(
             "invalid path: the recording has no sched_* events; expected `perf script` output of a "
             "`perf sched record`, ftrace/trace-cmd text, or Result.to_ftrace() output"
         )
-    seen: dict[int, _Task] = {}
-
-    now = 0
-
-    def task(pid: int, comm: str | None = None) -> _Task:
-        t = seen.get(pid)
-        if t is None:
-            t = seen[pid] = _Task(pid, first_ts=now)
-        if comm is not None and (not t.comms or t.comms[-1] != comm):
-            t.comms.append(comm)
-        return t
-
-    have_waking = have_fork = False
-    for e in events:
-        now = e.ts
-        c = task(e.pid, e.comm)
-        if e.tgid is not None:
-            c.tgid = e.tgid
-        if e.ev == "sched_switch":
-            m = _SWITCH.match(e.rest)
-            if m:
-                a, b = task(int(m["pp"]), m["pc"]), task(int(m["np"]), m["nc"])
-                a.prio = a.prio if a.prio is not None else int(m["ppr"])
-                b.prio = b.prio if b.prio is not None else int(m["npr"])
-        elif e.ev in ("sched_waking", "sched_wakeup", "sched_wakeup_new"):
-            have_waking |= e.ev == "sched_waking"
-            m = _WAKE.match(e.rest)
-            if m:
-                t = task(int(m["p"]), m["c"])
-                t.prio = t.prio if t.prio is not None else int(m["pr"])
-                if e.ev == "sched_wakeup_new" and t.parent is None:
-                    t.parent = e.pid
-        elif e.ev == "sched_process_fork":
-            have_fork = True
-            m = _FORK.match(e.rest)
-            if m:
-                task(int(m["cp"]), m["cc"]).parent = int(m["p"])
+    seen, have_waking, have_fork = _scan(events)
     chosen = _select(seen, tasks)
     if not chosen:
         named = sorted({c for t in seen.values() for c in t.comms})[:20]
@@ -404,10 +516,60 @@ def _sleep(t: _Task, ts: int, scale: float, stats: dict[str, int]) -> None:
 
 
 def _mentions(e: Event, chosen: set[int]) -> bool:
-    if e.ev == "sched_switch":
-        m = _SWITCH.match(e.rest)
-        return m is not None and (int(m["pp"]) in chosen or int(m["np"]) in chosen)
-    return False
+    f = e.fields
+    return isinstance(f, Switch) and (f.prev_pid in chosen or f.next_pid in chosen)
+
+
+def _scan(events: Iterable[Event]) -> tuple[dict[int, _Task], bool, bool]:
+    """Every task ``events`` name (by pid), with its names, tgid, first
+    prio and parent; whether the events include
+    ``sched_waking`` and ``sched_process_fork``."""
+    seen: dict[int, _Task] = {}
+    get = seen.get
+    now = 0
+
+    def task(pid: int, comm: str) -> _Task:
+        t = get(pid)
+        if t is None:
+            t = seen[pid] = _Task(pid, first_ts=now)
+        if not t.comms or t.comms[-1] != comm:
+            t.comms.append(comm)
+        return t
+
+    have_waking = have_fork = False
+    for e in events:
+        now, _, pid, tgid, comm, ev, f = e
+        # (get(pid) first: task()'s call is the slow path, a new task or name)
+        if pid >= 0:  # not perf's -1, a task it could not name
+            c = get(pid)
+            if c is None or c.comms[-1] != comm:
+                c = task(pid, comm)
+            if tgid is not None:
+                c.tgid = tgid
+        if ev == "sched_switch":
+            assert isinstance(f, Switch)
+            a, b = get(f.prev_pid), get(f.next_pid)
+            if a is None or a.comms[-1] != f.prev_comm:
+                a = task(f.prev_pid, f.prev_comm)
+            if b is None or b.comms[-1] != f.next_comm:
+                b = task(f.next_pid, f.next_comm)
+            if a.prio is None:
+                a.prio = f.prev_prio
+            if b.prio is None:
+                b.prio = f.next_prio
+        elif ev == "sched_waking" or ev == "sched_wakeup" or ev == "sched_wakeup_new":
+            assert isinstance(f, Wake)
+            have_waking |= ev == "sched_waking"
+            t = task(f.pid, f.comm)
+            if t.prio is None:
+                t.prio = f.prio
+            if ev == "sched_wakeup_new" and t.parent is None:
+                t.parent = pid
+        elif ev == "sched_process_fork":
+            assert isinstance(f, Fork)
+            have_fork = True
+            task(f.child_pid, f.child_comm).parent = f.pid
+    return seen, have_waking, have_fork
 
 
 #: ``perf script`` fields ``from_trace`` asks for (pid/tid gives threads).
@@ -426,9 +588,12 @@ def perf_script(perf: str, data: str | os.PathLike[str]) -> tuple[int, str, str]
     return p.returncode, p.stdout, p.stderr
 
 
-def read_text(path: str | os.PathLike[str]) -> list[str]:
+def read_text(path: str | os.PathLike[str]) -> Iterator[str]:
     """A recorded schedule's lines: a text file as it is (or gzipped), a
-    ``perf.data`` through ``perf script``."""
+    ``perf.data`` through ``perf script``. A file is read as its lines are
+    taken, not held whole; one that cannot be opened is refused at once,
+    one that cannot be read to its end (a gzip file cut short) when its
+    reader gets there."""
     p = Path(path)
     try:
         with p.open("rb") as f:
@@ -452,15 +617,27 @@ def read_text(path: str | os.PathLike[str]) -> list[str]:
                 f"invalid path={str(path)!r}: `perf script` failed: "
                 f"{err.strip().splitlines()[-1:] or code}"
             )
-        return text.splitlines()
+        return _lines(lambda: io.StringIO(text), path, "")
     if head.startswith(b"\x1f\x8b"):
-        try:
-            return gzip.decompress(p.read_bytes()).decode(errors="replace").splitlines()
-        except (OSError, EOFError) as e:
-            raise ConfigError(
-                f"invalid path={str(path)!r}: not a readable gzip file ({e})"
-            ) from None
-    return p.read_text(errors="replace").splitlines()
+        return _lines(
+            lambda: gzip.open(p, "rt", encoding="utf-8", errors="replace"),
+            path,
+            "not a readable gzip file",
+        )
+    return _lines(lambda: p.open(encoding="utf-8", errors="replace"), path, "cannot read it")
+
+
+def _lines(
+    open_text: Callable[[], IO[str]], path: str | os.PathLike[str], what: str
+) -> Iterator[str]:
+    """The lines of the text ``open_text`` opens, without their line ends;
+    an error reading it a ``ConfigError`` (``what`` it is)."""
+    try:
+        with open_text() as f:
+            for line in f:
+                yield line.rstrip("\n")
+    except (OSError, EOFError, ValueError) as e:  # ValueError: zlib's, a bad gzip trailer
+        raise ConfigError(f"invalid path={str(path)!r}: {what} ({error_text(e)})") from None
 
 
 def from_lines(
@@ -470,4 +647,5 @@ def from_lines(
     time_scale: float = 1.0,
     net_costs: bool = True,
 ) -> tuple[Script, Recorded]:
-    return build(parse(lines), tasks=tasks, time_scale=time_scale, net_costs=net_costs)
+    events = parse(lines)
+    return build(events, tasks=tasks, time_scale=time_scale, net_costs=net_costs)
