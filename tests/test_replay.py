@@ -245,6 +245,66 @@ def test_cli_measure_record_and_rt_app_refuse_bad_arguments(capsys):
 # --- reading a trace: its layouts, refusals, the op limit, memory --------------------
 
 
+TC_SAMPLE = DATA / "pingpong.trace-cmd.txt"  # trace-cmd report's default text
+FT_SAMPLE = DATA / "pingpong.ftrace.txt"  # the same schedule as the kernel's trace file
+
+
+def test_trace_cmd_reports_default_format_gives_the_ftrace_programs():
+    # trace-cmd report prints sched_switch and sched_wakeup(_new) in
+    # libtraceevent's plugin layout ("a:100 [120] S ==> swapper/0:0 [120]",
+    # "b:101 [120] CPU:001"), the other events as the kernel does
+    tc, ft = W.from_trace(TC_SAMPLE), W.from_trace(FT_SAMPLE)
+    assert tc.params == ft.params
+    assert tc.recorded == ft.recorded
+    rec = tc.recorded
+    # a and b hand a token back and forth; b forks my:app, which blocks
+    # (D|K) and is woken by an interrupt; the kernel thread is left out
+    assert rec["tasks"] == 3 and rec["dependencies"] == 9 and rec["timed_sleeps"] == 2
+    assert rec["involuntary_cs"] == 1 and rec["voluntary_cs"] == 14
+    names = [t["name"] for t in tc.params["tasks"]]
+    assert names == ["a", "b", "my:app"]
+    assert tc.params["tasks"][2]["start"] == "fork"
+    assert sl.simulate("vm-2", "v6.18", tc).ok
+
+
+def test_trace_cmd_layouts_of_each_event_parse():
+    from schedlab.io import replay
+
+    lines = [
+        # trace-cmd 2.x, no latency column (the kernel's and trace-cmd's
+        # sched_switch states: R+, D|K, S)
+        "  bash-1234  [001]  5678.901234: sched_switch:         bash:1234 [120] S ==> "
+        "swapper/1:0 [120]",
+        "  <idle>-0     [000] d..2. 5678.901240: sched_switch:   swapper/0:0 [120] R+ ==> "
+        "Web Content:77 [98]",
+        "  Web Content-77 [000] d..2. 5678.901250: sched_switch:   Web Content:77 [98] D|K ==> "
+        "kworker/u8:2:12 [120]",
+        "  kworker/u8:2-12 [000] dNh2. 5678.901260: sched_wakeup:  bash:1234 [120] CPU:001",
+        "  kworker/u8:2-12 [000] dNh2. 5678.901261: sched_wakeup_new: x:y:9 [120] success=1 "
+        "CPU:000",
+        "  kworker/u8:2-12 [000] dNh2. 5678.901262: sched_waking:  comm=bash pid=1234 prio=120 "
+        "target_cpu=001",
+    ]
+    ev = replay.parse(lines)
+    s = [e.fields for e in ev]
+    assert s[0] == replay.Switch("bash", 1234, 120, "S", "swapper/1", 0, 120)
+    assert s[1] == replay.Switch("swapper/0", 0, 120, "R+", "Web Content", 77, 98)
+    assert s[2] == replay.Switch("Web Content", 77, 98, "D|K", "kworker/u8:2", 12, 120)
+    assert s[3] == replay.Wake("bash", 1234, 120) == s[5]
+    assert s[4] == replay.Wake("x:y", 9, 120)
+    assert [(e.pid, e.cpu, e.comm) for e in ev[:3]] == [
+        (1234, 1, "bash"),
+        (0, 0, "<idle>"),
+        (77, 0, "Web Content"),
+    ]
+    assert ev[0].ts == 5678_901234_000
+    # the kernel's layout of the same fields, for a replay that reads it
+    assert ev[1].rest == (
+        "prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R+ ==> "
+        "next_comm=Web Content next_pid=77 next_prio=98"
+    )
+
+
 def test_a_perf_line_of_a_task_perf_could_not_name_is_read():
     # perf script prints ":-1 -1/-1" for the common task of an event it
     # cannot name (here the switch away from an exiting worker): the

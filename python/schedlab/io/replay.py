@@ -2,10 +2,12 @@
 
 Reads the ``sched_*`` tracepoints as text — ``perf script`` output of a
 ``perf sched record`` (``comm pid[/tid] [cpu] secs.usecs: sched:event:
-fields``), the kernel's ftrace / ``trace-cmd report`` text (``comm-pid
-[cpu] flags secs.usecs: event: fields``), and the model's own
-``Result.to_ftrace()`` — and turns each task into a program
-(``io.script``):
+fields``), the kernel's ftrace text (``comm-pid [cpu] flags secs.usecs:
+event: fields``), ``trace-cmd report``'s (the same lines, with
+libtraceevent's own layout of ``sched_switch`` and ``sched_wakeup``:
+``comm:pid [prio] S ==> comm:pid [prio]``, ``comm:pid [prio] CPU:001``),
+and the model's own ``Result.to_ftrace()`` — and turns each task into a
+program (``io.script``):
 
 - the CPU time between its switch-in and switch-out is **work**
   (``run``, scaled by ``time_scale``); a preemption (``prev_state=R``)
@@ -78,19 +80,30 @@ _HEAD = re.compile(
     r"(?P<sec>\d{1,12})\.(?P<frac>\d{1,9}):\s+(?:\d+\s+)?(?:\w+:)?(?P<ev>sched_\w+):\s*",
     re.ASCII,
 )  # fmt: skip
-#: ``sched_switch``'s fields as the kernel prints them (ftrace, perf script).
+#: ``sched_switch``'s fields as the kernel prints them (ftrace, perf script) ...
 _SWITCH = re.compile(
     "prev_comm=" + _name("pc", " ") + r" prev_pid=(?P<pp>\d{1,10}) prev_prio=(?P<ppr>-?\d{1,4})"
     r" prev_state=(?P<ps>\S+) ==> next_comm=" + _name("nc", " ")
     + r" next_pid=(?P<np>\d{1,10}) next_prio=(?P<npr>-?\d{1,4})",
     re.ASCII,
 )  # fmt: skip
+#: ... and as trace-cmd report prints them (libtraceevent's
+#: plugin_sched_switch.c: ``COMM:PID [PRIO] STATE ==> COMM:PID [PRIO]``,
+#: STATE the letters of ``prev_state``'s bits joined by ``|``, ``R`` for none).
+_SWITCH_TC = re.compile(
+    _name("pc", ":") + r":(?P<pp>\d{1,10}) \[(?P<ppr>-?\d{1,4})\] (?P<ps>\S+) ==> "
+    + _name("nc", ":") + r":(?P<np>\d{1,10}) \[(?P<npr>-?\d{1,4})\]",
+    re.ASCII,
+)  # fmt: skip
 #: The woken (migrated) task of ``sched_waking``, ``sched_wakeup``,
 #: ``sched_wakeup_new`` (``sched_migrate_task``) as the kernel prints it
-#: (``comm=COMM pid=PID prio=PRIO target_cpu=CPU``).
+#: (``comm=COMM pid=PID prio=PRIO target_cpu=CPU``) ...
 _WAKE = re.compile(
     "comm=" + _name("c", " ") + r" pid=(?P<p>\d{1,10}) prio=(?P<pr>-?\d{1,4})", re.ASCII
 )
+#: ... and as trace-cmd report prints ``sched_wakeup`` and
+#: ``sched_wakeup_new`` (``COMM:PID [PRIO] [success=1] CPU:CPU``).
+_WAKE_TC = re.compile(_name("c", ":") + r":(?P<p>\d{1,10}) \[(?P<pr>-?\d{1,4})\]", re.ASCII)
 _FORK = re.compile(
     "comm=" + _name("c", " ") + r" pid=(?P<p>\d{1,10}) child_comm=" + _name("cc", " ")
     + r" child_pid=(?P<cp>\d{1,10})",
@@ -224,7 +237,8 @@ def _parse(lines: Iterable[str]) -> list[Event]:
     # tuple.__new__ makes an Event, Switch… without the Python-level
     # __new__ of a NamedTuple (a quarter of the cost of Switch(...)).
     new = tuple.__new__
-    head, switch, wake, fork = _HEAD.match, _SWITCH.match, _WAKE.match, _FORK.match
+    head, switch, switch_tc = _HEAD.match, _SWITCH.match, _SWITCH_TC.match
+    wake, wake_tc, fork = _WAKE.match, _WAKE_TC.match, _FORK.match
     last, ordered = -1, True
     for line in lines:
         if "sched_" not in line:
@@ -236,7 +250,7 @@ def _parse(lines: Iterable[str]) -> list[Event]:
         at = m.end()
         fields: Switch | Wake | Fork | None = None
         if ev == "sched_switch":
-            f = switch(line, at)
+            f = switch(line, at) or switch_tc(line, at)
             if f is None:
                 continue
             pc, pp, ppr, ps, nc, np_, npr = f.groups()
@@ -245,7 +259,7 @@ def _parse(lines: Iterable[str]) -> list[Event]:
                 (names[pc], nums[pp], nums[ppr], names[ps], names[nc], nums[np_], nums[npr]),
             )
         elif ev in _WAKES:
-            f = wake(line, at)
+            f = wake(line, at) or (wake_tc(line, at) if ev != "sched_migrate_task" else None)
             if f is None:
                 continue
             c, p, pr = f.groups()
