@@ -326,6 +326,45 @@ def _pingpong_file(tmp_path, lines):
     return p
 
 
+def test_a_malformed_line_of_an_event_the_replay_reads_is_refused(tmp_path):
+    good = _pingpong(_ftrace)
+    assert "sched_switch" in good[2]
+    cases = [
+        (good[2].replace("prev_pid=100", "prev_pid=x"), "sched_switch line whose fields"),
+        (good[1].replace("pid=101", "pid=1e3"), "sched_waking line whose fields"),
+        (good[2].replace(" 1.000101:", " 1000101:"), "sched_switch line whose start"),  # a counter
+        (good[2][:-20], "sched_switch line whose fields"),  # cut short
+    ]
+    for bad, what in cases:
+        lines = [*good[:2], bad, *good[3:]]
+        with pytest.raises(sl.ConfigError, match=r"invalid path\[2\]: '.*: a " + what) as e:
+            W.from_trace(lines)
+        assert "expected " in str(e.value)
+        p = _pingpong_file(tmp_path, lines)
+        with pytest.raises(sl.ConfigError, match=r"invalid path='.*t\.txt', line 3: ") as e:
+            W.from_trace(p)
+        assert "expected " in str(e.value)
+    # a long line is shown shortened
+    long = good[2].replace("prev_pid=100", "prev_pid=x" + "y" * 5000)
+    with pytest.raises(sl.ConfigError, match=r"'\.\.\. \(5\d{3} characters\): a sched_switch") as e:
+        W.from_trace([*good[:2], long])
+    assert len(str(e.value)) < 700
+
+
+def test_other_lines_are_skipped():
+    good = _pingpong(_ftrace)
+    noise = [
+        "# sched_switch: a comment",
+        "cpus=2",
+        "  bash-1 [000] d..2. 1.000000: irq_handler_entry: irq=1 name=sched_switch:",
+        "  bash-1 [000] d..2. 1.000000: tracing_mark_write: sched_switch: a marker",
+        "  kworker/0:1-9 [000] d..2. 1.000000: sched_stat_runtime: any text at all",
+        "",
+    ]
+    w = W.from_trace([*noise, *good[:5], *noise, *good[5:]])
+    assert w.params == W.from_trace(good).params
+
+
 def test_parsing_holds_a_compact_event_per_line_not_the_text(tmp_path):
     import tracemalloc
 

@@ -799,17 +799,17 @@ def from_trace(
     net = need_bool("net_costs", net_costs)
     lines: Iterable[str]
     if isinstance(path, (str, os.PathLike)):
-        lines = replay.read_text(path)
-        src: Any = str(path)
+        lines, shown = replay.read_text(path), str(path)
+        src: Any = shown
     elif is_list(path):
         lines = [need_str(f"path[{i}]", x) for i, x in enumerate(path)]
-        src = lines
+        src, shown = lines, None
     else:
         raise ConfigTypeError(
             f"invalid type for path: got {type_name(path)} {short(path)}, expected a path or "
             "a list of trace lines"
         )
-    script, rec = replay.from_lines(lines, tasks=names, time_scale=scale, net_costs=net)
+    script, rec = replay.from_lines(lines, tasks=names, time_scale=scale, net_costs=net, path=shown)
     params = script.params()
     _core.workload_check("from_trace", params)
     args = {"path": src, "tasks": tasks, "time_scale": time_scale, "net_costs": net_costs}

@@ -28,6 +28,10 @@ program (``io.script``):
   ftrace's ``(tgid)`` column, threads of one process share an address
   space.
 
+Other lines are skipped (comments, other tracepoints); a line of an event
+the replay reads (``READ_EVENTS``) that does not parse is a
+``ConfigError`` naming it.
+
 Left out by default: the idle task, kernel threads (by name), and the
 recording tool (with ``perf sched record -- CMD`` only the command's task,
 ``perf-exec``, and its descendants are kept; otherwise tasks only ever
@@ -111,8 +115,29 @@ _FORK = re.compile(
 )  # fmt: skip
 
 _WAKES = ("sched_waking", "sched_wakeup", "sched_wakeup_new", "sched_migrate_task")
-#: The events the replay reads.
+#: The events the replay reads; a line of one whose fields do not parse is
+#: refused.
 READ_EVENTS = ("sched_switch", *_WAKES, "sched_process_fork")
+#: A line that names one of them where an event's name goes (after its
+#: timestamp) but whose start did not parse (a counter timestamp, the
+#: latency format's CPU column, a line cut short).
+_NAMES_READ = re.compile(r"\d:\s+(?:\d+\s+)?(?:\w+:)?(?P<ev>" + "|".join(READ_EVENTS) + r"):")
+
+#: What each part of a line is expected to be, for a refusal.
+_EXPECTED = {
+    "start": "COMM PID[/TID] [CPU] SECS.USECS: sched:EVENT: FIELDS (perf script) or "
+    "COMM-PID [(TGID)] [CPU] [FLAGS] SECS.USECS: EVENT: FIELDS (ftrace, trace-cmd report)",
+    "sched_switch": "prev_comm=COMM prev_pid=PID prev_prio=PRIO prev_state=STATE ==> "
+    "next_comm=COMM next_pid=PID next_prio=PRIO, or trace-cmd report's "
+    "COMM:PID [PRIO] STATE ==> COMM:PID [PRIO]",
+    **dict.fromkeys(
+        _WAKES[:3],
+        "comm=COMM pid=PID prio=PRIO target_cpu=CPU, or trace-cmd report's COMM:PID [PRIO] CPU:CPU",
+    ),
+    "sched_migrate_task": "comm=COMM pid=PID prio=PRIO orig_cpu=CPU dest_cpu=CPU",
+    "sched_process_fork": "comm=COMM pid=PID child_comm=COMM child_pid=PID",
+}
+
 #: Kernel threads, by the start of their name.
 KTHREADS = re.compile(
     r"^(swapper|kworker|ksoftirqd|migration|rcu_|rcuc|rcuo|kthreadd|watchdog|cpuhp|"
@@ -215,23 +240,45 @@ class _Ints(dict[str, int]):
 
 #: ns per unit of a timestamp's fraction by its number of digits.
 _FRACTION_NS = tuple(10 ** (9 - n) for n in range(10))
+#: A line as a refusal shows it.
+_SHOWN = 120
 
 
-def parse(lines: Iterable[str]) -> list[Event]:
-    """The ``sched_*`` events of a recorded text, in time order (stable)."""
+def _unparsed(path: str | None, n: int, line: str, ev: str, part: str) -> ConfigError:
+    """A refusal of line ``n`` (from 0) of ``path`` (None: item ``n`` of the
+    list of lines given as ``path``), an ``ev`` event whose ``part`` (its
+    ``"start"`` or its ``"fields"``) does not parse: its place, its text
+    (shortened) and what was expected."""
+    where = f"path[{n}]" if path is None else f"path={path!r}, line {n + 1}"
+    text = line.rstrip("\r\n")
+    shown = repr(text) if len(text) <= _SHOWN else f"{text[:_SHOWN]!r}... ({len(text)} characters)"
+    expected = _EXPECTED["start" if part == "start" else ev]
+    does = "does" if part == "start" else "do"
+    return ConfigError(
+        f"invalid {where}: {shown}: a {ev} line whose {part} {does} not parse; expected {expected}"
+    )
+
+
+def parse(lines: Iterable[str], *, path: str | None = None) -> list[Event]:
+    """The ``sched_*`` events of a recorded text, in time order (stable).
+
+    ``path``: the file the lines are read from, named in a refusal (None:
+    ``lines`` is the list given as ``path``, and a refusal names its item).
+    A line of an event the replay reads (``READ_EVENTS``) that does not
+    parse is refused."""
     collecting = gc.isenabled()
     # Millions of small tuples and no cycles among them: the cyclic garbage
     # collector's passes over them as they pile up would take a quarter to
     # a half of the time.
     gc.disable()
     try:
-        return _parse(lines)
+        return _parse(lines, path)
     finally:
         if collecting:
             gc.enable()
 
 
-def _parse(lines: Iterable[str]) -> list[Event]:
+def _parse(lines: Iterable[str], path: str | None) -> list[Event]:
     out: list[Event] = []
     names, nums = _Shared(), _Ints()  # one object per repeated name, number
     # tuple.__new__ makes an Event, Switch… without the Python-level
@@ -240,11 +287,14 @@ def _parse(lines: Iterable[str]) -> list[Event]:
     head, switch, switch_tc = _HEAD.match, _SWITCH.match, _SWITCH_TC.match
     wake, wake_tc, fork = _WAKE.match, _WAKE_TC.match, _FORK.match
     last, ordered = -1, True
-    for line in lines:
+    for n, line in enumerate(lines):
         if "sched_" not in line:
             continue
         m = head(line)
         if m is None:
+            bad = _NAMES_READ.search(line)
+            if bad is not None and not line.lstrip().startswith("#"):
+                raise _unparsed(path, n, line, bad["ev"], "start")
             continue
         comm, tid, tgid, pid, ptid, cpu, sec, frac, ev = m.groups()
         at = m.end()
@@ -252,7 +302,7 @@ def _parse(lines: Iterable[str]) -> list[Event]:
         if ev == "sched_switch":
             f = switch(line, at) or switch_tc(line, at)
             if f is None:
-                continue
+                raise _unparsed(path, n, line, ev, "fields")
             pc, pp, ppr, ps, nc, np_, npr = f.groups()
             fields = new(
                 Switch,
@@ -261,13 +311,13 @@ def _parse(lines: Iterable[str]) -> list[Event]:
         elif ev in _WAKES:
             f = wake(line, at) or (wake_tc(line, at) if ev != "sched_migrate_task" else None)
             if f is None:
-                continue
+                raise _unparsed(path, n, line, ev, "fields")
             c, p, pr = f.groups()
             fields = new(Wake, (names[c], nums[p], nums[pr]))
         elif ev == "sched_process_fork":
             f = fork(line, at)
             if f is None:
-                continue
+                raise _unparsed(path, n, line, ev, "fields")
             c, p, cc, cp = f.groups()
             fields = new(Fork, (names[c], nums[p], names[cc], nums[cp]))
         if tid is not None:  # ftrace: COMM-TID, maybe (TGID)
@@ -660,6 +710,9 @@ def from_lines(
     tasks: Sequence[str] | None = None,
     time_scale: float = 1.0,
     net_costs: bool = True,
+    path: str | None = None,
 ) -> tuple[Script, Recorded]:
-    events = parse(lines)
+    """The replay of ``lines`` (``path``: the file they come from, named in
+    a refusal; None: a list of lines)."""
+    events = parse(lines, path=path)
     return build(events, tasks=tasks, time_scale=time_scale, net_costs=net_costs)
