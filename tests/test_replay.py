@@ -365,6 +365,54 @@ def test_other_lines_are_skipped():
     assert w.params == W.from_trace(good).params
 
 
+def _endless_pingpong(rounds: int, used: list[int]):
+    """perf script text of ``rounds`` of a ping-pong; ``used`` counts the
+    lines taken."""
+    t = 1_000_000
+    for i in range(rounds):
+        (n, p, c), (on, op, oc) = [("a", 100, 0), ("b", 101, 1)][:: 1 if i % 2 == 0 else -1]
+        for ln in (
+            _perf(n, p, c, t, "sched_waking", f"comm={on} pid={op} prio=120 target_cpu=00{oc}"),
+            _perf(n, p, c, t + 1, "sched_switch", _switch(n, p, "S", f"swapper/{c}", 0)),
+            _perf("swapper", 0, oc, t + 50, "sched_switch", _switch("swapper", 0, "R", on, op)),
+        ):
+            used[0] += 1
+            yield ln
+        t += 100
+
+
+def test_a_trace_past_the_op_limit_is_refused_while_it_is_read(monkeypatch):
+    from schedlab.io import replay
+
+    monkeypatch.setattr(sl._core, "SCRIPT_MAX_OPS", 300)
+    used = [0]
+    with pytest.raises(sl.ConfigError, match=r"limit of 300 operations") as e:
+        replay.from_lines(_endless_pingpong(100_000, used))
+    assert "path[" in str(e.value) and "tasks=" in str(e.value)
+    assert used[0] < 3_000, used[0]  # not the 300,000 lines
+    # a trace within the limit replays; many switches of tasks left out
+    # (kernel threads) do not count
+    used = [0]
+    lines = list(_endless_pingpong(40, used))
+    kthreads = [
+        _perf(
+            "kworker/0:1",
+            9,
+            0,
+            900_000 + i,
+            "sched_switch",
+            _switch("kworker/0:1", 9, "I", "kworker/0:2", 8),
+        )  # fmt: skip
+        for i in range(2_000)
+    ]
+    script, rec = replay.from_lines(kthreads + lines)
+    assert rec.tasks == 2 and script.nr_ops() <= 300
+    # the exact count still decides at the end
+    monkeypatch.setattr(sl._core, "SCRIPT_MAX_OPS", script.nr_ops() - 1)
+    with pytest.raises(sl.ConfigError, match="operations exceed the limit"):
+        W.from_trace(kthreads + lines)
+
+
 def test_parsing_holds_a_compact_event_per_line_not_the_text(tmp_path):
     import tracemalloc
 

@@ -30,7 +30,9 @@ program (``io.script``):
 
 Other lines are skipped (comments, other tracepoints); a line of an event
 the replay reads (``READ_EVENTS``) that does not parse is a
-``ConfigError`` naming it.
+``ConfigError`` naming it, as is a trace that gives its tasks more
+operations than a script holds (``_core.SCRIPT_MAX_OPS``), refused while
+it is read.
 
 Left out by default: the idle task, kernel threads (by name), and the
 recording tool (with ``perf sched record -- CMD`` only the command's task,
@@ -57,6 +59,7 @@ from operator import attrgetter
 from pathlib import Path
 from typing import IO, NamedTuple
 
+from .. import _core
 from .._check import error_text
 from ..exceptions import ConfigError
 from .script import Script, ScriptTask
@@ -259,26 +262,30 @@ def _unparsed(path: str | None, n: int, line: str, ev: str, part: str) -> Config
     )
 
 
-def parse(lines: Iterable[str], *, path: str | None = None) -> list[Event]:
+def parse(
+    lines: Iterable[str], *, path: str | None = None, tasks: Sequence[str] | None = None
+) -> list[Event]:
     """The ``sched_*`` events of a recorded text, in time order (stable).
 
     ``path``: the file the lines are read from, named in a refusal (None:
     ``lines`` is the list given as ``path``, and a refusal names its item).
     A line of an event the replay reads (``READ_EVENTS``) that does not
-    parse is refused."""
+    parse is refused; so, once ``lines`` have shown more switches than a
+    script has operations, is a trace whose tasks so far (``tasks`` chooses
+    them as in ``build``) need more (``_limit_ops``)."""
     collecting = gc.isenabled()
     # Millions of small tuples and no cycles among them: the cyclic garbage
     # collector's passes over them as they pile up would take a quarter to
     # a half of the time.
     gc.disable()
     try:
-        return _parse(lines, path)
+        return _parse(lines, path, tasks)
     finally:
         if collecting:
             gc.enable()
 
 
-def _parse(lines: Iterable[str], path: str | None) -> list[Event]:
+def _parse(lines: Iterable[str], path: str | None, tasks: Sequence[str] | None) -> list[Event]:
     out: list[Event] = []
     names, nums = _Shared(), _Ints()  # one object per repeated name, number
     # tuple.__new__ makes an Event, Switch… without the Python-level
@@ -286,6 +293,7 @@ def _parse(lines: Iterable[str], path: str | None) -> list[Event]:
     new = tuple.__new__
     head, switch, switch_tc = _HEAD.match, _SWITCH.match, _SWITCH_TC.match
     wake, wake_tc, fork = _WAKE.match, _WAKE_TC.match, _FORK.match
+    switches, check_at = 0, _core.SCRIPT_MAX_OPS
     last, ordered = -1, True
     for n, line in enumerate(lines):
         if "sched_" not in line:
@@ -308,6 +316,7 @@ def _parse(lines: Iterable[str], path: str | None) -> list[Event]:
                 Switch,
                 (names[pc], nums[pp], nums[ppr], names[ps], names[nc], nums[np_], nums[npr]),
             )
+            switches += 1
         elif ev in _WAKES:
             f = wake(line, at) or (wake_tc(line, at) if ev != "sched_migrate_task" else None)
             if f is None:
@@ -331,6 +340,13 @@ def _parse(lines: Iterable[str], path: str | None) -> list[Event]:
         if ts < last:
             ordered = False
         last = ts
+        if switches >= check_at:  # (then at twice as many: the scans cost O(lines))
+            # the tasks the lines so far select: in a recording of
+            # `perf sched record -- CMD` perf-exec comes first
+            seen, _, _ = _scan(out)
+            where = f"path[{n}]" if path is None else f"path={path!r} (by line {n + 1:,})"
+            _limit_ops(seen, _select(seen, tasks), where, " so far")
+            check_at *= 2
     if not ordered:
         out.sort(key=attrgetter("ts"))
     return out
@@ -351,6 +367,10 @@ class _Task:
     blocked: int | None = None  # since when it is blocked
     first_ts: int | None = None
     task: ScriptTask | None = None
+    #: Blocks it was switched back in from (``_scan``), and whether it is
+    #: blocked at the point ``_scan`` reached.
+    resumed: int = 0
+    in_block: bool = False
 
 
 @dataclass
@@ -414,6 +434,7 @@ def build(
         )
     seen, have_waking, have_fork = _scan(events)
     chosen = _select(seen, tasks)
+    _limit_ops(seen, chosen, "path")
     if not chosen:
         named = sorted({c for t in seen.values() for c in t.comms})[:20]
         raise ConfigError(
@@ -586,7 +607,7 @@ def _mentions(e: Event, chosen: set[int]) -> bool:
 
 def _scan(events: Iterable[Event]) -> tuple[dict[int, _Task], bool, bool]:
     """Every task ``events`` name (by pid), with its names, tgid, first
-    prio and parent; whether the events include
+    prio, parent and blocks resumed from; whether the events include
     ``sched_waking`` and ``sched_process_fork``."""
     seen: dict[int, _Task] = {}
     get = seen.get
@@ -621,6 +642,11 @@ def _scan(events: Iterable[Event]) -> tuple[dict[int, _Task], bool, bool]:
                 a.prio = f.prev_prio
             if b.prio is None:
                 b.prio = f.next_prio
+            if b.in_block:
+                b.resumed += 1
+                b.in_block = False
+            if f.prev_state[0] not in "RXZ":  # a block: not a preemption nor an exit
+                a.in_block = True
         elif ev == "sched_waking" or ev == "sched_wakeup" or ev == "sched_wakeup_new":
             assert isinstance(f, Wake)
             have_waking |= ev == "sched_waking"
@@ -634,6 +660,22 @@ def _scan(events: Iterable[Event]) -> tuple[dict[int, _Task], bool, bool]:
             have_fork = True
             task(f.child_pid, f.child_comm).parent = f.pid
     return seen, have_waking, have_fork
+
+
+def _limit_ops(seen: dict[int, _Task], chosen: set[int], where: str, so_far: str = "") -> None:
+    """A ``ConfigError`` if the replay of ``chosen`` obviously has more
+    operations than a script holds (``_core.SCRIPT_MAX_OPS``): each block
+    a replayed task is switched back in from is at least one (the wait for
+    its waker's token, or a timed sleep), besides its bursts of work."""
+    bound = sum(seen[p].resumed for p in chosen)
+    limit = _core.SCRIPT_MAX_OPS
+    if bound > limit:
+        raise ConfigError(
+            f"invalid {where}: the replayed tasks{so_far} block and are switched back in "
+            f"{bound:,} times, each at least one operation of the replay, above the limit "
+            f"of {limit:,} operations per script; expected a shorter trace (cut it) or "
+            "fewer tasks (tasks=[...])"
+        )
 
 
 #: ``perf script`` fields ``from_trace`` asks for (pid/tid gives threads).
@@ -714,5 +756,5 @@ def from_lines(
 ) -> tuple[Script, Recorded]:
     """The replay of ``lines`` (``path``: the file they come from, named in
     a refusal; None: a list of lines)."""
-    events = parse(lines, path=path)
+    events = parse(lines, path=path, tasks=tasks)
     return build(events, tasks=tasks, time_scale=time_scale, net_costs=net_costs)
