@@ -413,6 +413,28 @@ def test_a_trace_past_the_op_limit_is_refused_while_it_is_read(monkeypatch):
         W.from_trace(kthreads + lines)
 
 
+def test_a_list_of_lines_is_kept_compactly_in_the_workload():
+    import pickle
+
+    lines = _pingpong(_perf)
+    w = W.from_trace(lines, time_scale=2.0)
+    src = w.args["path"]
+    assert len(repr(w)) < 200 and f"<{len(lines)} trace lines, sha256 " in repr(w)
+    assert "prev_comm" not in repr(w.args)
+    # equal to the same lines (another list), not to other lines
+    assert W.from_trace(list(lines), time_scale=2.0) == w
+    assert W.from_trace(lines[:-1], time_scale=2.0).args["path"] != src
+    assert hash(src) == hash(W.from_trace(list(lines)).args["path"])
+    # picklable, and replace() replays the same lines again
+    assert pickle.loads(pickle.dumps(w)) == w
+    assert w.replace() == w
+    w1 = w.replace(time_scale=1.0)
+    assert w1 == W.from_trace(lines) and w1.params != w.params
+    # nor does a run's configuration hold them
+    r = sl.simulate("vm-2", "v6.18", w)
+    assert r.ok and "prev_comm" not in repr(r.config)
+
+
 def test_parsing_holds_a_compact_event_per_line_not_the_text(tmp_path):
     import tracemalloc
 

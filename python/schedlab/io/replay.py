@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import gc
 import gzip
+import hashlib
 import io
 import os
 import re
@@ -744,6 +745,44 @@ def _lines(
                 yield line.rstrip("\n")
     except (OSError, EOFError, ValueError) as e:  # ValueError: zlib's, a bad gzip trailer
         raise ConfigError(f"invalid path={str(path)!r}: {what} ({error_text(e)})") from None
+
+
+class TraceLines:
+    """Trace lines given to ``workloads.from_trace`` as a list, as its
+    workload's ``args`` keep them: the lines themselves (``Workload.replace``
+    replays them again), shown by their number and digest, equal to the
+    same lines."""
+
+    __slots__ = ("_digest", "lines")
+
+    def __init__(self, lines: Iterable[str]) -> None:
+        self.lines: tuple[str, ...] = tuple(lines)
+        self._digest: str | None = None
+
+    @property
+    def digest(self) -> str:
+        """The sha256 of the lines, each ended by a newline."""
+        if self._digest is None:
+            h = hashlib.sha256()
+            for i in range(0, len(self.lines), 4096):
+                h.update(("\n".join(self.lines[i : i + 4096]) + "\n").encode())
+            self._digest = h.hexdigest()
+        return self._digest
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TraceLines) and (self is other or self.lines == other.lines)
+
+    def __hash__(self) -> int:
+        return hash(self.digest)
+
+    def __repr__(self) -> str:
+        return f"<{len(self.lines):,} trace lines, sha256 {self.digest[:16]}>"
+
+    def __reduce__(self) -> tuple[type[TraceLines], tuple[tuple[str, ...]]]:
+        return TraceLines, (self.lines,)
 
 
 def from_lines(
