@@ -456,3 +456,15 @@ def test_parsing_holds_a_compact_event_per_line_not_the_text(tmp_path):
     # sharing their names and numbers (the old parser held the text, a
     # list of its lines and ~500 bytes per event)
     assert peak / len(lines) < 320, peak / len(lines)
+
+
+def test_a_damaged_gzip_file_is_refused_where_it_breaks(tmp_path):
+    data = gzip.compress(FT_SAMPLE.read_bytes() * 50)
+    cut, bad = tmp_path / "cut.txt.gz", tmp_path / "bad.txt.gz"
+    cut.write_bytes(data[: len(data) // 2])
+    damaged = bytearray(data)
+    damaged[200:260] = bytes(b ^ 0xFF for b in damaged[200:260])  # zlib.error, not OSError
+    bad.write_bytes(bytes(damaged))
+    for p in (cut, bad):
+        with pytest.raises(sl.ConfigError, match=r"invalid path=.*: not a readable gzip file \("):
+            W.from_trace(p)

@@ -54,6 +54,7 @@ import os
 import re
 import shutil
 import subprocess
+import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
@@ -743,7 +744,7 @@ def _lines(
         with open_text() as f:
             for line in f:
                 yield line.rstrip("\n")
-    except (OSError, EOFError, ValueError) as e:  # ValueError: zlib's, a bad gzip trailer
+    except (OSError, EOFError, zlib.error) as e:  # EOFError: a gzip file cut short
         raise ConfigError(f"invalid path={str(path)!r}: {what} ({error_text(e)})") from None
 
 
