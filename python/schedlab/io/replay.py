@@ -766,7 +766,9 @@ class TraceLines:
         if self._digest is None:
             h = hashlib.sha256()
             for i in range(0, len(self.lines), 4096):
-                h.update(("\n".join(self.lines[i : i + 4096]) + "\n").encode())
+                h.update(
+                    ("\n".join(self.lines[i : i + 4096]) + "\n").encode(errors="surrogatepass")
+                )
             self._digest = h.hexdigest()
         return self._digest
 
