@@ -240,3 +240,231 @@ def test_cli_measure_record_and_rt_app_refuse_bad_arguments(capsys):
     assert "takes options only" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["run", "--", "true"])
+
+
+# --- reading a trace: its layouts, refusals, the op limit, memory --------------------
+
+
+TC_SAMPLE = DATA / "pingpong.trace-cmd.txt"  # trace-cmd report's default text
+FT_SAMPLE = DATA / "pingpong.ftrace.txt"  # the same schedule as the kernel's trace file
+
+
+def test_trace_cmd_reports_default_format_gives_the_ftrace_programs():
+    # trace-cmd report prints sched_switch and sched_wakeup(_new) in
+    # libtraceevent's plugin layout ("a:100 [120] S ==> swapper/0:0 [120]",
+    # "b:101 [120] CPU:001"), the other events as the kernel does
+    tc, ft = W.from_trace(TC_SAMPLE), W.from_trace(FT_SAMPLE)
+    assert tc.params == ft.params
+    assert tc.recorded == ft.recorded
+    rec = tc.recorded
+    # a and b hand a token back and forth; b forks my:app, which blocks
+    # (D|K) and is woken by an interrupt; the kernel thread is left out
+    assert rec["tasks"] == 3 and rec["dependencies"] == 9 and rec["timed_sleeps"] == 2
+    assert rec["involuntary_cs"] == 1 and rec["voluntary_cs"] == 14
+    names = [t["name"] for t in tc.params["tasks"]]
+    assert names == ["a", "b", "my:app"]
+    assert tc.params["tasks"][2]["start"] == "fork"
+    assert sl.simulate("vm-2", "v6.18", tc).ok
+
+
+def test_trace_cmd_layouts_of_each_event_parse():
+    from schedlab.io import replay
+
+    lines = [
+        # trace-cmd 2.x, no latency column (the kernel's and trace-cmd's
+        # sched_switch states: R+, D|K, S)
+        "  bash-1234  [001]  5678.901234: sched_switch:         bash:1234 [120] S ==> "
+        "swapper/1:0 [120]",
+        "  <idle>-0     [000] d..2. 5678.901240: sched_switch:   swapper/0:0 [120] R+ ==> "
+        "Web Content:77 [98]",
+        "  Web Content-77 [000] d..2. 5678.901250: sched_switch:   Web Content:77 [98] D|K ==> "
+        "kworker/u8:2:12 [120]",
+        "  kworker/u8:2-12 [000] dNh2. 5678.901260: sched_wakeup:  bash:1234 [120] CPU:001",
+        "  kworker/u8:2-12 [000] dNh2. 5678.901261: sched_wakeup_new: x:y:9 [120] success=1 "
+        "CPU:000",
+        "  kworker/u8:2-12 [000] dNh2. 5678.901262: sched_waking:  comm=bash pid=1234 prio=120 "
+        "target_cpu=001",
+    ]
+    ev = replay.parse(lines)
+    s = [e.fields for e in ev]
+    assert s[0] == replay.Switch("bash", 1234, 120, "S", "swapper/1", 0, 120)
+    assert s[1] == replay.Switch("swapper/0", 0, 120, "R+", "Web Content", 77, 98)
+    assert s[2] == replay.Switch("Web Content", 77, 98, "D|K", "kworker/u8:2", 12, 120)
+    assert s[3] == replay.Wake("bash", 1234, 120) == s[5]
+    assert s[4] == replay.Wake("x:y", 9, 120)
+    assert [(e.pid, e.cpu, e.comm) for e in ev[:3]] == [
+        (1234, 1, "bash"),
+        (0, 0, "<idle>"),
+        (77, 0, "Web Content"),
+    ]
+    assert ev[0].ts == 5678_901234_000
+    # the kernel's layout of the same fields, for a replay that reads it
+    assert ev[1].rest == (
+        "prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R+ ==> "
+        "next_comm=Web Content next_pid=77 next_prio=98"
+    )
+
+
+def test_a_perf_line_of_a_task_perf_could_not_name_is_read():
+    # perf script prints ":-1 -1/-1" for the common task of an event it
+    # cannot name (here the switch away from an exiting worker): the
+    # event counts, and no task -1 appears
+    lines = gzip.decompress((DATA / "perf-messaging-g1-l2-pipe.txt.gz").read_bytes())
+    text = lines.decode().splitlines()
+    unnamed = [ln for ln in text if ln.lstrip().startswith(":-1")]
+    assert len(unnamed) == 1 and "prev_state=X" in unnamed[0]
+    w = W.from_trace(text)
+    assert w.recorded["context_switches"] == 464  # 463 without that line
+    from schedlab.io import replay
+
+    assert -1 not in replay._scan(replay.parse(text))[0]
+
+
+def _pingpong_file(tmp_path, lines):
+    p = tmp_path / "t.txt"
+    p.write_text("\n".join(lines) + "\n")
+    return p
+
+
+def test_a_malformed_line_of_an_event_the_replay_reads_is_refused(tmp_path):
+    good = _pingpong(_ftrace)
+    assert "sched_switch" in good[2]
+    cases = [
+        (good[2].replace("prev_pid=100", "prev_pid=x"), "sched_switch line whose fields"),
+        (good[1].replace("pid=101", "pid=1e3"), "sched_waking line whose fields"),
+        (good[2].replace(" 1.000101:", " 1000101:"), "sched_switch line whose start"),  # a counter
+        (good[2][:-20], "sched_switch line whose fields"),  # cut short
+    ]
+    for bad, what in cases:
+        lines = [*good[:2], bad, *good[3:]]
+        with pytest.raises(sl.ConfigError, match=r"invalid path\[2\]: '.*: a " + what) as e:
+            W.from_trace(lines)
+        assert "expected " in str(e.value)
+        p = _pingpong_file(tmp_path, lines)
+        with pytest.raises(sl.ConfigError, match=r"invalid path='.*t\.txt', line 3: ") as e:
+            W.from_trace(p)
+        assert "expected " in str(e.value)
+    # a long line is shown shortened
+    long = good[2].replace("prev_pid=100", "prev_pid=x" + "y" * 5000)
+    with pytest.raises(sl.ConfigError, match=r"'\.\.\. \(5\d{3} characters\): a sched_switch") as e:
+        W.from_trace([*good[:2], long])
+    assert len(str(e.value)) < 700
+
+
+def test_other_lines_are_skipped():
+    good = _pingpong(_ftrace)
+    noise = [
+        "# sched_switch: a comment",
+        "cpus=2",
+        "  bash-1 [000] d..2. 1.000000: irq_handler_entry: irq=1 name=sched_switch:",
+        "  bash-1 [000] d..2. 1.000000: tracing_mark_write: sched_switch: a marker",
+        "  kworker/0:1-9 [000] d..2. 1.000000: sched_stat_runtime: any text at all",
+        "",
+    ]
+    w = W.from_trace([*noise, *good[:5], *noise, *good[5:]])
+    assert w.params == W.from_trace(good).params
+
+
+def _endless_pingpong(rounds: int, used: list[int]):
+    """perf script text of ``rounds`` of a ping-pong; ``used`` counts the
+    lines taken."""
+    t = 1_000_000
+    for i in range(rounds):
+        (n, p, c), (on, op, oc) = [("a", 100, 0), ("b", 101, 1)][:: 1 if i % 2 == 0 else -1]
+        for ln in (
+            _perf(n, p, c, t, "sched_waking", f"comm={on} pid={op} prio=120 target_cpu=00{oc}"),
+            _perf(n, p, c, t + 1, "sched_switch", _switch(n, p, "S", f"swapper/{c}", 0)),
+            _perf("swapper", 0, oc, t + 50, "sched_switch", _switch("swapper", 0, "R", on, op)),
+        ):
+            used[0] += 1
+            yield ln
+        t += 100
+
+
+def test_a_trace_past_the_op_limit_is_refused_while_it_is_read(monkeypatch):
+    from schedlab.io import replay
+
+    monkeypatch.setattr(sl._core, "SCRIPT_MAX_OPS", 300)
+    used = [0]
+    with pytest.raises(sl.ConfigError, match=r"limit of 300 operations") as e:
+        replay.from_lines(_endless_pingpong(100_000, used))
+    assert "path[" in str(e.value) and "tasks=" in str(e.value)
+    assert used[0] < 3_000, used[0]  # not the 300,000 lines
+    # a trace within the limit replays; many switches of tasks left out
+    # (kernel threads) do not count
+    used = [0]
+    lines = list(_endless_pingpong(40, used))
+    kthreads = [
+        _perf(
+            "kworker/0:1",
+            9,
+            0,
+            900_000 + i,
+            "sched_switch",
+            _switch("kworker/0:1", 9, "I", "kworker/0:2", 8),
+        )  # fmt: skip
+        for i in range(2_000)
+    ]
+    script, rec = replay.from_lines(kthreads + lines)
+    assert rec.tasks == 2 and script.nr_ops() <= 300
+    # the exact count still decides at the end
+    monkeypatch.setattr(sl._core, "SCRIPT_MAX_OPS", script.nr_ops() - 1)
+    with pytest.raises(sl.ConfigError, match="operations exceed the limit"):
+        W.from_trace(kthreads + lines)
+
+
+def test_a_list_of_lines_is_kept_compactly_in_the_workload():
+    import pickle
+
+    lines = _pingpong(_perf)
+    w = W.from_trace(lines, time_scale=2.0)
+    src = w.args["path"]
+    assert len(repr(w)) < 200 and f"<{len(lines)} trace lines, sha256 " in repr(w)
+    assert "prev_comm" not in repr(w.args)
+    # equal to the same lines (another list), not to other lines
+    assert W.from_trace(list(lines), time_scale=2.0) == w
+    assert W.from_trace(lines[:-1], time_scale=2.0).args["path"] != src
+    assert hash(src) == hash(W.from_trace(list(lines)).args["path"])
+    # picklable, and replace() replays the same lines again
+    assert pickle.loads(pickle.dumps(w)) == w
+    assert w.replace() == w
+    w1 = w.replace(time_scale=1.0)
+    assert w1 == W.from_trace(lines) and w1.params != w.params
+    # nor does a run's configuration hold them
+    r = sl.simulate("vm-2", "v6.18", w)
+    assert r.ok and "prev_comm" not in repr(r.config)
+
+
+def test_parsing_holds_a_compact_event_per_line_not_the_text(tmp_path):
+    import tracemalloc
+
+    from schedlab.io import replay
+
+    one = _pingpong(_perf, rounds=100)
+    lines = []
+    for k in range(50):  # 30,000 lines, each copy 1 s later
+        lines += [ln.replace(" 1.", f" {k + 1}.", 1) for ln in one]
+    p = _pingpong_file(tmp_path, lines)
+    tracemalloc.start()
+    try:
+        events = replay.parse(replay.read_text(p))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(events) == len(lines)
+    # the text is read as it is parsed; an event is a few small tuples
+    # sharing their names and numbers (the old parser held the text, a
+    # list of its lines and ~500 bytes per event)
+    assert peak / len(lines) < 320, peak / len(lines)
+
+
+def test_a_damaged_gzip_file_is_refused_where_it_breaks(tmp_path):
+    data = gzip.compress(FT_SAMPLE.read_bytes() * 50)
+    cut, bad = tmp_path / "cut.txt.gz", tmp_path / "bad.txt.gz"
+    cut.write_bytes(data[: len(data) // 2])
+    damaged = bytearray(data)
+    damaged[200:260] = bytes(b ^ 0xFF for b in damaged[200:260])  # zlib.error, not OSError
+    bad.write_bytes(bytes(damaged))
+    for p in (cut, bad):
+        with pytest.raises(sl.ConfigError, match=r"invalid path=.*: not a readable gzip file \("):
+            W.from_trace(p)

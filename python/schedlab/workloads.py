@@ -9,7 +9,7 @@ import dataclasses
 import inspect
 import numbers
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ParamSpec, TypeVar
 
@@ -780,7 +780,8 @@ def from_trace(
     comes off the next burst rather than being paid twice; ``False``
     replays the bursts as recorded. ``Workload.recorded`` holds what the
     recording shows (elapsed_s, context_switches, migrations, …) to compare
-    the replay with.
+    the replay with. A list of lines stays in ``Workload.args`` as an
+    ``io.replay.TraceLines``, shown by its length and digest.
     """
     from .io import replay
 
@@ -800,22 +801,41 @@ def from_trace(
     if not 1e-6 <= scale <= 1e6:
         raise ConfigError(f"invalid time_scale={time_scale!r}: expected a factor from 1e-6 to 1e6")
     net = need_bool("net_costs", net_costs)
+    lines: Iterable[str]
     if isinstance(path, (str, os.PathLike)):
-        lines = replay.read_text(path)
-        src: Any = str(path)
+        lines, shown = replay.read_text(path), str(path)
+        src: Any = shown
+    elif isinstance(path, replay.TraceLines):  # a workload's own (Workload.replace)
+        src, lines, shown = path, path.lines, None
     elif is_list(path):
-        lines = [need_str(f"path[{i}]", x) for i, x in enumerate(path)]
-        src = lines
+        # kept as TraceLines: shown and compared by its digest, not line by line
+        src = replay.TraceLines(_trace_lines(path))
+        lines, shown = src.lines, None
     else:
         raise ConfigTypeError(
             f"invalid type for path: got {type_name(path)} {short(path)}, expected a path or "
             "a list of trace lines"
         )
-    script, rec = replay.from_lines(lines, tasks=names, time_scale=scale, net_costs=net)
+    script, rec = replay.from_lines(lines, tasks=names, time_scale=scale, net_costs=net, path=shown)
     params = script.params()
     _core.workload_check("from_trace", params)
     args = {"path": src, "tasks": tasks, "time_scale": time_scale, "net_costs": net_costs}
     return Workload("from_trace", params, args, recorded=rec.as_dict())
+
+
+def _trace_lines(v: Sequence[Any]) -> tuple[str, ...]:
+    """``v``'s items, each checked to be text (``need_str``), a chunk of
+    them at a time (a trace is millions of lines)."""
+    lines = tuple(v)
+    step = 4096
+    for i in range(0, len(lines), step):
+        chunk = lines[i : i + step]
+        try:  # TypeError: an item not a str; UnicodeEncodeError: a lone surrogate
+            "\n".join(chunk).encode()
+        except (TypeError, UnicodeEncodeError):
+            for j, x in enumerate(chunk, i):
+                need_str(f"path[{j}]", x)
+    return lines
 
 
 _FACTORIES: dict[str, Callable[..., Workload]] = {

@@ -2,10 +2,12 @@
 
 Reads the ``sched_*`` tracepoints as text — ``perf script`` output of a
 ``perf sched record`` (``comm pid[/tid] [cpu] secs.usecs: sched:event:
-fields``), the kernel's ftrace / ``trace-cmd report`` text (``comm-pid
-[cpu] flags secs.usecs: event: fields``), and the model's own
-``Result.to_ftrace()`` — and turns each task into a program
-(``io.script``):
+fields``), the kernel's ftrace text (``comm-pid [cpu] flags secs.usecs:
+event: fields``), ``trace-cmd report``'s (the same lines, with
+libtraceevent's own layout of ``sched_switch`` and ``sched_wakeup``:
+``comm:pid [prio] S ==> comm:pid [prio]``, ``comm:pid [prio] CPU:001``),
+and the model's own ``Result.to_ftrace()`` — and turns each task into a
+program (``io.script``):
 
 - the CPU time between its switch-in and switch-out is **work**
   (``run``, scaled by ``time_scale``); a preemption (``prev_state=R``)
@@ -26,6 +28,12 @@ fields``), the kernel's ftrace / ``trace-cmd report`` text (``comm-pid
   ftrace's ``(tgid)`` column, threads of one process share an address
   space.
 
+Other lines are skipped (comments, other tracepoints); a line of an event
+the replay reads (``READ_EVENTS``) that does not parse is a
+``ConfigError`` naming it, as is a trace that gives its tasks more
+operations than a script holds (``_core.SCRIPT_MAX_OPS``), refused while
+it is read.
+
 Left out by default: the idle task, kernel threads (by name), and the
 recording tool (with ``perf sched record -- CMD`` only the command's task,
 ``perf-exec``, and its descendants are kept; otherwise tasks only ever
@@ -38,34 +46,102 @@ user/system split of the work (replayed as user time).
 
 from __future__ import annotations
 
+import gc
 import gzip
+import hashlib
+import io
 import os
 import re
 import shutil
 import subprocess
-from collections.abc import Iterable, Sequence
+import zlib
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
+from typing import IO, NamedTuple
 
+from .. import _core
 from .._check import error_text
 from ..exceptions import ConfigError
 from .script import Script, ScriptTask
 
-_PERF = re.compile(
-    r"^\s*(?P<comm>.*?)\s+(?P<pid>\d+)(?:/(?P<tid>\d+))?\s+\[(?P<cpu>\d+)\]\s+"
-    r"(?P<ts>\d+\.\d+):\s+(?:\d+\s+)?(?:\w+:)?(?P<ev>sched_\w+):\s?(?P<rest>.*)$"
-)
-_FTRACE = re.compile(
-    r"^\s*(?P<comm>.*)-(?P<tid>\d+)\s+(?:\(\s*(?P<pid>[\d-]+)\)\s+)?\[(?P<cpu>\d+)\]\s+"
-    r"(?:\S{4,5}\s+)?(?P<ts>\d+\.\d+):\s+(?P<ev>sched_\w+):\s?(?P<rest>.*)$"
-)
+
+def _name(group: str, stop: str) -> str:
+    """A task name as a pattern's group ``group``: any text, the run of
+    characters up to ``stop`` tried first — the same match for a name
+    without ``stop`` in it (nearly all), found several times faster than
+    by ``.*?`` alone."""
+    return rf"(?P<{group}>[^{stop}]*|.*?)"
+
+
+#: The start of an event's line, up to its fields. perf script: ``COMM
+#: PID[/TID] [CPU] SECS.USECS: [PERIOD] sched:EVENT:``; ftrace and
+#: trace-cmd report: ``COMM-TID [(TGID)] [CPU] [FLAGS] SECS.USECS: EVENT:``
+#: (FLAGS: the latency columns, irqs-off, need-resched, … ``d..2.``;
+#: trace-cmd pads the event name with spaces). One pattern for both, so a
+#: line is matched once whichever tool wrote it; not a comment (``#``).
+_HEAD = re.compile(
+    r"\s*(?![#\s])" + _name("comm", r"\s")
+    + r"(?:-(?P<tid>\d{1,10})(?:\s+\(\s*(?P<tgid>[\d-]{1,10})\))?"  # ftrace
+    r"|\s+(?P<pid>-?\d{1,10})(?:/(?P<ptid>-?\d{1,10}))?)"  # perf script (-1: unknown)
+    r"\s+\[(?P<cpu>\d{1,5})\]\s+(?:\S{2,8}\s+)?"
+    r"(?P<sec>\d{1,12})\.(?P<frac>\d{1,9}):\s+(?:\d+\s+)?(?:\w+:)?(?P<ev>sched_\w+):\s*",
+    re.ASCII,
+)  # fmt: skip
+#: ``sched_switch``'s fields as the kernel prints them (ftrace, perf script) ...
 _SWITCH = re.compile(
-    r"prev_comm=(?P<pc>.*?) prev_pid=(?P<pp>\d+) prev_prio=(?P<ppr>-?\d+) "
-    r"prev_state=(?P<ps>\S+) ==> next_comm=(?P<nc>.*?) next_pid=(?P<np>\d+) "
-    r"next_prio=(?P<npr>-?\d+)"
+    "prev_comm=" + _name("pc", " ") + r" prev_pid=(?P<pp>\d{1,10}) prev_prio=(?P<ppr>-?\d{1,4})"
+    r" prev_state=(?P<ps>\S+) ==> next_comm=" + _name("nc", " ")
+    + r" next_pid=(?P<np>\d{1,10}) next_prio=(?P<npr>-?\d{1,4})",
+    re.ASCII,
+)  # fmt: skip
+#: ... and as trace-cmd report prints them (libtraceevent's
+#: plugin_sched_switch.c: ``COMM:PID [PRIO] STATE ==> COMM:PID [PRIO]``,
+#: STATE the letters of ``prev_state``'s bits joined by ``|``, ``R`` for none).
+_SWITCH_TC = re.compile(
+    _name("pc", ":") + r":(?P<pp>\d{1,10}) \[(?P<ppr>-?\d{1,4})\] (?P<ps>\S+) ==> "
+    + _name("nc", ":") + r":(?P<np>\d{1,10}) \[(?P<npr>-?\d{1,4})\]",
+    re.ASCII,
+)  # fmt: skip
+#: The woken (migrated) task of ``sched_waking``, ``sched_wakeup``,
+#: ``sched_wakeup_new`` (``sched_migrate_task``) as the kernel prints it
+#: (``comm=COMM pid=PID prio=PRIO target_cpu=CPU``) ...
+_WAKE = re.compile(
+    "comm=" + _name("c", " ") + r" pid=(?P<p>\d{1,10}) prio=(?P<pr>-?\d{1,4})", re.ASCII
 )
-_WAKE = re.compile(r"comm=(?P<c>.*?) pid=(?P<p>\d+) prio=(?P<pr>-?\d+)")
-_FORK = re.compile(r"comm=(?P<c>.*?) pid=(?P<p>\d+) child_comm=(?P<cc>.*?) child_pid=(?P<cp>\d+)")
+#: ... and as trace-cmd report prints ``sched_wakeup`` and
+#: ``sched_wakeup_new`` (``COMM:PID [PRIO] [success=1] CPU:CPU``).
+_WAKE_TC = re.compile(_name("c", ":") + r":(?P<p>\d{1,10}) \[(?P<pr>-?\d{1,4})\]", re.ASCII)
+_FORK = re.compile(
+    "comm=" + _name("c", " ") + r" pid=(?P<p>\d{1,10}) child_comm=" + _name("cc", " ")
+    + r" child_pid=(?P<cp>\d{1,10})",
+    re.ASCII,
+)  # fmt: skip
+
+_WAKES = ("sched_waking", "sched_wakeup", "sched_wakeup_new", "sched_migrate_task")
+#: The events the replay reads; a line of one whose fields do not parse is
+#: refused.
+READ_EVENTS = ("sched_switch", *_WAKES, "sched_process_fork")
+#: A line that names one of them where an event's name goes (after its
+#: timestamp) but whose start did not parse (a counter timestamp, the
+#: latency format's CPU column, a line cut short).
+_NAMES_READ = re.compile(r"\d:\s+(?:\d+\s+)?(?:\w+:)?(?P<ev>" + "|".join(READ_EVENTS) + r"):")
+
+#: What each part of a line is expected to be, for a refusal.
+_EXPECTED = {
+    "start": "COMM PID[/TID] [CPU] SECS.USECS: sched:EVENT: FIELDS (perf script) or "
+    "COMM-PID [(TGID)] [CPU] [FLAGS] SECS.USECS: EVENT: FIELDS (ftrace, trace-cmd report)",
+    "sched_switch": "prev_comm=COMM prev_pid=PID prev_prio=PRIO prev_state=STATE ==> "
+    "next_comm=COMM next_pid=PID next_prio=PRIO, or trace-cmd report's "
+    "COMM:PID [PRIO] STATE ==> COMM:PID [PRIO]",
+    **dict.fromkeys(
+        _WAKES[:3],
+        "comm=COMM pid=PID prio=PRIO target_cpu=CPU, or trace-cmd report's COMM:PID [PRIO] CPU:CPU",
+    ),
+    "sched_migrate_task": "comm=COMM pid=PID prio=PRIO orig_cpu=CPU dest_cpu=CPU",
+    "sched_process_fork": "comm=COMM pid=PID child_comm=COMM child_pid=PID",
+}
 
 #: Kernel threads, by the start of their name.
 KTHREADS = re.compile(
@@ -84,43 +160,197 @@ RECORDERS = ("perf", "trace-cmd")
 PERF_EXEC = "perf-exec"
 
 
-def _ns(ts: str) -> int:
-    sec, _, frac = ts.partition(".")
-    return int(sec) * 1_000_000_000 + int((frac + "000000000")[:9])
+class Switch(NamedTuple):
+    """A ``sched_switch``'s fields."""
+
+    prev_comm: str
+    prev_pid: int
+    prev_prio: int
+    prev_state: str
+    next_comm: str
+    next_pid: int
+    next_prio: int
+
+    def text(self) -> str:
+        return (
+            f"prev_comm={self.prev_comm} prev_pid={self.prev_pid} prev_prio={self.prev_prio} "
+            f"prev_state={self.prev_state} ==> next_comm={self.next_comm} "
+            f"next_pid={self.next_pid} next_prio={self.next_prio}"
+        )
 
 
-@dataclass
-class Event:
-    ts: int
+class Wake(NamedTuple):
+    """The task a ``sched_waking``, ``sched_wakeup``, ``sched_wakeup_new``
+    wakes (a ``sched_migrate_task`` moves)."""
+
+    comm: str
+    pid: int
+    prio: int
+
+    def text(self) -> str:
+        return f"comm={self.comm} pid={self.pid} prio={self.prio}"
+
+
+class Fork(NamedTuple):
+    """A ``sched_process_fork``'s parent and child."""
+
+    comm: str
+    pid: int
+    child_comm: str
+    child_pid: int
+
+    def text(self) -> str:
+        return (
+            f"comm={self.comm} pid={self.pid} child_comm={self.child_comm} "
+            f"child_pid={self.child_pid}"
+        )
+
+
+class Event(NamedTuple):
+    """One recorded ``sched_*`` event."""
+
+    ts: int  # ns
     cpu: int
-    pid: int  # the common pid (tid): the task running when the event fired
+    pid: int  # the common pid (tid): the task running when the event fired; -1 unknown
     tgid: int | None
     comm: str
     ev: str
-    rest: str
+    #: The fields of an event the replay reads (``READ_EVENTS``), parsed;
+    #: None for another ``sched_*`` event.
+    fields: Switch | Wake | Fork | None = None
+
+    @property
+    def rest(self) -> str:
+        """The fields as the kernel prints them (the part the replay reads;
+        ``""`` for an event it does not read), whatever tool wrote the line."""
+        return "" if self.fields is None else self.fields.text()
 
 
-def parse(lines: Iterable[str]) -> list[Event]:
-    """The ``sched_*`` events of a recorded text, in time order (stable)."""
+class _Shared(dict[str, str]):
+    """One ``str`` object for each name (a recording repeats a few names
+    millions of times)."""
+
+    def __missing__(self, key: str) -> str:
+        self[key] = key
+        return key
+
+
+class _Ints(dict[str, int]):
+    """One ``int`` object for each number's text (pids, prios, CPUs)."""
+
+    def __missing__(self, key: str) -> int:
+        v = self[key] = int(key)
+        return v
+
+
+#: ns per unit of a timestamp's fraction by its number of digits.
+_FRACTION_NS = tuple(10 ** (9 - n) for n in range(10))
+#: A line as a refusal shows it.
+_SHOWN = 120
+
+
+def _unparsed(path: str | None, n: int, line: str, ev: str, part: str) -> ConfigError:
+    """A refusal of line ``n`` (from 0) of ``path`` (None: item ``n`` of the
+    list of lines given as ``path``), an ``ev`` event whose ``part`` (its
+    ``"start"`` or its ``"fields"``) does not parse: its place, its text
+    (shortened) and what was expected."""
+    where = f"path[{n}]" if path is None else f"path={path!r}, line {n + 1}"
+    text = line.rstrip("\r\n")
+    shown = repr(text) if len(text) <= _SHOWN else f"{text[:_SHOWN]!r}... ({len(text)} characters)"
+    expected = _EXPECTED["start" if part == "start" else ev]
+    does = "does" if part == "start" else "do"
+    return ConfigError(
+        f"invalid {where}: {shown}: a {ev} line whose {part} {does} not parse; expected {expected}"
+    )
+
+
+def parse(
+    lines: Iterable[str], *, path: str | None = None, tasks: Sequence[str] | None = None
+) -> list[Event]:
+    """The ``sched_*`` events of a recorded text, in time order (stable).
+
+    ``path``: the file the lines are read from, named in a refusal (None:
+    ``lines`` is the list given as ``path``, and a refusal names its item).
+    A line of an event the replay reads (``READ_EVENTS``) that does not
+    parse is refused; so, once ``lines`` have shown more switches than a
+    script has operations, is a trace whose tasks so far (``tasks`` chooses
+    them as in ``build``) need more (``_limit_ops``)."""
+    collecting = gc.isenabled()
+    # Millions of small tuples and no cycles among them: the cyclic garbage
+    # collector's passes over them as they pile up would take a quarter to
+    # a half of the time.
+    gc.disable()
+    try:
+        return _parse(lines, path, tasks)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _parse(lines: Iterable[str], path: str | None, tasks: Sequence[str] | None) -> list[Event]:
     out: list[Event] = []
-    for line in lines:
-        if not line or line.lstrip().startswith("#"):
+    names, nums = _Shared(), _Ints()  # one object per repeated name, number
+    # tuple.__new__ makes an Event, Switch… without the Python-level
+    # __new__ of a NamedTuple (a quarter of the cost of Switch(...)).
+    new = tuple.__new__
+    head, switch, switch_tc = _HEAD.match, _SWITCH.match, _SWITCH_TC.match
+    wake, wake_tc, fork = _WAKE.match, _WAKE_TC.match, _FORK.match
+    switches, check_at = 0, _core.SCRIPT_MAX_OPS
+    last, ordered = -1, True
+    for n, line in enumerate(lines):
+        if "sched_" not in line:
             continue
-        m = _PERF.match(line)
-        if m is not None:
-            tid = m["tid"]
-            pid, tgid = (int(tid), int(m["pid"])) if tid is not None else (int(m["pid"]), None)
+        m = head(line)
+        if m is None:
+            bad = _NAMES_READ.search(line)
+            if bad is not None and not line.lstrip().startswith("#"):
+                raise _unparsed(path, n, line, bad["ev"], "start")
+            continue
+        comm, tid, tgid, pid, ptid, cpu, sec, frac, ev = m.groups()
+        at = m.end()
+        fields: Switch | Wake | Fork | None = None
+        if ev == "sched_switch":
+            f = switch(line, at) or switch_tc(line, at)
+            if f is None:
+                raise _unparsed(path, n, line, ev, "fields")
+            pc, pp, ppr, ps, nc, np_, npr = f.groups()
+            fields = new(
+                Switch,
+                (names[pc], nums[pp], nums[ppr], names[ps], names[nc], nums[np_], nums[npr]),
+            )
+            switches += 1
+        elif ev in _WAKES:
+            f = wake(line, at) or (wake_tc(line, at) if ev != "sched_migrate_task" else None)
+            if f is None:
+                raise _unparsed(path, n, line, ev, "fields")
+            c, p, pr = f.groups()
+            fields = new(Wake, (names[c], nums[p], nums[pr]))
+        elif ev == "sched_process_fork":
+            f = fork(line, at)
+            if f is None:
+                raise _unparsed(path, n, line, ev, "fields")
+            c, p, cc, cp = f.groups()
+            fields = new(Fork, (names[c], nums[p], names[cc], nums[cp]))
+        if tid is not None:  # ftrace: COMM-TID, maybe (TGID)
+            common, group = nums[tid], nums[tgid] if tgid and tgid.strip("-") else None
+        elif ptid is not None:  # perf script: COMM PID/TID
+            common, group = nums[ptid], nums[pid] if pid != "-1" else None
         else:
-            m = _FTRACE.match(line)
-            if m is None:
-                continue
-            pid = int(m["tid"])
-            g = m["pid"]
-            tgid = int(g) if g and g.strip("-") else None
-        out.append(
-            Event(_ns(m["ts"]), int(m["cpu"]), pid, tgid, m["comm"].strip(), m["ev"], m["rest"])
-        )
-    out.sort(key=lambda e: e.ts)
+            common, group = nums[pid], None
+        ts = int(sec + frac) * _FRACTION_NS[len(frac)]
+        out.append(new(Event, (ts, nums[cpu], common, group, names[comm], names[ev], fields)))
+        if ts < last:
+            ordered = False
+        last = ts
+        if switches >= check_at:  # (then at twice as many: the scans cost O(lines))
+            # the tasks the lines so far select: in a recording of
+            # `perf sched record -- CMD` perf-exec comes first
+            seen, _, _ = _scan(out)
+            where = f"path[{n}]" if path is None else f"path={path!r} (by line {n + 1:,})"
+            _limit_ops(seen, _select(seen, tasks), where, " so far")
+            check_at *= 2
+    if not ordered:
+        out.sort(key=attrgetter("ts"))
     return out
 
 
@@ -139,6 +369,10 @@ class _Task:
     blocked: int | None = None  # since when it is blocked
     first_ts: int | None = None
     task: ScriptTask | None = None
+    #: Blocks it was switched back in from (``_scan``), and whether it is
+    #: blocked at the point ``_scan`` reached.
+    resumed: int = 0
+    in_block: bool = False
 
 
 @dataclass
@@ -200,44 +434,9 @@ def build(
             "invalid path: the recording has no sched_* events; expected `perf script` output of a "
             "`perf sched record`, ftrace/trace-cmd text, or Result.to_ftrace() output"
         )
-    seen: dict[int, _Task] = {}
-
-    now = 0
-
-    def task(pid: int, comm: str | None = None) -> _Task:
-        t = seen.get(pid)
-        if t is None:
-            t = seen[pid] = _Task(pid, first_ts=now)
-        if comm is not None and (not t.comms or t.comms[-1] != comm):
-            t.comms.append(comm)
-        return t
-
-    have_waking = have_fork = False
-    for e in events:
-        now = e.ts
-        c = task(e.pid, e.comm)
-        if e.tgid is not None:
-            c.tgid = e.tgid
-        if e.ev == "sched_switch":
-            m = _SWITCH.match(e.rest)
-            if m:
-                a, b = task(int(m["pp"]), m["pc"]), task(int(m["np"]), m["nc"])
-                a.prio = a.prio if a.prio is not None else int(m["ppr"])
-                b.prio = b.prio if b.prio is not None else int(m["npr"])
-        elif e.ev in ("sched_waking", "sched_wakeup", "sched_wakeup_new"):
-            have_waking |= e.ev == "sched_waking"
-            m = _WAKE.match(e.rest)
-            if m:
-                t = task(int(m["p"]), m["c"])
-                t.prio = t.prio if t.prio is not None else int(m["pr"])
-                if e.ev == "sched_wakeup_new" and t.parent is None:
-                    t.parent = e.pid
-        elif e.ev == "sched_process_fork":
-            have_fork = True
-            m = _FORK.match(e.rest)
-            if m:
-                task(int(m["cp"]), m["cc"]).parent = int(m["p"])
+    seen, have_waking, have_fork = _scan(events)
     chosen = _select(seen, tasks)
+    _limit_ops(seen, chosen, "path")
     if not chosen:
         named = sorted({c for t in seen.values() for c in t.comms})[:20]
         raise ConfigError(
@@ -287,11 +486,9 @@ def build(
     for e in events:
         if e.pid in chosen or _mentions(e, chosen):
             last_ts = e.ts
-        if e.ev == "sched_switch":
-            m = _SWITCH.match(e.rest)
-            if not m:
-                continue
-            pp, np_ = int(m["pp"]), int(m["np"])
+        f = e.fields
+        if isinstance(f, Switch):
+            pp, np_ = f.prev_pid, f.next_pid
             if pp in chosen:
                 a = seen[pp]
                 if not a.started:
@@ -300,7 +497,7 @@ def build(
                 if a.on_cpu is not None:
                     a.acc += e.ts - a.on_cpu
                     a.on_cpu = None
-                st = m["ps"]
+                st = f.prev_state
                 if st.startswith("R"):
                     stats["invol"] += 1
                 elif st[0] in "XZ":
@@ -319,10 +516,8 @@ def build(
                     _sleep(b, e.ts, stats)
                 b.on_cpu = e.ts
         elif e.ev == wake_ev:
-            m = _WAKE.match(e.rest)
-            if not m:
-                continue
-            p = int(m["p"])
+            assert isinstance(f, Wake)
+            p = f.pid
             if p not in chosen:
                 continue
             t = seen[p]
@@ -344,16 +539,11 @@ def build(
             else:
                 _sleep(t, e.ts, stats)
         elif e.ev == ("sched_process_fork" if have_fork else "sched_wakeup_new"):
-            if have_fork:
-                m = _FORK.match(e.rest)
-                if not m:
-                    continue
-                parent, child = int(m["p"]), int(m["cp"])
+            if isinstance(f, Fork):
+                parent, child = f.pid, f.child_pid
             else:
-                m = _WAKE.match(e.rest)
-                if not m:
-                    continue
-                parent, child = e.pid, int(m["p"])
+                assert isinstance(f, Wake)
+                parent, child = e.pid, f.pid
             if child not in chosen or seen[child].started:
                 continue
             c = seen[child]
@@ -369,8 +559,8 @@ def build(
             else:
                 start(c, e.ts)
         elif e.ev == "sched_migrate_task":
-            m = _WAKE.match(e.rest)
-            if m and int(m["p"]) in chosen:
+            assert isinstance(f, Wake)
+            if f.pid in chosen:
                 stats["mig"] += 1
     for p in order:
         t = seen[p]
@@ -408,10 +598,81 @@ def _sleep(t: _Task, ts: int, stats: dict[str, int]) -> None:
 
 
 def _mentions(e: Event, chosen: set[int]) -> bool:
-    if e.ev == "sched_switch":
-        m = _SWITCH.match(e.rest)
-        return m is not None and (int(m["pp"]) in chosen or int(m["np"]) in chosen)
-    return False
+    f = e.fields
+    return isinstance(f, Switch) and (f.prev_pid in chosen or f.next_pid in chosen)
+
+
+def _scan(events: Iterable[Event]) -> tuple[dict[int, _Task], bool, bool]:
+    """Every task ``events`` name (by pid), with its names, tgid, first
+    prio, parent and blocks resumed from; whether the events include
+    ``sched_waking`` and ``sched_process_fork``."""
+    seen: dict[int, _Task] = {}
+    get = seen.get
+    now = 0
+
+    def task(pid: int, comm: str) -> _Task:
+        t = get(pid)
+        if t is None:
+            t = seen[pid] = _Task(pid, first_ts=now)
+        if not t.comms or t.comms[-1] != comm:
+            t.comms.append(comm)
+        return t
+
+    have_waking = have_fork = False
+    for e in events:
+        now, _, pid, tgid, comm, ev, f = e
+        # (get(pid) first: task()'s call is the slow path, a new task or name)
+        if pid >= 0:  # not perf's -1, a task it could not name
+            c = get(pid)
+            if c is None or c.comms[-1] != comm:
+                c = task(pid, comm)
+            if tgid is not None:
+                c.tgid = tgid
+        if ev == "sched_switch":
+            assert isinstance(f, Switch)
+            a, b = get(f.prev_pid), get(f.next_pid)
+            if a is None or a.comms[-1] != f.prev_comm:
+                a = task(f.prev_pid, f.prev_comm)
+            if b is None or b.comms[-1] != f.next_comm:
+                b = task(f.next_pid, f.next_comm)
+            if a.prio is None:
+                a.prio = f.prev_prio
+            if b.prio is None:
+                b.prio = f.next_prio
+            if b.in_block:
+                b.resumed += 1
+                b.in_block = False
+            if f.prev_state[0] not in "RXZ":  # a block: not a preemption nor an exit
+                a.in_block = True
+        elif ev == "sched_waking" or ev == "sched_wakeup" or ev == "sched_wakeup_new":
+            assert isinstance(f, Wake)
+            have_waking |= ev == "sched_waking"
+            t = task(f.pid, f.comm)
+            if t.prio is None:
+                t.prio = f.prio
+            if ev == "sched_wakeup_new" and t.parent is None:
+                t.parent = pid
+        elif ev == "sched_process_fork":
+            assert isinstance(f, Fork)
+            have_fork = True
+            task(f.child_pid, f.child_comm).parent = f.pid
+    return seen, have_waking, have_fork
+
+
+def _limit_ops(seen: dict[int, _Task], chosen: set[int], where: str, so_far: str = "") -> None:
+    """A ``ConfigError`` if the replay of ``chosen`` obviously has more
+    operations than a script holds (``_core.SCRIPT_MAX_OPS``): each block
+    a replayed task is switched back in from is at least one (the wait for
+    its waker's token, or a timed sleep), besides its bursts of work."""
+    bound = sum(seen[p].resumed for p in chosen)
+    limit = _core.SCRIPT_MAX_OPS
+    if bound > limit:
+        raise ConfigError(
+            f"invalid {where}: the replayed tasks{so_far} block and are switched back in "
+            f"{bound:,} times, each at least one operation of the replay, above the limit "
+            f"of {limit:,} operations per script; expected a shorter trace (cut it) or "
+            "fewer tasks (tasks=[...])"
+        )
 
 
 #: ``perf script`` fields ``from_trace`` asks for (pid/tid gives threads).
@@ -430,9 +691,12 @@ def perf_script(perf: str, data: str | os.PathLike[str]) -> tuple[int, str, str]
     return p.returncode, p.stdout, p.stderr
 
 
-def read_text(path: str | os.PathLike[str]) -> list[str]:
+def read_text(path: str | os.PathLike[str]) -> Iterator[str]:
     """A recorded schedule's lines: a text file as it is (or gzipped), a
-    ``perf.data`` through ``perf script``."""
+    ``perf.data`` through ``perf script``. A file is read as its lines are
+    taken, not held whole; one that cannot be opened is refused at once,
+    one that cannot be read to its end (a gzip file cut short) when its
+    reader gets there."""
     p = Path(path)
     try:
         with p.open("rb") as f:
@@ -456,15 +720,67 @@ def read_text(path: str | os.PathLike[str]) -> list[str]:
                 f"invalid path={str(path)!r}: `perf script` failed: "
                 f"{err.strip().splitlines()[-1:] or code}"
             )
-        return text.splitlines()
+        return _lines(lambda: io.StringIO(text), path, "")
     if head.startswith(b"\x1f\x8b"):
-        try:
-            return gzip.decompress(p.read_bytes()).decode(errors="replace").splitlines()
-        except (OSError, EOFError) as e:
-            raise ConfigError(
-                f"invalid path={str(path)!r}: not a readable gzip file ({e})"
-            ) from None
-    return p.read_text(errors="replace").splitlines()
+        return _lines(
+            lambda: gzip.open(p, "rt", encoding="utf-8", errors="replace"),
+            path,
+            "not a readable gzip file",
+        )
+    return _lines(lambda: p.open(encoding="utf-8", errors="replace"), path, "cannot read it")
+
+
+def _lines(
+    open_text: Callable[[], IO[str]], path: str | os.PathLike[str], what: str
+) -> Iterator[str]:
+    """The lines of the text ``open_text`` opens, without their line ends;
+    an error reading it a ``ConfigError`` (``what`` it is)."""
+    try:
+        with open_text() as f:
+            for line in f:
+                yield line.rstrip("\n")
+    except (OSError, EOFError, zlib.error) as e:  # EOFError: a gzip file cut short
+        raise ConfigError(f"invalid path={str(path)!r}: {what} ({error_text(e)})") from None
+
+
+class TraceLines:
+    """Trace lines given to ``workloads.from_trace`` as a list, as its
+    workload's ``args`` keep them: the lines themselves (``Workload.replace``
+    replays them again), shown by their number and digest, equal to the
+    same lines."""
+
+    __slots__ = ("_digest", "lines")
+
+    def __init__(self, lines: Iterable[str]) -> None:
+        self.lines: tuple[str, ...] = tuple(lines)
+        self._digest: str | None = None
+
+    @property
+    def digest(self) -> str:
+        """The sha256 of the lines, each ended by a newline."""
+        if self._digest is None:
+            h = hashlib.sha256()
+            for i in range(0, len(self.lines), 4096):
+                h.update(
+                    ("\n".join(self.lines[i : i + 4096]) + "\n").encode(errors="surrogatepass")
+                )
+            self._digest = h.hexdigest()
+        return self._digest
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TraceLines) and (self is other or self.lines == other.lines)
+
+    def __hash__(self) -> int:
+        return hash(self.digest)
+
+    def __repr__(self) -> str:
+        return f"<{len(self.lines):,} trace lines, sha256 {self.digest[:16]}>"
+
+    def __reduce__(self) -> tuple[type[TraceLines], tuple[tuple[str, ...]]]:
+        return TraceLines, (self.lines,)
 
 
 def from_lines(
@@ -473,5 +789,9 @@ def from_lines(
     tasks: Sequence[str] | None = None,
     time_scale: float = 1.0,
     net_costs: bool = True,
+    path: str | None = None,
 ) -> tuple[Script, Recorded]:
-    return build(parse(lines), tasks=tasks, time_scale=time_scale, net_costs=net_costs)
+    """The replay of ``lines`` (``path``: the file they come from, named in
+    a refusal; None: a list of lines)."""
+    events = parse(lines, path=path, tasks=tasks)
+    return build(events, tasks=tasks, time_scale=time_scale, net_costs=net_costs)
