@@ -11,7 +11,8 @@ in one sitting (docs/replay.md, docs/rt-app.md).
    ``with_tasks(policy="batch")``: the change's effect on elapsed, real
    against predicted.
 2. rt-app: a plain run (one 20 % periodic thread alone) calibrates
-   ``run_scale`` (rt-app's run-loop rounding here); three descriptions —
+   ``run_scale`` (rt-app's run-loop rounding here), and its rt-app
+   calibration (``pLoad``) is used by every later run; three descriptions —
    periodic threads at 20, 50 and 90 % of a CPU; a producer/consumer pair
    with signal/wait; a mutex-contended pair — run by rt-app ``--reps``
    times and by the model (3 seeds): per-thread run time, period and
@@ -88,6 +89,11 @@ PLAIN = {
 }
 
 
+def with_calibration(d: dict[str, Any], pload: int) -> dict[str, Any]:
+    """``d`` with rt-app's calibration set to ``pload`` ns per loop."""
+    return {**d, "global": {**d["global"], "calibration": pload}}
+
+
 def spread(xs: list[float]) -> dict[str, float]:
     return {"mean": statistics.fmean(xs), "min": min(xs), "max": max(xs)}
 
@@ -124,13 +130,18 @@ def replay_part(reps: int, work: Path) -> dict[str, Any]:
 def rtapp_part(reps: int) -> dict[str, Any]:
     plain = rtapp.measure_rt_app(PLAIN, reps=reps)
     scale = rtapp.run_scale_of(plain)
-    out: dict[str, Any] = {"run_scale": scale, "plain": plain.to_dicts()}
+    # Every description runs with the plain run's calibration (rt-app's
+    # pLoad), so run_scale measured on the plain run applies to them: a
+    # calibration of its own per description would carry the VM's speed
+    # at that moment into its run times.
+    pload = int(plain["calibration_ns"][0])
+    out: dict[str, Any] = {"run_scale": scale, "calibration_ns": pload, "plain": plain.to_dicts()}
     for name, d in (
         ("periodic", PERIODIC),
         ("producer_consumer", PRODUCER_CONSUMER),
         ("mutex_pair", MUTEX_PAIR),
     ):
-        real = rtapp.measure_rt_app(d, reps=reps)
+        real = rtapp.measure_rt_app(with_calibration(d, pload), reps=reps)
         cmp = rtapp.compare_rt_app(real, d, run_scale=scale, seeds=3)
         out[name] = {"real": real.to_dicts(), "compare": cmp.to_dicts()}
         print(name, file=sys.stderr)
