@@ -799,10 +799,12 @@ impl Workload for Script {
                         Some((_, n)) => *n += 1,
                         None => s.tokens.push((me, 1)),
                     }
-                    if s.waiting == Waiting::Token(me) && self.wake(task, ctx) {
-                        if self.spec.net_costs {
-                            self.st[i].deduct += ctx.cost.wakeup_ns;
-                        }
+                    // The wake-up first: it is made whatever net_costs says.
+                    if s.waiting == Waiting::Token(me)
+                        && self.wake(task, ctx)
+                        && self.spec.net_costs
+                    {
+                        self.st[i].deduct += ctx.cost.wakeup_ns;
                     }
                 }
                 Op::Pend { from } => {
