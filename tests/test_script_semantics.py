@@ -130,3 +130,23 @@ def test_a_late_timer_catches_up():
     }
     r = sl.simulate("vm-2", "v6.18", W.rt_app(desc))
     assert r.ok, r.status_detail
+
+
+def test_run_zero_takes_no_time():
+    # rt-app's `run: 0` is no work: a loop of it alone is a stall, and
+    # beside a sleep it adds nothing.
+    spin = W.rt_app({"tasks": {"a": {"loop": -1, "run": 0}}})
+    r = sl.simulate("vm-2", "v6.18", spin, duration_s=1)
+    assert r.status == "error" and "a-0" in r.status_detail
+    d = {"tasks": {"a": {"loop": 1, "phases": {"p": {"loop": 10, "run": 0, "sleep": 100}}}}}
+    r = sl.simulate("vm-2", "v6.18", W.rt_app(d))
+    assert r.ok and r.metrics["task_clock_s"] < 1e-4
+
+
+def test_trace_text_given_as_one_string_or_item_is_refused():
+    lines = _sleep_trace(100, 3)
+    with pytest.raises(sl.ConfigError, match=r"path: got text of 9 lines.*splitlines"):
+        W.from_trace("\n".join(lines))
+    joined = lines[:2] + ["\n".join(lines[2:])]
+    with pytest.raises(sl.ConfigError, match=r"path\[2\]: an item of 7 lines"):
+        W.from_trace(joined)

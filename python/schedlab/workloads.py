@@ -802,6 +802,12 @@ def from_trace(
         raise ConfigError(f"invalid time_scale={time_scale!r}: expected a factor from 1e-6 to 1e6")
     net = need_bool("net_costs", net_costs)
     lines: Iterable[str]
+    if isinstance(path, str) and ("\n" in path or "\r" in path):
+        raise ConfigError(
+            f"invalid path: got text of {len(path.splitlines()):,} lines "
+            f"({short(path)}), not a path; expected a path, or the text's lines as a list "
+            "(text.splitlines())"
+        )
     if isinstance(path, (str, os.PathLike)):
         lines, shown = replay.read_text(path), str(path)
         src: Any = shown
@@ -831,10 +837,19 @@ def _trace_lines(v: Sequence[Any]) -> tuple[str, ...]:
     for i in range(0, len(lines), step):
         chunk = lines[i : i + step]
         try:  # TypeError: an item not a str; UnicodeEncodeError: a lone surrogate
-            "\n".join(chunk).encode()
+            text = "\n".join(chunk)
+            text.encode()
         except (TypeError, UnicodeEncodeError):
             for j, x in enumerate(chunk, i):
                 need_str(f"path[{j}]", x)
+        if text.count("\n") + text.count("\r") != len(chunk) - 1:
+            for j, x in enumerate(chunk, i):
+                if "\n" in x or "\r" in x:
+                    raise ConfigError(
+                        f"invalid path[{j}]: an item of {len(x.splitlines()):,} lines "
+                        f"({short(x)}); expected one trace line per item (split a text "
+                        "with str.splitlines())"
+                    )
     return lines
 
 

@@ -662,6 +662,12 @@ impl Workload for Script {
             let op = t.ops[self.st[i].pc];
             let me = i as u32;
             match op {
+                Op::Run { ns: 0, c_ns } => {
+                    // rt-app's `run: 0` (or one scaled to nothing): no
+                    // work, so no burst.
+                    self.st[i].pc += 1;
+                    self.st[i].log.row_c_run += c_ns;
+                }
                 Op::Run { ns, c_ns } => {
                     self.st[i].pc += 1;
                     self.st[i].burst_from = Some(now);

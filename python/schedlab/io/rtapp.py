@@ -679,7 +679,7 @@ def _emit(b: _Build, task: ScriptTask, events: list[_Event]) -> None:
     script = b.script
     for at, kind, x in events:
         if kind == "run":
-            task.add("run", max(1, round(x * b.run_scale)), x)
+            task.add("run", round(x * b.run_scale), x)
         elif kind in ("runtime", "sleep"):
             task.add(kind, x)
         elif kind == "timer":
