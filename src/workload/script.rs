@@ -205,8 +205,9 @@ struct TaskState {
     loops_done: u64,
     started: bool,
     start_ns: u64,
-    /// The action to return at the next step (a futex call's block).
-    then: Option<Action>,
+    /// It is paying a futex call and blocks at its next step (unless
+    /// `woken` meanwhile).
+    block_next: bool,
     waiting: Waiting,
     /// It returned `Action::Block` and has not stepped since (a wake-up
     /// goes to the engine; otherwise it is kept in `woken`).
@@ -215,7 +216,7 @@ struct TaskState {
     /// before blocking: it does not block then (the kernel's futex wait
     /// finds the futex word changed and returns at once).
     woken: bool,
-    /// Wake-up tokens received and not yet used, by waker.
+    /// Wake-up tokens received and not yet used, by waker (no zero counts).
     tokens: Vec<(u32, u64)>,
     /// The start of the CPU burst in progress (run-time accounting).
     burst_from: Option<u64>,
@@ -459,7 +460,7 @@ impl Script {
 
     /// Task `i` pays a futex call, then blocks unless woken meanwhile.
     fn futex_then_block(&mut self, i: usize, ctx: &Ctx) -> Action {
-        self.st[i].then = Some(Action::Block);
+        self.st[i].block_next = true;
         self.futex(ctx)
     }
 
@@ -613,14 +614,9 @@ impl Workload for Script {
             }
             return Action::Exit;
         }
-        if let Some(a) = self.st[i].then.take() {
-            if !(woken && a == Action::Block) {
-                if a == Action::Block {
-                    self.st[i].blocked = true;
-                }
-                return a;
-            }
-            // Woken during the futex call: look at the wait again.
+        // Woken during the futex call: look at the wait again.
+        if std::mem::take(&mut self.st[i].block_next) && !woken {
+            return self.block(i);
         }
         // Iterations gone round in this step without taking time: `spins`
         // those that changed nothing that could end the loop (a task that
@@ -815,7 +811,7 @@ impl Workload for Script {
                 }
                 Op::Pend { from } => {
                     let s = &mut self.st[i];
-                    if let Some(k) = s.tokens.iter().position(|&(w, n)| w == from && n > 0) {
+                    if let Some(k) = s.tokens.iter().position(|&(w, _)| w == from) {
                         if s.waiting == Waiting::Token(from) && self.spec.net_costs {
                             // It blocked and was switched back in.
                             s.deduct += ctx.cost.context_switch_ns;
