@@ -48,7 +48,8 @@ from typing import Any
 import polars as pl
 
 from .. import _core
-from .._check import error_text, show
+from .._args import short
+from .._check import error_text
 from ..exceptions import ConfigError, ConfigTypeError
 from .script import Script, ScriptTask
 
@@ -318,8 +319,7 @@ def _short(v: Any) -> str:
         return "[...]" if v else "[]"
     if v is None or isinstance(v, bool):
         return json.dumps(v)
-    r = show(v)
-    return r if len(r) <= 60 else f"{r[:57]}..."
+    return short(v)
 
 
 def _got(v: Any) -> str:
