@@ -6,7 +6,8 @@
 #   make docs-build  the docs extra for the installed package, then the strict build into site/
 #   make readme the README's first command in a fresh venv, then its Quick start, verbatim
 #   make notebooks  rerun the notebooks at full size, storing the outputs the docs site shows
-#   make bench  engine benchmarks, the scaling bench and scripts/dev/bench.py (not part of the tests)
+#   make bench  engine benchmarks, the scaling bench (v3.8 and v6.18), instructions per event
+#               (callgrind) and scripts/dev/bench.py, plain and v3.8 against v6.18 (not part of the tests)
 PY ?= python3
 PIP ?= $(PY) -m pip
 WHEEL_DIR := dist
@@ -105,8 +106,10 @@ demo:
 bench:
 	cargo bench --bench engine
 	cargo bench --bench scenarios
-	cargo bench --bench scale
+	cargo bench --bench scale -- --instructions
+	cargo bench --bench instructions
 	$(PY) scripts/dev/bench.py
+	$(PY) scripts/dev/bench.py --compare v3.8,v6.18 --instructions
 
 clean:
 	rm -rf target $(WHEEL_DIR) site

@@ -2,7 +2,7 @@
 //! prints figures, asserts nothing. Each row runs in a fresh child process
 //! (this binary re-run with `--child`), so its peak memory is its own.
 //!
-//! 1. hackbench pipe thread, 20 loops, groups = CPUs / 2, kernel v3.8, on
+//! 1. hackbench pipe thread, 20 loops, groups = CPUs / 2, on
 //!    2, 112 (`skl-sp-2s`), 448 (4 × 56 × 2) and 1024 (8 × 64 × 2) CPUs:
 //!    engine events and simulated messages per wall-second of the event
 //!    loop, setup time (`Sim::new`: topology, domains, per-CPU state), and
@@ -29,8 +29,15 @@
 //!
 //! Events are the `events` metric: the events popped from the queue.
 //!
+//! Parts 1 and 4 run under `v3.8` and then under `v6.18` (the preset users
+//! run); parts 2 and 3 do not depend on the kernel and run once.
+//!
 //! `--quick`: 5 loops instead of 20. `--kernel NAME`: the hackbench rows
-//! under that kernel preset (e.g. `v6.18`) instead of v3.8.
+//! under that one kernel preset only. `--instructions`: each row of part 1
+//! also runs once under callgrind (`valgrind --tool=callgrind`, counting
+//! only inside `Sim::run`), for the instructions per event beside the
+//! rates: deterministic, unlike the rates on a shared VM (a few minutes
+//! for the 1024-CPU rows; `make bench` passes it).
 //!
 //! One row alone: `--child hackbench SHAPE LOOPS REPS [GROUPS|auto]
 //! [KERNEL]` (groups default to CPUs / 2, the kernel to v3.8).
@@ -45,6 +52,9 @@ use std::collections::BinaryHeap;
 use std::hint::black_box;
 use std::process::Command;
 use std::time::Instant;
+
+#[path = "common/callgrind.rs"]
+mod callgrind;
 
 fn shape(s: &str) -> Machine {
     let v: Vec<u32> = s.split('x').map(|x| x.parse().unwrap()).collect();
@@ -235,6 +245,15 @@ fn in_child(args: &[&str]) -> Vec<f64> {
         .collect()
 }
 
+/// One hackbench row (one run) under callgrind: (events, instructions
+/// inside `Sim::run`), or None without valgrind.
+fn callgrind_row(sh: &str, loops: u32, groups: u32, kernel: &str) -> Option<(f64, f64)> {
+    let (loops, groups) = (loops.to_string(), groups.to_string());
+    let (line, ir) = callgrind::count(&["--child", "hackbench", sh, &loops, "1", &groups, kernel])?;
+    let events = line.split_whitespace().next()?.parse::<f64>().ok()?;
+    Some((events, ir))
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if let Some(i) = args.iter().position(|a| a == "--child") {
@@ -259,18 +278,46 @@ fn main() {
     } else {
         20
     };
-    let kernel = args
-        .iter()
-        .position(|a| a == "--kernel")
-        .map_or("v3.8", |i| args[i + 1].as_str());
-    Kernel::preset(kernel).unwrap();
+    let kernels: Vec<&'static str> = match args.iter().position(|a| a == "--kernel") {
+        Some(i) => vec![Box::leak(args[i + 1].clone().into_boxed_str())],
+        None => vec!["v3.8", "v6.18"],
+    };
+    for k in &kernels {
+        Kernel::preset(k).unwrap();
+    }
+    let instructions = args.iter().any(|a| a == "--instructions");
+    let mut grids = Vec::new();
+    for kernel in kernels {
+        let mut grid = main_table(loops, kernel, instructions);
+        machine_vs_workload(&mut grid, loops, kernel);
+        grids.push(grid);
+    }
+    println!(
+        "\n== setup of a 4096-CPU machine (Sim::new + a run cancelled before its first event) =="
+    );
+    for sh in ["1x4096x1", "16x128x2"] {
+        let v = in_child(&["setup", sh]);
+        println!("{sh:>10}: {:.3} s, peak {:.1} MiB", v[0], v[1]);
+    }
+    heaps(&grids[0]);
+}
+
+/// Part 1 under `kernel`: the rows on 2, 112, 448 and 1024 CPUs and the
+/// 1024 / 2 ratio; with `instructions`, each row's instructions per event
+/// from one run under callgrind.
+fn main_table(loops: u32, kernel: &'static str, instructions: bool) -> Grid {
     println!(
         "== hackbench pipe thread -l {loops}, groups = CPUs/2, {kernel} ==\n\
          (rates per second of the event loop's CPU time and, in brackets, of wall time;\n\
-         best of / mean over 50 runs on 2 CPUs, of 1 run elsewhere)"
+         best of / mean over 50 runs on 2 CPUs, of 1 run elsewhere{})",
+        if instructions {
+            "; instr/ev: instructions per event inside Sim::run, callgrind, one run"
+        } else {
+            ""
+        }
     );
     println!(
-        "{:>6} {:>9} {:>9} {:>22} {:>22} {:>9} {:>9} {:>9}",
+        "{:>6} {:>9} {:>9} {:>22} {:>22} {:>9} {:>9} {:>9} {:>9}",
         "CPUs",
         "shape",
         "events",
@@ -278,9 +325,13 @@ fn main() {
         "msgs/s [wall]",
         "setup s",
         "peak MiB",
-        "pending"
+        "pending",
+        "instr/ev"
     );
-    let mut grid = Grid::default();
+    let mut grid = Grid {
+        kernel,
+        rows: Vec::new(),
+    };
     for (cpus, sh) in [
         (2, "1x2x1"),
         (112, "2x28x2"),
@@ -290,8 +341,16 @@ fn main() {
         let reps = if cpus == 2 { 50 } else { 1 };
         let groups = (cpus / 2).max(1);
         let r = Row::run(sh, loops, reps, groups, kernel);
+        let ipe = if instructions {
+            callgrind_row(sh, loops, groups, kernel).map(|(ev, ir)| {
+                assert_eq!(ev, r.events, "the callgrind run is the same run");
+                ir / ev
+            })
+        } else {
+            None
+        };
         println!(
-            "{cpus:>6} {sh:>9} {:>8.2}M {:>10.2}M [{:>7.2}M] {:>10.2}M [{:>7.2}M] {:>9.4} {:>9.1} {:>9.1}",
+            "{cpus:>6} {sh:>9} {:>8.2}M {:>10.2}M [{:>7.2}M] {:>10.2}M [{:>7.2}M] {:>9.4} {:>9.1} {:>9.1} {:>9}",
             r.events / 1e6,
             r.events / r.cpu / 1e6,
             r.events / r.wall / 1e6,
@@ -300,29 +359,29 @@ fn main() {
             r.setup,
             r.peak,
             r.pending,
+            ipe.map_or("-".to_string(), |x| format!("{x:.0}")),
         );
         grid.insert(cpus, groups, reps, r);
     }
     let (r2, r1024) = (grid.get(2, 1), grid.get(1024, 512));
     println!(
-        "events/s at 1024 CPUs / at 2 CPUs: {:.2} (CPU time), {:.2} (wall)",
+        "events/s at 1024 CPUs / at 2 CPUs ({kernel}): {:.2} (CPU time), {:.2} (wall)\n",
         (r1024.events / r1024.cpu) / (r2.events / r2.cpu),
         (r1024.events / r1024.wall) / (r2.events / r2.wall),
     );
-    println!(
-        "\n== setup of a 4096-CPU machine (Sim::new + a run cancelled before its first event) =="
-    );
-    for sh in ["1x4096x1", "16x128x2"] {
-        let v = in_child(&["setup", sh]);
-        println!("{sh:>10}: {:.3} s, peak {:.1} MiB", v[0], v[1]);
-    }
+    grid
+}
+
+/// Part 3: the bare heap at the 2- and 1024-CPU rows' mean pending counts.
+fn heaps(grid: &Grid) {
     let r2 = grid.get(2, 1);
     let pending = (r2.pending.round() as usize).max(1);
     let heap = in_child(&["heap", &pending.to_string()]);
     println!(
-        "\n== bare binary-heap DES at the 2-CPU run's mean pending count ({pending}) ==\n\
+        "\n== bare binary-heap DES at the 2-CPU run's mean pending count ({pending}, {}) ==\n\
          {:.2} M pop+push per wall-s (best chunk) [{:.2} M per CPU-s]; engine on 2 CPUs \
          {:.2} M events per wall-s (best run) = {:.2}x the heap [CPU-s: {:.2}x]",
+        grid.kernel,
         heap[0] / 1e6,
         heap[1] / 1e6,
         r2.events / r2.wall / 1e6,
@@ -345,7 +404,6 @@ fn main() {
         r1024.events / r1024.cpu / 1e6,
         r1024.events / r1024.cpu / heap1024[1],
     );
-    machine_vs_workload(&mut grid, loops, kernel);
 }
 
 /// One hackbench row, as `child_hackbench` prints it.
@@ -387,17 +445,20 @@ impl Row {
     }
 }
 
-/// Rows by (CPUs, groups), with the number of runs each was measured over.
-#[derive(Default)]
-struct Grid(Vec<(u32, u32, u32, Row)>);
+/// Rows by (CPUs, groups), with the number of runs each was measured over,
+/// under one kernel preset.
+struct Grid {
+    kernel: &'static str,
+    rows: Vec<(u32, u32, u32, Row)>,
+}
 
 impl Grid {
     fn insert(&mut self, cpus: u32, groups: u32, reps: u32, r: Row) {
-        self.0.push((cpus, groups, reps, r));
+        self.rows.push((cpus, groups, reps, r));
     }
 
     fn get(&self, cpus: u32, groups: u32) -> Row {
-        self.0
+        self.rows
             .iter()
             .find(|e| e.0 == cpus && e.1 == groups)
             .unwrap()
@@ -422,7 +483,7 @@ fn shape_of(cpus: u32) -> &'static str {
 /// factor, c(2, N/2) / c(2, 1), and what is left, their interaction.
 /// Rows already in `grid` (from the main table) are not run again; reps
 /// are chosen so that each row runs for a few tenths of a second or more.
-fn machine_vs_workload(grid: &mut Grid, loops: u32, kernel: &str) {
+fn machine_vs_workload(grid: &mut Grid, loops: u32, kernel: &'static str) {
     println!(
         "\n== machine size against workload size: hackbench pipe thread -l {loops}, {kernel} ==\n\
          (tasks = 40 per group; CPU-time rates are the mean over the row's runs (event loop only),\n\
@@ -456,7 +517,7 @@ fn machine_vs_workload(grid: &mut Grid, loops: u32, kernel: &str) {
     ];
     for (cpus, groups, reps) in rows {
         let sh = shape_of(cpus);
-        let (r, reps) = match grid.0.iter().find(|e| e.0 == cpus && e.1 == groups) {
+        let (r, reps) = match grid.rows.iter().find(|e| e.0 == cpus && e.1 == groups) {
             Some(e) => (e.3, e.2),
             None => {
                 let r = Row::run(sh, loops, reps, groups, kernel);

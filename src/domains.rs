@@ -36,12 +36,22 @@ pub mod sd {
 /// `SCHED_LOAD_SCALE` / `SCHED_POWER_SCALE`.
 pub const SCALE: u64 = 1024;
 
-/// A `struct sched_group`: its CPUs and its power (`sgp->power`, the sum of
-/// its CPUs' `cpu_power`).
+/// A `struct sched_group`: its CPUs, its power (`sgp->power`, the sum of
+/// its CPUs' `cpu_power`) and its number of cores (`sg->cores`, 6.6: set
+/// once with the domains, `init_sched_groups_capacity()`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Group {
     pub cpus: Vec<u32>,
     pub power: u64,
+    pub cores: u32,
+}
+
+/// The distinct cores among `cpus` (`sg->cores`).
+pub fn group_cores(machine: &Machine, cpus: &[u32]) -> u32 {
+    let mut cores: Vec<u32> = cpus.iter().map(|&c| machine.cpu(c as usize).core).collect();
+    cores.sort_unstable();
+    cores.dedup();
+    cores.len() as u32
 }
 
 /// One CPU's `struct sched_domain` at one level: the static parameters and
@@ -401,7 +411,12 @@ pub fn build_cancellable(
                     .into_iter()
                     .map(|cpus| {
                         let p = cpus.iter().map(|&x| power[x as usize]).sum();
-                        Group { cpus, power: p }
+                        let cores = group_cores(machine, &cpus);
+                        Group {
+                            cpus,
+                            power: p,
+                            cores,
+                        }
                     })
                     .collect();
                 (Arc::from(groups), Arc::from(of_cpu))
@@ -750,7 +765,12 @@ mod tests {
                         Some(clv) => span_of(clv, c as usize),
                     };
                     let p = cpus.iter().map(|&x| power[x as usize]).sum();
-                    groups.push(Group { cpus, power: p });
+                    let cores = group_cores(machine, &cpus);
+                    groups.push(Group {
+                        cpus,
+                        power: p,
+                        cores,
+                    });
                 }
                 let local = groups
                     .iter()

@@ -48,3 +48,32 @@ def test_bench_rejects_an_unknown_kernel():
         check=False,
     )
     assert p.returncode == 2 and "--kernel='v9.9'" in p.stderr and "v6.18" in p.stderr
+
+
+def test_bench_compare_prints_both_kernels_for_every_scenario():
+    p = subprocess.run(
+        [sys.executable, BENCH, "--quick", "--reps", "1", "--no-real", "--compare", "v3.8,v6.18"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    out = p.stdout
+    assert "v3.8 ev/s" in out and "v6.18 ev/s" in out and "ratio" in out
+    rows = [line for line in out.splitlines() if line.startswith(("vm-2", "core2", "skl"))]
+    assert len(rows) == 6, out
+
+
+def test_bench_compare_and_instructions_refuse_bad_input():
+    for args, needle in (
+        (["--compare", "v3.8"], "--compare='v3.8'"),
+        (["--compare", "v3.8,v9.9"], "--compare='v3.8,v9.9'"),
+        (["--compare", "v3.8,v6.18", "--kernel", "v6.6"], "cannot be combined"),
+        (["--instructions"], "--instructions needs --compare"),
+    ):
+        p = subprocess.run(
+            [sys.executable, BENCH, "--no-real", *args],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert p.returncode == 2 and needle in p.stderr, (args, p.stderr)

@@ -10,6 +10,14 @@ kernel the model simulates it). The sweep row times a 64-point sweep on one
 thread and on every core; the memory row runs one sweep run (no vmstat
 samples) at two simulated lengths to show that memory does not grow with
 simulated time. Prints figures; asserts nothing.
+
+``--compare A,B`` (``make bench`` passes ``v3.8,v6.18``) runs every scenario
+under both kernel presets, one after the other, and prints their events per
+wall-second side by side with the ratio. With ``--instructions`` (and
+valgrind installed) each scenario also runs once per kernel under callgrind,
+counting only the instructions inside the engine's event loop
+(``Sim::run``): instructions per event, deterministic where wall rates on a
+shared VM are not.
 """
 
 from __future__ import annotations
@@ -102,7 +110,7 @@ def _child(spec: dict[str, Any]) -> dict[str, Any]:
     base = _vm_kib("VmRSS")
     best = float("inf")
     m: dict[str, float] = {}
-    for _ in range(spec["reps"]):
+    for _ in range(spec.get("reps", 1)):
         t0 = time.perf_counter()
         r = sl.simulate(spec["machine"], k, w, seed=1)
         best = min(best, time.perf_counter() - t0)
@@ -167,8 +175,8 @@ def memory_over_time() -> list[tuple[float, dict[str, Any]]]:
     ]
 
 
-def _run_child(s: Scenario, reps: int) -> dict[str, Any]:
-    spec = {
+def _spec(s: Scenario, reps: int) -> dict[str, Any]:
+    return {
         "name": s.name,
         "machine": s.machine,
         "kernel": s.kernel,
@@ -177,7 +185,41 @@ def _run_child(s: Scenario, reps: int) -> dict[str, Any]:
         "kernel_changes": list(s.kernel_changes),
         "reps": reps,
     }
-    return _in_child(s.name, "--child", json.dumps(spec))
+
+
+def _run_child(s: Scenario, reps: int) -> dict[str, Any]:
+    return _in_child(s.name, "--child", json.dumps(_spec(s, reps)))
+
+
+#: callgrind, counting only inside the engine's event loop (the Rust
+#: ``schedlab::engine::Sim::run`` in the extension module).
+CALLGRIND = [
+    "valgrind",
+    "--tool=callgrind",
+    "--callgrind-out-file=/dev/null",
+    "--collect-atstart=no",
+    "--toggle-collect=*engine*Sim*run*",
+]
+_COLLECTED = re.compile(r"Collected\s*:\s*([0-9]+)")
+
+
+def instructions_per_event(s: Scenario) -> float | None:
+    """Instructions per event inside ``Sim::run`` of one run of ``s`` under
+    callgrind, or None without valgrind (deterministic for a given build)."""
+    if shutil.which("valgrind") is None:
+        return None
+    p = subprocess.run(
+        [*CALLGRIND, sys.executable, os.path.abspath(__file__), "--child"]
+        + [json.dumps(_spec(s, 1))],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    m = _COLLECTED.search(p.stderr)
+    if p.returncode != 0 or m is None:
+        raise SystemExit(f"{s.name}: callgrind run failed: {p.stderr.strip()[-500:]}")
+    events = float(json.loads(p.stdout.strip().splitlines()[-1])["events"])
+    return int(m.group(1)) / events
 
 
 _TOTAL = re.compile(r"Total time:\s*([0-9.]+)")
@@ -232,6 +274,60 @@ def _fmt(x: float, digits: int = 0) -> str:
     return "-" if x != x else f"{x:,.{digits}f}"
 
 
+def compare(
+    quick: bool, reps: int, kernels: tuple[str, str], instructions: bool, no_real: bool
+) -> int:
+    """Every scenario under both kernels (their child runs one after the
+    other, so a drift of the VM's speed hits both alike): events per
+    wall-second, their ratio, and with ``instructions`` the instructions per
+    event; the ``vm-2`` rows also give the real kernel's time beside each."""
+    import schedlab as sl
+
+    ka, kb = kernels
+    print(
+        f"schedlab {sl.__version__} ({sl.build_profile}), {os.cpu_count()} cores, "
+        f"one thread per run, best of {reps}: {ka} against {kb}"
+    )
+    if instructions and shutil.which("valgrind") is None:
+        print("(valgrind is not installed: no instructions per event)")
+    header = ["scenario", f"{ka} ev/s", f"{kb} ev/s", "ratio", f"{kb} cs / {ka} cs"]
+    if instructions:
+        header += [f"{ka} instr/ev", f"{kb} instr/ev", "ratio"]
+    header += ["real s", f"real/wall {ka}", f"real/wall {kb}"]
+    rows = []
+    for s in scenarios(quick):
+        ra = _run_child(dataclasses.replace(s, kernel=ka), reps)
+        rb = _run_child(dataclasses.replace(s, kernel=kb), reps)
+        eva, evb = ra["events"] / ra["wall_s"], rb["events"] / rb["wall_s"]
+        row = [s.name, _fmt(eva), _fmt(evb), f"{evb / eva:.2f}", f"{rb['cs'] / ra['cs']:.2f}"]
+        if instructions:
+            ia = instructions_per_event(dataclasses.replace(s, kernel=ka))
+            ib = instructions_per_event(dataclasses.replace(s, kernel=kb))
+            row += (
+                ["-", "-", "-"]
+                if ia is None or ib is None
+                else [f"{ia:.0f}", f"{ib:.0f}", f"{ib / ia:.2f}"]
+            )
+        real = None if no_real or s.perf_args is None else real_perf(s.perf_args, reps)
+        row += (
+            ["-", "-", "-"]
+            if real is None
+            else [f"{real:.3f}", f"{real / ra['wall_s']:.1f}x", f"{real / rb['wall_s']:.1f}x"]
+        )
+        rows.append(row)
+        print(
+            f"  {s.name}: {ra['wall_s']:.3f} s / {rb['wall_s']:.3f} s", file=sys.stderr, flush=True
+        )
+    print(text_table(header, rows))
+    print(
+        "ev/s: engine events per wall-second (best run); cs: context switches; instr/ev: "
+        "instructions per event inside Sim::run (callgrind, one run); real s: perf bench "
+        "sched messaging's Total time here (best of reps), real/wall: how many times "
+        "faster than it the model simulates the scenario."
+    )
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="scripts/dev/bench.py", description=__doc__)
     ap.add_argument("--quick", action="store_true", help="smaller scenarios (seconds)")
@@ -241,6 +337,17 @@ def main(argv: list[str] | None = None) -> int:
         "--kernel",
         help="run every scenario under this kernel preset instead of its own "
         "(e.g. v6.18 against v3.8: events per wall-second of today's model)",
+    )
+    ap.add_argument(
+        "--compare",
+        metavar="A,B",
+        help="run every scenario under kernel presets A and B and print their "
+        "events per wall-second side by side (make bench: v3.8,v6.18)",
+    )
+    ap.add_argument(
+        "--instructions",
+        action="store_true",
+        help="with --compare: also count instructions per event under callgrind",
     )
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--memory-child", type=float, help=argparse.SUPPRESS)
@@ -255,8 +362,21 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"invalid --reps={a.reps}: expected an integer >= 1")
     import schedlab as sl
 
-    if a.kernel is not None and a.kernel not in sl.Kernel.presets():
-        ap.error(f"invalid --kernel={a.kernel!r}: expected one of {', '.join(sl.Kernel.presets())}")
+    presets = sl.Kernel.presets()
+    if a.kernel is not None and a.kernel not in presets:
+        ap.error(f"invalid --kernel={a.kernel!r}: expected one of {', '.join(presets)}")
+    if a.compare is not None:
+        pair = a.compare.split(",")
+        if len(pair) != 2 or any(k not in presets for k in pair):
+            ap.error(
+                f"invalid --compare={a.compare!r}: expected two kernel presets "
+                f"separated by a comma, each one of {', '.join(presets)}"
+            )
+        if a.kernel is not None:
+            ap.error("--compare and --kernel cannot be combined")
+        return compare(a.quick, a.reps, (pair[0], pair[1]), a.instructions, a.no_real)
+    if a.instructions:
+        ap.error("--instructions needs --compare A,B")
     print(
         f"schedlab {sl.__version__} ({sl.build_profile}), {os.cpu_count()} cores, "
         + "one thread per run"

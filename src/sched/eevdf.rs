@@ -135,8 +135,8 @@ impl CfsRq {
         se.key = (se.deadline, self.seq);
         se.vkey = se.vruntime;
         self.tree.insert((se.deadline, self.seq, id));
-        self.by_vruntime.insert((se.vruntime, self.seq, id));
-        *self.slices.entry(se.slice).or_insert(0) += 1;
+        self.by_vruntime.insert(se.vruntime, self.seq);
+        self.slices.add(se.slice);
         self.avg_vruntime += self.entity_key(se) as i128 * se.weight as i128;
         self.avg_load += se.weight;
     }
@@ -145,13 +145,8 @@ impl CfsRq {
     pub(super) fn dequeue_eevdf(&mut self, id: TaskId, se: &SchedEntity) {
         let removed = self.tree.remove(&(se.key.0, se.key.1, id));
         debug_assert!(removed, "entity {id} not in the tree");
-        self.by_vruntime.remove(&(se.vkey, se.key.1, id));
-        if let Some(n) = self.slices.get_mut(&se.slice) {
-            *n -= 1;
-            if *n == 0 {
-                self.slices.remove(&se.slice);
-            }
-        }
+        self.by_vruntime.remove(se.vkey, se.key.1);
+        self.slices.remove(se.slice);
         self.avg_vruntime -= self.entity_key(se) as i128 * se.weight as i128;
         self.avg_load -= se.weight;
     }
@@ -228,7 +223,7 @@ impl CfsRq {
         if let Some((_, c)) = self.curr_on_rq(ses) {
             m = c.slice;
         }
-        if let Some((&s, _)) = self.slices.first_key_value() {
+        if let Some(s) = self.slices.min() {
             m = m.min(s);
         }
         m
@@ -243,7 +238,7 @@ impl CfsRq {
         if let Some(cv) = curr {
             v = cv;
         }
-        if let Some(&(tv, _, _)) = self.by_vruntime.first() {
+        if let Some(tv) = self.by_vruntime.min() {
             v = if curr.is_some() { v.min(tv) } else { tv };
         }
         let delta = v - self.min_vruntime;

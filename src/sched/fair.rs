@@ -12,11 +12,11 @@
 //! dispatch to `sched::eevdf`, where the tree is keyed by virtual deadline.
 
 use super::eevdf::EevdfParams;
+use super::minset::{MinVruntime, SliceCounts};
 use super::task::Policy;
 use super::timeline::Timeline;
 use super::weights::{calc_delta_fair, calc_delta_mine};
 use crate::kernel::{Kernel, Pick, YieldImpl};
-use std::collections::BTreeMap;
 
 pub type TaskId = u32;
 
@@ -141,12 +141,12 @@ pub struct CfsRq {
     // -- EEVDF (`sched::eevdf`) ---------------------------------------------
     /// `Some` when this runqueue picks by EEVDF (set once at start-up).
     pub eevdf: Option<EevdfParams>,
-    /// The queued entities (not `curr`) by (vruntime, seq): the kernel's
+    /// The queued entities' (not `curr`) (vruntime, seq): the kernel's
     /// augmented `se->min_vruntime` of the tree's root.
-    pub(super) by_vruntime: Timeline,
+    pub(super) by_vruntime: MinVruntime,
     /// Slices of the queued entities (multiset): the augmented
     /// `se->min_slice` of the root.
-    pub(super) slices: BTreeMap<u64, u32>,
+    pub(super) slices: SliceCounts,
     /// `cfs_rq->avg_vruntime`: Σ (v_i − min_vruntime)·w_i over the tree.
     pub avg_vruntime: i128,
     /// `cfs_rq->avg_load`: Σ w_i over the tree.

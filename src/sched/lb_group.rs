@@ -522,16 +522,9 @@ impl Sched<'_> {
         let smt = lvl > 0
             && group.cpus.len() > 1
             && self.sd[first as usize][lvl - 1].has(sd::SHARE_CPUPOWER);
-        let mut cores: Vec<u32> = group
-            .cpus
-            .iter()
-            .map(|&c| self.machine.cpu(c as usize).core)
-            .collect();
-        cores.sort_unstable();
-        cores.dedup();
         GroupFacts {
             smt,
-            cores: cores.len() as u64,
+            cores: group.cores as u64,
             imbalance: self
                 .lb
                 .imbalance

@@ -1,0 +1,203 @@
+//! The two augmented minima of EEVDF's rbtree (`se->min_vruntime` and
+//! `se->min_slice` of the root, `kernel/sched/fair.c` 6.6–6.18,
+//! `min_vruntime_update()` / `min_slice_update()`), kept without a second
+//! ordered tree: `pick_eevdf()` walks the deadline order (`Timeline`), and
+//! these two only ever answer "the smallest value queued".
+//!
+//! - [`MinVruntime`]: the smallest `(vruntime, seq)` of the queued
+//!   entities, a binary heap with lazy deletion (a removed entry goes into
+//!   a second heap and both are popped together once it reaches the top).
+//!   Entries are unique per runqueue (`seq` is), so the answer is exact; the
+//!   dead heap is compacted away when it outgrows the live entries, so
+//!   memory stays within a constant of the queue's length.
+//! - [`SliceCounts`]: the multiset of queued slices, as (slice, count)
+//!   sorted ascending in a `Vec` — almost always one distinct value (the
+//!   base slice), at most a handful with `sched_attr` slices.
+//!
+//! Both replace ordered trees of the same contents (a `Timeline` by
+//! vruntime and a `BTreeMap` of counts); the minima they give are the
+//! same, so results do not change.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// Smallest `(key, seq)` of a set with insert and remove by value.
+#[derive(Clone, Debug, Default)]
+pub struct MinVruntime {
+    live: BinaryHeap<Reverse<(i64, u64)>>,
+    dead: BinaryHeap<Reverse<(i64, u64)>>,
+}
+
+impl MinVruntime {
+    /// Entries in the set.
+    pub fn len(&self) -> usize {
+        self.live.len() - self.dead.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Add `(key, seq)`, which must not be in the set.
+    #[inline]
+    pub fn insert(&mut self, key: i64, seq: u64) {
+        self.live.push(Reverse((key, seq)));
+    }
+
+    /// Remove `(key, seq)`, which must be in the set.
+    #[inline]
+    pub fn remove(&mut self, key: i64, seq: u64) {
+        if self.live.peek() == Some(&Reverse((key, seq))) {
+            self.live.pop();
+            self.purge();
+        } else {
+            self.dead.push(Reverse((key, seq)));
+            if self.dead.len() > 32 && self.dead.len() > self.live.len() / 2 {
+                self.compact();
+            }
+        }
+    }
+
+    /// The smallest key in the set.
+    #[inline]
+    pub fn min(&self) -> Option<i64> {
+        self.live.peek().map(|r| r.0 .0)
+    }
+
+    /// Pop dead entries that have reached the top (the live top is then a
+    /// live entry).
+    #[inline]
+    fn purge(&mut self) {
+        while let (Some(l), Some(d)) = (self.live.peek(), self.dead.peek()) {
+            if l != d {
+                break;
+            }
+            self.live.pop();
+            self.dead.pop();
+        }
+    }
+
+    /// Drop every dead entry from the live heap.
+    #[cold]
+    fn compact(&mut self) {
+        let mut dead = std::mem::take(&mut self.dead).into_sorted_vec();
+        // into_sorted_vec of Reverse is descending by value: ascending order
+        dead.reverse();
+        let mut live = std::mem::take(&mut self.live).into_sorted_vec();
+        live.reverse();
+        let mut d = dead.iter().peekable();
+        live.retain(|e| {
+            while d.peek().is_some_and(|x| x.0 < e.0) {
+                d.next();
+            }
+            if d.peek() == Some(&e) {
+                d.next();
+                false
+            } else {
+                true
+            }
+        });
+        self.live = BinaryHeap::from(live);
+    }
+}
+
+/// A multiset of slices with its minimum.
+#[derive(Clone, Debug, Default)]
+pub struct SliceCounts(Vec<(u64, u32)>);
+
+impl SliceCounts {
+    #[inline]
+    pub fn add(&mut self, slice: u64) {
+        match self.0.binary_search_by_key(&slice, |e| e.0) {
+            Ok(i) => self.0[i].1 += 1,
+            Err(i) => self.0.insert(i, (slice, 1)),
+        }
+    }
+
+    /// Remove one `slice`; nothing if it is not there.
+    #[inline]
+    pub fn remove(&mut self, slice: u64) {
+        if let Ok(i) = self.0.binary_search_by_key(&slice, |e| e.0) {
+            self.0[i].1 -= 1;
+            if self.0[i].1 == 0 {
+                self.0.remove(i);
+            }
+        }
+    }
+
+    #[inline]
+    pub fn min(&self) -> Option<u64> {
+        self.0.first().map(|e| e.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Rng;
+    use std::collections::{BTreeMap, BTreeSet};
+
+    /// `MinVruntime` and `SliceCounts` follow the ordered trees they
+    /// replaced, operation by operation, through growth to hundreds of
+    /// entries (compactions included), many ties of key and shrinking to
+    /// empty.
+    #[test]
+    fn minima_match_the_ordered_trees() {
+        let mut rng = Rng::new(11);
+        let mut h = MinVruntime::default();
+        let mut s = SliceCounts::default();
+        let mut rs: BTreeSet<(i64, u64)> = BTreeSet::new();
+        let mut rc: BTreeMap<u64, u32> = BTreeMap::new();
+        let mut live: Vec<(i64, u64, u64)> = Vec::new();
+        let mut seq = 0;
+        for target in [5usize, 300, 40, 600, 3, 0] {
+            let mut steps = 0;
+            while live.len() != target || steps < 500 {
+                steps += 1;
+                let grow = if live.len() < target {
+                    rng.next_u64() % 4 != 0
+                } else if live.len() > target {
+                    rng.next_u64() % 4 == 0
+                } else {
+                    rng.next_u64() % 2 == 0
+                };
+                if grow || live.is_empty() {
+                    seq += 1;
+                    let key = (rng.next_u64() % 64) as i64 - 32;
+                    let slice =
+                        [3_000_000, 3_000_000, 700_000, 10_000_000][(rng.next_u64() % 4) as usize];
+                    h.insert(key, seq);
+                    rs.insert((key, seq));
+                    s.add(slice);
+                    *rc.entry(slice).or_insert(0) += 1;
+                    live.push((key, seq, slice));
+                } else {
+                    // a third of the time the minimum, as set_next_entity() often takes
+                    let i = if rng.next_u64() % 3 == 0 {
+                        let m = *rs.first().unwrap();
+                        live.iter().position(|e| (e.0, e.1) == m).unwrap()
+                    } else {
+                        (rng.next_u64() % live.len() as u64) as usize
+                    };
+                    let (key, sq, slice) = live.swap_remove(i);
+                    h.remove(key, sq);
+                    rs.remove(&(key, sq));
+                    s.remove(slice);
+                    let n = rc.get_mut(&slice).unwrap();
+                    *n -= 1;
+                    if *n == 0 {
+                        rc.remove(&slice);
+                    }
+                }
+                assert_eq!(h.len(), rs.len());
+                assert_eq!(h.min(), rs.first().map(|e| e.0));
+                assert_eq!(s.min(), rc.first_key_value().map(|e| *e.0));
+                assert!(
+                    h.live.len() <= 2 * rs.len() + 40,
+                    "dead entries are compacted"
+                );
+            }
+        }
+        assert!(h.is_empty() && s.min().is_none());
+    }
+}
