@@ -6,7 +6,8 @@
 use std::process::Command;
 
 /// The child's last stdout line and the instructions callgrind collected,
-/// or None when valgrind is missing or the run fails (its stderr printed).
+/// or None when valgrind is missing, the run fails (its stderr printed) or
+/// nothing was counted inside `Sim::run`.
 pub fn count(args: &[&str]) -> Option<(String, f64)> {
     let exe = std::env::current_exe().ok()?;
     let out = Command::new("valgrind")
@@ -31,6 +32,11 @@ pub fn count(args: &[&str]) -> Option<(String, f64)> {
         .trim()
         .parse::<f64>()
         .ok()?;
+    if ir == 0.0 {
+        // nothing matched the toggle: a stripped binary, or Sim::run renamed
+        eprintln!("callgrind {args:?}: no instructions counted inside Sim::run");
+        return None;
+    }
     let last = String::from_utf8_lossy(&out.stdout)
         .lines()
         .last()?

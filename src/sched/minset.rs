@@ -31,7 +31,7 @@ pub struct MinVruntime {
 impl MinVruntime {
     /// Entries in the set.
     pub fn len(&self) -> usize {
-        self.live.len() - self.dead.len()
+        self.live.len().saturating_sub(self.dead.len())
     }
 
     pub fn is_empty(&self) -> bool {
@@ -65,15 +65,24 @@ impl MinVruntime {
     }
 
     /// Pop dead entries that have reached the top (the live top is then a
-    /// live entry).
+    /// live entry). A dead entry below the live top was never in the set
+    /// (a remove of an absent entry, which the ordered tree this replaces
+    /// ignored) and is dropped, so it cannot hold a later match back.
     #[inline]
     fn purge(&mut self) {
-        while let (Some(l), Some(d)) = (self.live.peek(), self.dead.peek()) {
-            if l != d {
-                break;
+        while let Some(d) = self.dead.peek() {
+            match self.live.peek() {
+                Some(l) if l == d => {
+                    self.live.pop();
+                    self.dead.pop();
+                }
+                // Reverse order: a dead entry "greater" is a smaller key
+                Some(l) if d > l => {
+                    self.dead.pop();
+                }
+                None => self.dead.clear(),
+                Some(_) => break,
             }
-            self.live.pop();
-            self.dead.pop();
         }
     }
 
@@ -199,5 +208,29 @@ mod tests {
             }
         }
         assert!(h.is_empty() && s.min().is_none());
+    }
+
+    /// A remove of an entry that is not in the set changes nothing, as it
+    /// did for the ordered tree: it neither shows as the minimum nor holds
+    /// back the removal of a real entry (a reviewer's sequence).
+    #[test]
+    fn removing_an_absent_entry_changes_nothing() {
+        let mut h = MinVruntime::default();
+        h.insert(5, 1);
+        h.insert(10, 2);
+        h.remove(1, 99);
+        h.remove(5, 1);
+        h.remove(10, 2);
+        h.insert(20, 3);
+        h.insert(30, 4);
+        h.remove(30, 4);
+        h.remove(20, 3);
+        assert_eq!(h.min(), None);
+        assert!(h.is_empty());
+        h.insert(7, 5);
+        h.remove(3, 98);
+        assert_eq!(h.min(), Some(7));
+        h.remove(7, 5);
+        assert_eq!(h.min(), None);
     }
 }
