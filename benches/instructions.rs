@@ -7,71 +7,28 @@
 //! Unlike wall time on a shared VM the count is deterministic: the same
 //! binary gives the same figure on every run. Prints figures, asserts
 //! nothing; without valgrind on the PATH it says so and stops.
+//! `SCHEDLAB_BENCH_LATENCY=1` counts the same runs with latency histograms
+//! on, as the other benches take it.
 //!
 //! `--full`: the full sizes (200 loops, 100 messages; slower under
 //! callgrind). One row alone: `--child SCENARIO KERNEL [full]`, which
 //! prints `events context_switches`.
 
 use schedlab::engine::Sim;
-use schedlab::workload::hackbench::{Hackbench, HackbenchParams, Ipc, Mode};
-use schedlab::workload::volano::{Volano, VolanoParams};
-use schedlab::Workload;
-use schedlab::{CostModel, Kernel, Machine, RunOptions};
+use schedlab::{CostModel, Machine};
 
 #[path = "common/callgrind.rs"]
 mod callgrind;
+#[path = "common/scenarios.rs"]
+mod scenarios;
+use scenarios::{kernel, opts, scenario, NAMES};
 
-/// The bench scenarios: name, machine preset, the kernel change a
-/// scenario carries (VolanoMark's `compat_yield`), and its workload.
-const SCENARIOS: [&str; 6] = [
-    "vm2-socket-process",
-    "vm2-socket-thread",
-    "vm2-pipe-process",
-    "vm2-pipe-thread",
-    "core2-volano",
-    "skl-pipe-thread",
-];
-
-fn scenario(name: &str, full: bool) -> (&'static str, Box<dyn Workload>) {
-    let hb = |groups, loops, ipc, mode| -> Box<dyn Workload> {
-        Box::new(Hackbench::new(HackbenchParams::perf(groups, loops, ipc, mode)).unwrap())
-    };
-    let l = if full { 200 } else { 50 };
-    match name {
-        "vm2-socket-process" => ("vm-2", hb(10, l, Ipc::Socket, Mode::Process)),
-        "vm2-socket-thread" => ("vm-2", hb(10, l, Ipc::Socket, Mode::Thread)),
-        "vm2-pipe-process" => ("vm-2", hb(10, l, Ipc::Pipe, Mode::Process)),
-        "vm2-pipe-thread" => ("vm-2", hb(10, l, Ipc::Pipe, Mode::Thread)),
-        "core2-volano" => (
-            "core2-2s",
-            Box::new(Volano::new(VolanoParams::new(10, 20, if full { 100 } else { 20 })).unwrap()),
-        ),
-        "skl-pipe-thread" => (
-            "skl-sp-2s",
-            hb(56, if full { 100 } else { 20 }, Ipc::Pipe, Mode::Thread),
-        ),
-        other => panic!("unknown scenario {other}"),
-    }
-}
-
-fn child(name: &str, kernel: &str, full: bool) {
+fn child(name: &str, preset: &str, full: bool) {
     let (machine, w) = scenario(name, full);
     let m = Machine::preset(machine).unwrap();
-    let mut k = Kernel::preset(kernel).unwrap();
-    if name == "core2-volano" {
-        k.compat_yield = true;
-    }
+    let k = kernel(name, preset);
     let c = CostModel::for_machine(&m);
-    let opts = RunOptions {
-        seed: 1,
-        duration_ns: Some(600_000_000_000),
-        trace_limit: None,
-        sample_interval_ns: 100_000_000,
-        max_sample_bytes: 0,
-        latency: false,
-        groups: Vec::new(),
-    };
-    let sim = Sim::new(&m, &k, &c, w, opts).unwrap();
+    let sim = Sim::new(&m, &k, &c, w, opts()).unwrap();
     let r = sim.run(&|| false);
     println!(
         "{} {}",
@@ -126,7 +83,7 @@ fn main() {
         "ratio",
         "cs x"
     );
-    for name in SCENARIOS {
+    for name in NAMES {
         let a = count(name, "v3.8", full);
         let b = count(name, "v6.18", full);
         match (a, b) {

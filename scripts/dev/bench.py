@@ -110,7 +110,7 @@ def _child(spec: dict[str, Any]) -> dict[str, Any]:
     base = _vm_kib("VmRSS")
     best = float("inf")
     m: dict[str, float] = {}
-    for _ in range(spec.get("reps", 1)):
+    for _ in range(spec["reps"]):
         t0 = time.perf_counter()
         r = sl.simulate(spec["machine"], k, w, seed=1)
         best = min(best, time.perf_counter() - t0)

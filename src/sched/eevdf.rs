@@ -20,11 +20,10 @@
 //!   no PELT, no cgroup `min_slice` propagation;
 //! - the augmented rbtree (sorted by deadline, each node holding its
 //!   subtree's `min_vruntime` and `min_slice`) is a `Timeline`
-//!   (`sched::timeline`) by (deadline, seq), a second one by (vruntime,
-//!   seq) for the tree's minimum
-//!   vruntime and a multiset of slices for its minimum slice:
-//!   `pick_eevdf()` walks the deadline order to the first eligible entity,
-//!   O(log n + k) for k ineligible entities with earlier deadlines (the
+//!   (`sched::timeline`) by (deadline, seq), with the root's two minima
+//!   kept beside it (`sched::minset`: the smallest vruntime, the smallest
+//!   slice): `pick_eevdf()` walks the deadline order to the first
+//!   eligible entity, O(log n + k) for k ineligible entities with earlier deadlines (the
 //!   kernel's heap search is O(log n)); the result is the same entity
 //!   (earliest eligible deadline, ties by insertion order);
 //! - Σ (v_i − min_vruntime)·w_i is an `i128` (the kernel's `s64`, with no

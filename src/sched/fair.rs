@@ -141,8 +141,8 @@ pub struct CfsRq {
     // -- EEVDF (`sched::eevdf`) ---------------------------------------------
     /// `Some` when this runqueue picks by EEVDF (set once at start-up).
     pub eevdf: Option<EevdfParams>,
-    /// The queued entities' (not `curr`) (vruntime, seq): the kernel's
-    /// augmented `se->min_vruntime` of the tree's root.
+    /// (vruntime, seq) of the queued entities (not `curr`), for the
+    /// kernel's augmented `se->min_vruntime` of the tree's root.
     pub(super) by_vruntime: MinVruntime,
     /// Slices of the queued entities (multiset): the augmented
     /// `se->min_slice` of the root.

@@ -6,8 +6,8 @@
 //! Shi's power-aware balance policies (`power`, never merged), wake-up
 //! placement (`wakeup`), load balancing (`balance`, and the 5.5+ balancer
 //! `lb_group`), the 5.16–6.18 newidle balance (`newidle`), the cfs_rq's
-//! ordered timeline (`timeline`) and EEVDF's augmented minima (`minset`), the balancer and PELT trace hooks
-//! (`trace_hooks`), the RT class (`rt`, `rt_class`), the CPU-time
+//! ordered timeline (`timeline`) and EEVDF's augmented minima (`minset`),
+//! the balancer and PELT trace hooks (`trace_hooks`), the RT class (`rt`, `rt_class`), the CPU-time
 //! accounting (`cputime`), the runtime side of the power model
 //! (`power_state`: C-states and turbo) and the core entry points (`core`)
 //! the engine calls.
