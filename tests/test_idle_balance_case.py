@@ -71,19 +71,20 @@ def test_cache_hot_protection_holds_newidle_pulls_back():
     assert default["newidle_balance_pulled_off"] == 0
 
 
-def test_without_cache_hot_protection_removal_helps_by_over_20_percent():
+def test_without_cache_hot_protection_removal_no_longer_helps():
     # migration_cost_ns = 0: no task is cache-hot, nothing throttles
-    # newidle balancing, and it pulls thousands of tasks. The pulls split
-    # the writers of a pipe from its reader; pipe->mutex contention then
-    # puts them to sleep, and the extra sleeps, wake-ups and migrations
-    # cost context switches and cache refills.
+    # newidle balancing, and it pulls thousands of tasks, splitting pipe
+    # writers from their readers. The gain of 21-43 % the model showed here
+    # came from writers sleeping on pipe->mutex: preempted after their next
+    # mutex_lock(), or giving up the spin while the owner still ran. With
+    # the return to user space as the preemption point and spinning on the
+    # owner's CPU, the lockers spin, sleeps are a few hundred in 600,000
+    # messages, and removal leaves the time within 10 %.
     e = _effect(groups=3, migration_cost_ns=0)
-    assert e["time_ratio"] < 0.8
     assert e["newidle_balance_pulled"] > 1000
-    assert e["cpu_migrations"] > 1.5 * e["cpu_migrations_off"]
-    assert e["mutex_sleeps"] > 1.3 * e["mutex_sleeps_off"]
-    assert e["context_switches"] > 1.3 * e["context_switches_off"]
-    assert e["migration_refill_s"] > e["migration_refill_s_off"]
+    assert e["cpu_migrations"] > e["cpu_migrations_off"]
+    assert e["mutex_sleeps"] < 0.002 * 3 * 20 * 20 * 1000
+    assert 0.9 < e["time_ratio"] < 1.1
 
 
 def test_case_helpers_reject_bad_input():

@@ -87,7 +87,7 @@ def rt_hog_hackbench() -> sl.workloads.Workload:
     """hackbench under 1 ms watchdogs that want 99 % of each CPU: the RT
     class runs into its sched_rt_runtime_us budget."""
     rt = sl.workloads.rt_kthreads(watchdog_period_ms=1, watchdog_run_us=990)
-    return hackbench(groups=1, fds=2, loops=1500, ipc="pipe", mode="thread", rt_kthreads=rt)
+    return hackbench(groups=1, fds=2, loops=3000, ipc="pipe", mode="thread", rt_kthreads=rt)
 
 
 V38_RT_RD = sl.Kernel.preset("v3.8").replace(rt_push="push_ipi_rd")
@@ -482,10 +482,10 @@ FIELD_SCENARIOS: dict[str, Scenario] = {
     ),
     # Pipe hackbench wakees preempting their waker become the next buddy.
     "preempt_sets_next_buddy": (
-        "quad-4c",
+        "core2-2s",
         "v3.8",
         None,
-        small_hackbench("pipe"),
+        lambda: hackbench(groups=2, fds=10, loops=50, ipc="socket"),
         None,
         SWITCHES,
     ),
@@ -508,7 +508,7 @@ FIELD_SCENARIOS: dict[str, Scenario] = {
         "vm-2",
         "v3.8",
         None,
-        lambda: hackbench(groups=1, fds=4, loops=50, ipc="pipe"),
+        lambda: hackbench(groups=1, fds=20, loops=200, ipc="socket"),
         None,
         ("cpu_migrations", "context_switches"),
     ),
@@ -526,7 +526,7 @@ FIELD_SCENARIOS: dict[str, Scenario] = {
         "nhm-ep",
         V38_SIS6,
         None,
-        lambda: hackbench(groups=4, fds=8, loops=50),
+        lambda: hackbench(groups=4, fds=8, loops=50, ipc="pipe"),
         None,
         ("cpu_migrations", "context_switches"),
     ),

@@ -59,14 +59,16 @@ def test_fifty_percent_duty_cycle_util_near_512():
 
 
 def test_wake_wide_cuts_one_group_hackbench_migrations_on_vm2():
-    w = hackbench(groups=1, loops=200, ipc="pipe")
+    w = hackbench(groups=1, loops=200, ipc="socket")
     msgs = 20 * 20 * 200
     base = sl.simulate("vm-2", V38, w, seed=1).metrics["cpu_migrations"]
     wide = sl.simulate("vm-2", V38.replace(wake_wide=True), w, seed=1).metrics["cpu_migrations"]
-    # Model, seed 1: 84 per 1,000 messages under v3.8, under 5 with wake_wide.
-    assert 1000 * base / msgs > 50
-    assert 1000 * wide / msgs < 5
-    assert wide * 10 < base
+    # Model, seed 1: 31 per 1,000 messages under v3.8, 5 with wake_wide.
+    # (Pipe no longer shows it: its 84 per 1,000 came from writers woken
+    # off pipe->mutex, which the model no longer puts to sleep.)
+    assert 1000 * base / msgs > 20
+    assert 1000 * wide / msgs < 7
+    assert wide * 4 < base
 
 
 @pytest.mark.parametrize(

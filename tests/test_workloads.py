@@ -189,3 +189,16 @@ def test_bad_workload_parameters():
         hackbench(sndbuf=100)
     with pytest.raises(ValueError, match="handle_us"):
         volano(handle_us=-1)
+
+
+def test_pipe_writers_return_to_user_space_before_they_take_the_next_lock():
+    """A sender is preempted by the reader it woke at its return from
+    write(), holding no pipe mutex, and a locker spins while the owner runs:
+    pipe mutex sleeps are rare (this machine's 6.18 recording of the same
+    run shows 153 wake-ups of the 40 senders in all), where a preemption
+    after the next mutex_lock() made them one per 90 messages."""
+    w = sl.workloads.hackbench(groups=2, loops=200, ipc="pipe", mode="process")
+    for seed in (1, 2):
+        r = sl.simulate("vm-2", "v6.18", w, seed=seed)
+        assert r.metrics["messages"] == 160_000
+        assert r.metrics["mutex_sleeps"] < 0.002 * r.metrics["messages"], r.metrics["mutex_sleeps"]

@@ -16,6 +16,7 @@ from .analysis.frames import compare, summarize
 from .analysis.latency import format_latency
 from .analysis.lkp import LKP_METRICS, LKP_NOT_MODELLED, format_lkp, lkp_metrics
 from .analysis.perf_stat import format_perf_stat
+from .analysis.schedule import compare_schedule, schedule_samples, schedule_stats
 from .config import CostModel, Kernel, Machine
 from .exceptions import ConfigError, ConfigTypeError, MeasureError, SchedlabError, SimulationError
 from .groups import Group
@@ -51,6 +52,7 @@ __all__ = [
     "Workload",
     "compare",
     "compare_replay",
+    "compare_schedule",
     "compare_rt_app",
     "derive_seed",
     "exceptions",
@@ -68,6 +70,8 @@ __all__ = [
     "MeasureError",
     "plot",
     "run_spec",
+    "schedule_samples",
+    "schedule_stats",
     "simulate",
     "summarize",
     "sweep",

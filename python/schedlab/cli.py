@@ -539,7 +539,7 @@ def _cmd_measure(args: argparse.Namespace) -> int:
 def _cmd_measure_script(args: argparse.Namespace, output: Path | None) -> int:
     """``measure rt-app FILE``: rt-app's runs of a description, a row per
     thread and repetition; ``measure record -- CMD``: a schedule recorded
-    with perf sched record, as the text ``workloads.from_trace`` reads."""
+    (tracefs or perf sched record), as the text ``workloads.from_trace`` reads."""
     from .host import rtapp
 
     if args.bench == "rt-app":
@@ -560,11 +560,16 @@ def _cmd_measure_script(args: argparse.Namespace, output: Path | None) -> int:
         raise ConfigError("invalid arguments: expected a command (schedlab measure record -- CMD)")
     if output is None:
         raise ConfigError(
-            "invalid arguments: measure record needs -o FILE.txt (the perf script text; the "
-            "perf.data is kept beside it)"
+            "invalid arguments: measure record needs -o FILE.txt (the schedule's text; with "
+            "perf, the perf.data is kept beside it)"
         )
-    info = rtapp.record_schedule(cmd, output, perf=args.perf)
-    print(f"wrote {info['text']} (perf.data: {info['data']}); command exit status {info['status']}")
+    info = rtapp.record_schedule(cmd, output, method=args.method, perf=args.perf)
+    how = (
+        f"perf.data: {info['data']}"
+        if info["method"] == "perf"
+        else f"tracefs, {info['lost']} lost"
+    )
+    print(f"wrote {info['text']} ({how}); command exit status {info['status']}")
     return 0
 
 
@@ -749,15 +754,15 @@ def _measure_parser(sub: Any) -> None:
         help="run perf bench sched messaging|pipe or rt-app on this host under perf stat, "
         "or record a command's schedule",
         description="Run perf bench sched messaging (hackbench) or pipe, or an rt-app "
-        "description, on this host under perf stat; or record a command's schedule with "
-        "perf sched record.",
+        "description, on this host under perf stat; or record a command's schedule "
+        "(through tracefs where it can be written, else perf sched record).",
     )
     me.add_argument(
         "bench",
         choices=["hackbench", "pipe", "rt-app", "record"],
         help="the benchmark; rt-app FILE.json runs an rt-app description (a row per thread "
         "and repetition); record -o OUT.txt -- CMD records CMD's schedule for "
-        "workloads.from_trace",
+        "workloads.from_trace and compare_schedule",
     )
     me.add_argument("target", nargs="*", help="rt-app: the JSON file; record: -- CMD ...")
     me.add_argument(
@@ -791,6 +796,13 @@ def _measure_parser(sub: Any) -> None:
         action="store_true",
         help="hackbench under perf sched record, read with perf sched latency -p: a row per "
         "task and run (schedlab.host.sched_latency)",
+    )
+    me.add_argument(
+        "--method",
+        choices=["auto", "tracefs", "perf"],
+        default="auto",
+        help="record: tracefs (whole, refused when events were lost), perf (perf sched "
+        "record) or auto (tracefs where writable; default)",
     )
     me.add_argument("--perf", default="perf", help="the perf binary (default: perf)")
     me.add_argument("-o", "--output", default=None, help="Parquet file to write")

@@ -161,3 +161,41 @@ def latency(hist: pl.DataFrame, ax: Any = None, label: str | None = None) -> Any
     if keys or label:
         ax.legend()
     return ax
+
+
+def schedule_cdf(
+    sources: dict[str, Any],
+    kind: str = "burst",
+    role: str | None = None,
+    ax: Any = None,
+    **kw: Any,
+) -> Any:
+    """The CDF of on-CPU bursts (``kind="burst"``) or wake-up delays
+    (``"delay"``) of several schedules on one Axes: ``sources`` maps a label
+    to a recording or a ``Result`` with a trace (``sl.schedule_samples``
+    reads each; ``kw`` goes to it, e.g. ``roles="hackbench"``), ``role``
+    keeps one role's tasks. x in µs on a log scale."""
+    from .analysis.schedule import schedule_samples
+
+    if kind not in ("burst", "delay"):
+        raise ConfigError(f"invalid kind={kind!r}: expected 'burst' or 'delay'")
+    if not isinstance(sources, dict) or not sources:
+        raise ConfigError(
+            f"invalid sources={type(sources).__name__}: expected a non-empty dict label -> "
+            "recording or Result"
+        )
+    ax = _axes(ax)
+    for label, src in sources.items():
+        s = schedule_samples(src, **kw).filter(pl.col("kind") == kind)
+        if role is not None:
+            s = s.filter(pl.col("role") == role)
+        v = np.sort(s["us"].to_numpy())
+        if v.size == 0:
+            continue
+        ax.step(np.maximum(v, 1e-3), np.arange(1, v.size + 1) / v.size, where="post", label=label)
+    ax.set_xscale("log")
+    ax.set_xlabel(("on-CPU burst" if kind == "burst" else "wake-up delay") + " (µs)")
+    ax.set_ylabel("fraction ≤ x")
+    ax.set_ylim(0, 1.02)
+    ax.legend()
+    return ax

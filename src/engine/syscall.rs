@@ -164,11 +164,19 @@ impl Sim<'_> {
             ctx.cpu = cpu as u32;
             ctx.rt = self.sched.tasks[t as usize].policy.is_rt();
             ctx.machine = Some(self.sched.machine);
+            ctx.need_resched = self.sched.rqs[cpu].need_resched;
             let action = self.workload.step(t, &mut ctx);
             self.process_side_effects(Some((t, cpu)));
             let ti = t as usize;
             match action {
                 Action::Compute { ns: 0, .. } => continue,
+                Action::Return => {
+                    if self.sched.rqs[cpu].need_resched {
+                        self.sched.schedule(cpu);
+                        return;
+                    }
+                    continue;
+                }
                 Action::Compute { ns, .. } if ns > MAX_BURST_NS => {
                     self.error = Some(format!(
                         "workload {:?} asked task {t} for a {ns} ns burst (more than {MAX_BURST_NS} ns)",

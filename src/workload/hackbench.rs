@@ -384,6 +384,8 @@ impl Workload for Hackbench {
                                 None => {
                                     w.done += 1;
                                     self.delivered += 1;
+                                    // read() returns to user space
+                                    return Action::Return;
                                 }
                             }
                         }
@@ -410,7 +412,11 @@ impl Workload for Hackbench {
                             );
                             match r {
                                 Some(a) => return a,
-                                None => w.done += 1,
+                                None => {
+                                    w.done += 1;
+                                    // write() returns to user space
+                                    return Action::Return;
+                                }
                             }
                         }
                         Role::Main => unreachable!(),

@@ -23,6 +23,11 @@ use super::Ctx;
 use crate::sched::fair::TaskId;
 use std::collections::VecDeque;
 
+/// A spinner's re-check of a mutex still held past its owner's expected
+/// release (one pass of `mutex_spin_on_owner()`'s loop over `owner->on_cpu`
+/// and a retry of the lock's cmpxchg, with the line bouncing between CPUs).
+pub const MUTEX_POLL_NS: u64 = 50;
+
 /// What `Mutex::lock` tells the caller to do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Lock {
@@ -60,10 +65,17 @@ impl Mutex {
                 Lock::Acquired
             }
             Some(o) => {
-                // mutex_spin_on_owner(): spin while the owner runs.
-                if o != t && ctx.is_running(o) && self.owner_until > ctx.now {
+                // mutex_optimistic_spin() → mutex_spin_on_owner(): spin
+                // while the owner runs — until it is expected to let go, or
+                // a poll's worth past that while it still holds the lock
+                // (its burst ran longer than the hold it asked for: jitter,
+                // an interrupt), as the kernel spins on `owner->on_cpu`, not
+                // on a time — unless this CPU must reschedule
+                // (`need_resched()` ends the spin: the locker queues and
+                // sleeps in __mutex_lock_common()).
+                if o != t && ctx.is_running(o) && !ctx.need_resched {
                     self.spins += 1;
-                    Lock::Spin(self.owner_until - ctx.now)
+                    Lock::Spin(self.owner_until.saturating_sub(ctx.now).max(MUTEX_POLL_NS))
                 } else {
                     self.sleeps += 1;
                     if was_woken {
@@ -583,5 +595,36 @@ mod tests {
         let w = with_ctx(|ctx| m.unlock(ctx));
         assert_eq!(w, vec![(2, false)]);
         with_ctx(|ctx| assert_eq!(m.lock(2, 100, ctx), Lock::Acquired));
+    }
+
+    #[test]
+    fn a_spinner_keeps_polling_while_the_owner_runs_past_its_hold() {
+        let mut m = Mutex::default();
+        let cost = CostModel::default();
+        let mut rng = Rng::new(0);
+        let (mut wakes, mut spawns) = (Vec::new(), Vec::new());
+        let owner_runs = |t: TaskId| t == 1;
+        let mut at = |now: u64, m: &mut Mutex, t: TaskId| {
+            let ctx = Ctx::new(
+                now,
+                &mut rng,
+                &cost,
+                &owner_runs,
+                &mut wakes,
+                &mut spawns,
+                0,
+            );
+            m.lock(t, 100, &ctx)
+        };
+        assert_eq!(at(0, &mut m, 1), Lock::Acquired);
+        // spin until the owner's expected release ...
+        assert_eq!(at(40, &mut m, 2), Lock::Spin(60));
+        // ... and on while it still runs with the lock (it was expected at 100)
+        assert_eq!(at(130, &mut m, 2), Lock::Spin(MUTEX_POLL_NS));
+        assert_eq!(m.sleeps, 0);
+        // an owner that is not running: sleep
+        let nobody = |_t: TaskId| false;
+        let ctx = Ctx::new(140, &mut rng, &cost, &nobody, &mut wakes, &mut spawns, 0);
+        assert_eq!(m.lock(3, 100, &ctx), Lock::Sleep);
     }
 }

@@ -39,6 +39,15 @@ pub enum Action {
     Block,
     /// `sched_yield()`.
     Yield,
+    /// The return to user space that ends a system call: a preemption
+    /// point (`exit_to_user_mode_loop()` calls `schedule()` when
+    /// `TIF_NEED_RESCHED` is set; kernel/entry/common.c, 5.11+, and the
+    /// same test in the older arch entry code). The task's next step is
+    /// taken at once, or when it runs again. A workload returns it after a
+    /// system call that may have woken a task and before the next one
+    /// takes a lock, so a pending preemption lands between the two, with no
+    /// kernel lock held, and not after the next call's `mutex_lock()`.
+    Return,
     /// Exit.
     Exit,
 }
@@ -136,6 +145,9 @@ pub struct Ctx<'a> {
     /// The machine, for the distance data handed over travels
     /// (`xfer_from`); `None` outside a step.
     pub(crate) machine: Option<&'a Machine>,
+    /// Whether the stepping task's CPU has a reschedule pending
+    /// (`need_resched()`): a mutex locker then stops spinning and sleeps.
+    pub need_resched: bool,
 }
 
 impl<'a> Ctx<'a> {
@@ -155,6 +167,7 @@ impl<'a> Ctx<'a> {
             running,
             wakes,
             spawns,
+            need_resched: false,
             next_id,
             llc: u32::MAX,
             cpu: u32::MAX,

@@ -5,9 +5,9 @@
 per thread and repetition: the log's means (``io.rtapp.summarize_log``)
 beside the run's ``perf stat`` counters. ``compare_rt_app`` runs the same
 description in the model and puts the two side by side. ``record_schedule`` runs
-any command under ``perf sched record`` and writes the ``perf script``
-text ``workloads.from_trace`` reads; ``compare_replay`` puts a replay's
-figures beside the recording's.
+any command with its schedule recorded (through tracefs where it can, else
+``perf sched record``) and writes the text ``workloads.from_trace`` reads;
+``compare_replay`` puts a replay's figures beside the recording's.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from .._check import need_int
 from ..exceptions import MeasureError
 from ..io import rtapp as _rtapp
 from ..io.replay import perf_script
+from . import tracefs as _tracefs
 from .measurement import EVENTS, perf_stat_counters
 
 #: The per-thread figures both sides report.
@@ -187,14 +188,29 @@ def record_schedule(
     command: Sequence[str],
     output: str | Path,
     *,
+    method: str = "auto",
     perf: str = "perf",
+    buffer_kb: int = _tracefs.BUFFER_KB,
+    lost_ok: bool = False,
 ) -> dict[str, Any]:
-    """Run ``command`` under ``perf sched record`` and write the schedule's
-    ``perf script`` text (the fields ``from_trace`` reads) to ``output``;
-    the ``perf.data`` is kept beside it (``output`` with ``.data``).
-    Returns the paths and the command's exit status."""
+    """Run ``command`` and write its schedule as text to ``output``: the
+    text ``workloads.from_trace`` replays and ``compare_schedule`` reads.
+
+    ``method``: ``"tracefs"`` records through the kernel's ftrace ring
+    buffer (``host.tracefs.record_tracefs``: whole, or refused when events
+    were lost unless ``lost_ok``); ``"perf"`` runs ``perf sched record`` and
+    writes its ``perf script`` text (the ``perf.data`` kept beside it, with
+    ``.data``; perf's own buffers may lose events under load); ``"auto"``
+    takes tracefs where a tracing instance can be made here (root), perf
+    otherwise. Returns the paths, the command's exit status and the method."""
+    if method not in ("auto", "tracefs", "perf"):
+        raise MeasureError(f"invalid method={method!r}: expected 'auto', 'tracefs' or 'perf'")
     if not command:
         raise MeasureError("record: no command given (schedlab measure record -- CMD ...)")
+    if method == "tracefs" or (method == "auto" and _tracefs.tracefs_writable()):
+        info = _tracefs.record_tracefs(command, output, buffer_kb=buffer_kb, lost_ok=lost_ok)
+        info["method"] = "tracefs"
+        return info
     if shutil.which(perf) is None:
         raise MeasureError(f"perf not found ({perf!r}); Debian: apt-get install linux-perf")
     out = Path(output)
@@ -206,7 +222,7 @@ def record_schedule(
     if status != 0:
         raise MeasureError(f"perf script failed ({status}):\n{stderr[-2000:]}")
     out.write_text(stdout)
-    return {"text": str(out), "data": str(data), "status": code, "output": text}
+    return {"text": str(out), "data": str(data), "status": code, "output": text, "method": "perf"}
 
 
 def compare_replay(

@@ -36,8 +36,10 @@ it is read.
 
 Left out by default: the idle task, kernel threads (by name), and the
 recording tool (with ``perf sched record -- CMD`` only the command's task,
-``perf-exec``, and its descendants are kept; otherwise tasks only ever
-named ``perf`` or ``trace-cmd``).
+``perf-exec``, and its descendants are kept; in a tracefs recording of
+``record_schedule``, whose first line names the command's pid
+(``RECORD_HEADER``), that task and its descendants; otherwise tasks only
+ever named ``perf`` or ``trace-cmd``).
 
 Not recorded by these events, so not replayed: the CPU affinity, the
 policy of a fair task (SCHED_BATCH/IDLE look like SCHED_OTHER), and the
@@ -160,6 +162,20 @@ RECORDERS = ("perf", "trace-cmd")
 PERF_EXEC = "perf-exec"
 
 
+#: The first line of a recording written by ``record_schedule`` through
+#: tracefs: the recorded command's pid (its tasks are it and its
+#: descendants) and how many events were lost.
+RECORD_HEADER = "# schedlab record:"
+_ROOT = re.compile(r"# schedlab record:.*?\bpid=(?P<pid>\d{1,10})\b", re.ASCII)
+
+
+class Events(list["Event"]):
+    """``parse``'s events, with the recorded command's pid when the text
+    names it (``RECORD_HEADER``; None otherwise)."""
+
+    root: int | None = None
+
+
 class Switch(NamedTuple):
     """A ``sched_switch``'s fields."""
 
@@ -266,7 +282,7 @@ def _unparsed(path: str | None, n: int, line: str, ev: str, part: str) -> Config
 
 def parse(
     lines: Iterable[str], *, path: str | None = None, tasks: Sequence[str] | None = None
-) -> list[Event]:
+) -> Events:
     """The ``sched_*`` events of a recorded text, in time order (stable).
 
     ``path``: the file the lines are read from, named in a refusal (None:
@@ -287,8 +303,8 @@ def parse(
             gc.enable()
 
 
-def _parse(lines: Iterable[str], path: str | None, tasks: Sequence[str] | None) -> list[Event]:
-    out: list[Event] = []
+def _parse(lines: Iterable[str], path: str | None, tasks: Sequence[str] | None) -> Events:
+    out = Events()
     names, nums = _Shared(), _Ints()  # one object per repeated name, number
     # tuple.__new__ makes an Event, Switch… without the Python-level
     # __new__ of a NamedTuple (a quarter of the cost of Switch(...)).
@@ -299,9 +315,15 @@ def _parse(lines: Iterable[str], path: str | None, tasks: Sequence[str] | None) 
     last, ordered = -1, True
     for n, line in enumerate(lines):
         if "sched_" not in line:
+            if n < 8 and line.startswith(RECORD_HEADER) and (r := _ROOT.match(line)):
+                out.root = int(r["pid"])
             continue
         m = head(line)
         if m is None:
+            # (a header whose command names sched_something)
+            if n < 8 and line.startswith(RECORD_HEADER) and (r := _ROOT.match(line)):
+                out.root = int(r["pid"])
+                continue
             bad = _NAMES_READ.search(line)
             if bad is not None and not line.lstrip().startswith("#"):
                 raise _unparsed(path, n, line, bad["ev"], "start")
@@ -347,7 +369,7 @@ def _parse(lines: Iterable[str], path: str | None, tasks: Sequence[str] | None) 
             # `perf sched record -- CMD` perf-exec comes first
             seen, _, _ = _scan(out)
             where = f"path[{n}]" if path is None else f"path={path!r} (by line {n + 1:,})"
-            _limit_ops(seen, _select(seen, tasks), where, " so far")
+            _limit_ops(seen, _select(seen, tasks, out.root), where, " so far")
             check_at *= 2
     if not ordered:
         out.sort(key=attrgetter("ts"))
@@ -403,11 +425,19 @@ def _kernel_thread(t: _Task) -> bool:
     return t.pid == 0 or any(KTHREADS.match(c) for c in t.comms)
 
 
-def _select(tasks: dict[int, _Task], names: Sequence[str] | None) -> set[int]:
+def _select(
+    tasks: dict[int, _Task], names: Sequence[str] | None, root: int | None = None
+) -> set[int]:
+    """The tasks replayed: those named ``names``; else the recorded
+    command (``root``, a ``record_schedule`` header's pid, or ``perf
+    sched record -- CMD``'s ``perf-exec``) and its descendants; else every
+    task but the idle task, kernel threads and the recording tools."""
     if names is not None:
         return {p for p, t in tasks.items() if p != 0 and any(c in names for c in t.comms)}
     keep = {p for p, t in tasks.items() if not _kernel_thread(t)}
     roots = [p for p in keep if PERF_EXEC in tasks[p].comms]
+    if root is not None and root in tasks:
+        roots = [root]
     if roots:
         chosen = set(roots)
         grew = True
@@ -422,7 +452,7 @@ def _select(tasks: dict[int, _Task], names: Sequence[str] | None) -> set[int]:
 
 
 def build(
-    events: list[Event],
+    events: Sequence[Event],
     *,
     tasks: Sequence[str] | None = None,
     time_scale: float = 1.0,
@@ -435,7 +465,7 @@ def build(
             "`perf sched record`, ftrace/trace-cmd text, or Result.to_ftrace() output"
         )
     seen, have_waking, have_fork = _scan(events)
-    chosen = _select(seen, tasks)
+    chosen = _select(seen, tasks, getattr(events, "root", None))
     _limit_ops(seen, chosen, "path")
     if not chosen:
         named = sorted({c for t in seen.values() for c in t.comms})[:20]
@@ -657,6 +687,16 @@ def _scan(events: Iterable[Event]) -> tuple[dict[int, _Task], bool, bool]:
             have_fork = True
             task(f.child_pid, f.child_comm).parent = f.pid
     return seen, have_waking, have_fork
+
+
+def chosen_tasks(
+    events: Sequence[Event], tasks: Sequence[str] | None = None
+) -> tuple[dict[int, _Task], set[int]]:
+    """Every task ``events`` name (pid → its names, tgid, parent, first
+    event) and the pids a replay of them takes (``tasks`` as ``build``
+    takes it; a ``record_schedule`` header's command and its descendants)."""
+    seen, _, _ = _scan(events)
+    return seen, _select(seen, tasks, getattr(events, "root", None))
 
 
 def _limit_ops(seen: dict[int, _Task], chosen: set[int], where: str, so_far: str = "") -> None:
