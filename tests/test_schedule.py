@@ -21,6 +21,7 @@ import schedlab as sl
 from schedlab.analysis import schedule as S
 from schedlab.host import tracefs as tf
 from schedlab.io import replay
+from test_replay import _switch as _sw
 
 W = sl.workloads
 RECORDING = Path(__file__).parent / "data" / "schedule" / "messaging-g1-l10-pipe.txt.gz"
@@ -34,13 +35,6 @@ def _ev(comm: str, pid: int, cpu: int, us: int, ev: str, rest: str) -> str:
     tgid = "-------" if pid == 0 else f"{pid:>7}"
     head = f"{comm + '-' + str(pid):>22} ({tgid}) [{cpu:03d}] d..2."
     return f"{head} {us // 10**6}.{us % 10**6:06d}: {ev}: {rest}"
-
-
-def _sw(a: str, ap: int, state: str, b: str, bp: int) -> str:
-    return (
-        f"prev_comm={a} prev_pid={ap} prev_prio=120 prev_state={state} ==> "
-        f"next_comm={b} next_pid={bp} next_prio=120"
-    )
 
 
 def _wake(comm: str, pid: int, cpu: int) -> str:

@@ -413,22 +413,11 @@ def schedule_stats(source: Any, **kw: Any) -> pl.DataFrame:
         t0, t1 = int(mine["start"].min()), int(mine["end"].max())  # type: ignore[arg-type]
     else:
         t0 = t1 = 0
-    idle = _idle(sw, t0, t1)
+    # per CPU that switched (0 for one never idle), the idle share of the window
+    idle_ns = _idle(sw, t0, t1).group_by("cpu").agg((pl.col("end") - pl.col("start")).sum())
+    per_cpu = dict(zip(idle_ns["cpu"].to_list(), idle_ns["end"].to_list(), strict=True))
     cpus = sorted(set(sw["cpu"].to_list()))
-    idle_share = (
-        [
-            float(
-                idle.filter(pl.col("cpu") == c)
-                .select((pl.col("end") - pl.col("start")).sum())
-                .item()
-                or 0
-            )
-            / (t1 - t0)
-            for c in cpus
-        ]
-        if t1 > t0
-        else []
-    )
+    idle_share = [per_cpu.get(c, 0) / (t1 - t0) for c in cpus] if t1 > t0 else []
     by_role: dict[str, list[int]] = {}
     for p, r in s.roles.items():
         by_role.setdefault(r, []).append(p)
@@ -544,23 +533,23 @@ def compare_schedule(
     if isinstance(result, (list, tuple)) and not result:
         raise ConfigError("invalid result=[]: expected a Result simulated with trace=True")
     sources = _many(result)
-    models = [schedule_events(r) for r in sources]
-    units = models[0].units
     cfg = sources[0].config if hasattr(sources[0], "config") else {}
-    hackbench = cfg.get("workload") == "hackbench"
     if roles == "auto":
-        roles = "hackbench" if hackbench else None
+        roles = "hackbench" if cfg.get("workload") == "hackbench" else None
     if fds is None:
         fds = int(cfg.get("workload.fds", 20))
-    reals = []
-    for rec in _many(recorded):
-        s = schedule_events(rec, roles=roles, fds=fds)
-        if roles == "hackbench":
-            s.units = dict(units)
-        reals.append(s)
-    if roles is None:
-        for m in models:
-            m.roles = {p: "all" for p in m.roles}
+
+    def models_of(x: Any) -> list[Schedule]:
+        # without roles, a model's tasks are one role too
+        out = [schedule_events(r) for r in _many(x)]
+        if roles is None:
+            out = [Schedule(m.events, dict.fromkeys(m.roles, "all"), m.label, m.units) for m in out]
+        return out
+
+    models = models_of(result)
+    reals = [schedule_events(rec, roles=roles, fds=fds) for rec in _many(recorded)]
+    if roles == "hackbench":  # the model's message counts, for both sides
+        reals = [Schedule(s.events, s.roles, s.label, dict(models[0].units)) for s in reals]
     real = _summary([schedule_stats(s) for s in reals])
     model = _summary([schedule_stats(m) for m in models])
     out = real.join(model, on=["role", "statistic"], how="full", coalesce=True, suffix="_m")
@@ -587,11 +576,7 @@ def compare_schedule(
 
     out = out.with_columns(err("model").alias("error"))
     if negative is not None:
-        negs = [schedule_events(r) for r in _many(negative)]
-        if roles is None:
-            for m in negs:
-                m.roles = {p: "all" for p in m.roles}
-        neg = _summary([schedule_stats(m) for m in negs]).select(
+        neg = _summary([schedule_stats(m) for m in models_of(negative)]).select(
             "role", "statistic", pl.col("median").alias("negative")
         )
         out = out.join(neg, on=["role", "statistic"], how="left").with_columns(

@@ -314,16 +314,15 @@ def _parse(lines: Iterable[str], path: str | None, tasks: Sequence[str] | None) 
     switches, check_at = 0, _core.SCRIPT_MAX_OPS
     last, ordered = -1, True
     for n, line in enumerate(lines):
-        if "sched_" not in line:
-            if n < 8 and line.startswith(RECORD_HEADER) and (r := _ROOT.match(line)):
+        # the header (its command may name sched_something)
+        if n < 8 and line.startswith(RECORD_HEADER):
+            if r := _ROOT.match(line):
                 out.root = int(r["pid"])
+            continue
+        if "sched_" not in line:
             continue
         m = head(line)
         if m is None:
-            # (a header whose command names sched_something)
-            if n < 8 and line.startswith(RECORD_HEADER) and (r := _ROOT.match(line)):
-                out.root = int(r["pid"])
-                continue
             bad = _NAMES_READ.search(line)
             if bad is not None and not line.lstrip().startswith("#"):
                 raise _unparsed(path, n, line, bad["ev"], "start")
