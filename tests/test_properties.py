@@ -412,6 +412,7 @@ _WORKLOAD_VALID: dict[str, dict[str, st.SearchStrategy[Any]]] = {
         "mode": st.sampled_from(["process", "thread"]),
         "sndbuf": st.integers(1, 2**20),
         "skb_overhead": st.integers(0, 65536),
+        "parent_wakee_flips": st.integers(0, 8),
         # RT kernel threads beside it (docs/rt.md): none, or a small set that
         # overloads CPUs now and then
         "rt_kthreads": st.sampled_from(
@@ -553,7 +554,13 @@ def test_prop_workload(kind, data):
         order = list(_WORKLOAD_VALID[kind])
         pos = []
         for n in order:
-            if n not in args or n in ("sndbuf", "skb_overhead", "handle_us", "send_us"):
+            if n not in args or n in (
+                "sndbuf",
+                "skb_overhead",
+                "parent_wakee_flips",
+                "handle_us",
+                "send_us",
+            ):
                 break
             pos.append(args[n])
         rest = {k: v for k, v in args.items() if k not in order[: len(pos)]}

@@ -734,3 +734,69 @@ def test_schedule_cdf(run):
             sl.plot.schedule_cdf([run])
     finally:
         plt.close("all")
+
+
+# --- the command's wake-up history (parent_wakee_flips) -------------------------------
+
+
+def _flips_lines(wakees: list[int], gap_us: int = 1) -> list[str]:
+    """``cmd`` (100) wakes ``wakees`` in turn, then forks 101 and wakes 7."""
+    ln = [HEADER]
+    t = T
+    for p in wakees:
+        t += gap_us
+        ln.append(_ev("cmd", 100, 0, t, "sched_waking", _wake(f"t{p}", p, 1)))
+    fork = "comm=cmd pid=100 child_comm=a child_pid=101"
+    ln.append(_ev("cmd", 100, 0, t + 1, "sched_process_fork", fork))
+    ln.append(_ev("cmd", 100, 0, t + 2, "sched_waking", _wake("t7", 7, 1)))
+    # another task's wake-ups are not the command's
+    ln.append(_ev("other", 200, 1, t + 3, "sched_waking", _wake("t8", 8, 1)))
+    return ln
+
+
+def test_parent_wakee_flips_counts_changes_of_wakee_until_the_last_fork():
+    # 5, 5, 6, 5, 9: four changes of wakee (the repeat of 5 is none); the
+    # wake-up after the fork and another task's are not counted
+    assert S.parent_wakee_flips(_flips_lines([5, 5, 6, 5, 9])) == 4
+    assert S.parent_wakee_flips(_flips_lines([])) == 0
+
+
+def test_parent_wakee_flips_halves_once_a_second():
+    # record_wakee(): a wake-up more than a second after the last halving
+    # halves first: 1, 2, 3, then 3 >> 1 = 1 + 1 = 2
+    assert S.parent_wakee_flips(_flips_lines([1, 2, 3, 4], gap_us=400_000)) == 2
+
+
+def test_parent_wakee_flips_refuses_what_it_cannot_read():
+    with pytest.raises(sl.ConfigError, match="names no command pid"):
+        S.parent_wakee_flips(_flips_lines([5])[1:])
+    no_fork = [x for x in _flips_lines([5]) if "sched_process_fork" not in x]
+    with pytest.raises(sl.ConfigError, match="forks no child"):
+        S.parent_wakee_flips(no_fork)
+    with pytest.raises(sl.ConfigError, match="invalid recording=int"):
+        S.parent_wakee_flips(5)
+
+
+def test_parent_wakee_flips_of_the_real_recording():
+    # perf bench messaging recorded here: its main process woke a few tasks
+    # (its output's reader, RCU) before forking
+    n = S.parent_wakee_flips(RECORDING)
+    assert isinstance(n, int) and 0 <= n < 50
+
+
+def test_parent_wakee_flips_decides_how_many_start_up_wake_ups_pull():
+    # children inherit the flips; wake_wide() stops the pulls to the main
+    # process's CPU once its own flips reach twice theirs: more flips, more
+    # workers pulled at the start (counted as the start's migrations)
+    def start_migrations(flips: int) -> int:
+        w = W.hackbench(groups=2, loops=1, ipc="pipe", parent_wakee_flips=flips)
+        tr = sl.simulate("vm-2", "v6.18", w, trace=True).trace
+        assert tr is not None
+        main = tr.filter(pl.col("event") == "sched_wakeup_new")["pid"][0]
+        go = tr.filter(pl.col("event") == "sched_wakeup", pl.col("waker_pid") == main)
+        t_go = go["time_ns"][0]
+        mig = tr.filter(pl.col("event") == "sched_migrate_task", pl.col("time_ns") == t_go)
+        return mig.height
+
+    none, some = start_migrations(0), start_migrations(4)
+    assert some < none

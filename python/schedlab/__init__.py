@@ -16,7 +16,12 @@ from .analysis.frames import compare, summarize
 from .analysis.latency import format_latency
 from .analysis.lkp import LKP_METRICS, LKP_NOT_MODELLED, format_lkp, lkp_metrics
 from .analysis.perf_stat import format_perf_stat
-from .analysis.schedule import compare_schedule, schedule_samples, schedule_stats
+from .analysis.schedule import (
+    compare_schedule,
+    parent_wakee_flips,
+    schedule_samples,
+    schedule_stats,
+)
 from .config import CostModel, Kernel, Machine
 from .exceptions import ConfigError, ConfigTypeError, MeasureError, SchedlabError, SimulationError
 from .groups import Group
@@ -72,6 +77,7 @@ __all__ = [
     "run_spec",
     "schedule_samples",
     "schedule_stats",
+    "parent_wakee_flips",
     "simulate",
     "summarize",
     "sweep",

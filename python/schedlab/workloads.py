@@ -409,6 +409,7 @@ def hackbench(
     *,
     sndbuf: int = 212992,
     skb_overhead: int = 668,
+    parent_wakee_flips: int = 0,
     rt_kthreads: dict[str, Any] | None = None,
 ) -> Workload:
     """hackbench / ``perf bench sched messaging``.
@@ -420,7 +421,14 @@ def hackbench(
     (``"thread"``). Defaults are perf's. Metrics: ``elapsed_s`` (perf's Total
     time), ``throughput`` (LKP KB/s), ``messages``, ``messages_per_s``.
     ``sndbuf`` (net.core.wmem_default) and ``skb_overhead`` (truesize beyond
-    the payload) set when socket senders block. ``rt_kthreads``: RT kernel
+    the payload) set when socket senders block. ``parent_wakee_flips``: the
+    main process's ``wakee_flips`` as it starts forking (the distinct tasks
+    it woke just before: perf's output to a pipe reader, RCU, kworkers),
+    which every child inherits and ``wake_wide()`` reads: on 4.3+ kernels it
+    decides how many of the start-up wake-ups pull workers to the main
+    process's CPU, and so where the groups run
+    (:func:`schedlab.parent_wakee_flips` reads it from a
+    recording; docs/guide/schedule.md). ``rt_kthreads``: RT kernel
     threads running beside it (:func:`rt_kthreads`; docs/rt.md); runs with
     them also report ``irq_work``, ``rt_push_ipis``, ``rt_pulls``,
     ``rt_throttled_s`` and the other ``rt_*`` metrics.
@@ -434,6 +442,7 @@ def hackbench(
         "mode": _plain(mode),
         "sndbuf": _count("sndbuf", sndbuf, 2**31),
         "skb_overhead": need_int("skb_overhead", skb_overhead, lo=0, hi=65536),
+        "parent_wakee_flips": need_int("parent_wakee_flips", parent_wakee_flips, lo=0, hi=2**31),
     }
     size, overhead = params["datasize"], params["skb_overhead"]
     if params["ipc"] == "socket" and params["sndbuf"] < 2 * (size + overhead):

@@ -4,7 +4,8 @@ negative control.
 
 For each variant (pipe/socket x process/thread) and group count, ``--reps``
 recordings (root: tracefs) and ``--seeds`` model runs of the same shape under
-``--kernel`` on ``--machine``, and the same under ``--negative`` (a kernel
+``--kernel`` on ``--machine`` (hackbench's ``parent_wakee_flips`` read from
+the recordings: the median of ``parent_wakee_flips()``), and the same under ``--negative`` (a kernel
 preset, or ``nowp``: the kernel without wake-up preemption). Writes the long
 frame of ``compare_schedule`` with the configuration columns to ``--out``
 (Parquet) and prints the headline statistics. The recordings are kept in
@@ -19,12 +20,14 @@ Example (a quiet machine: nothing else running):
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 import tempfile
 from pathlib import Path
 
 import polars as pl
 import schedlab as sl
+from schedlab.analysis.schedule import parent_wakee_flips
 
 HEAD = ("switches_in", "wakeups", "migrations", "preempted_pct", "burst_mean_us",
         "delay_p50_us", "delay_p90_us", "idle_pct")  # fmt: skip
@@ -48,6 +51,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--kernel", default="v6.18")
     p.add_argument("--negative", default="nowp")
     p.add_argument("--keep", type=Path, default=None)
+    p.add_argument(
+        "--flips",
+        type=int,
+        default=None,
+        help="hackbench(parent_wakee_flips=...) for the model; default: read from the recordings",
+    )
     p.add_argument("--out", type=Path, required=True)
     a = p.parse_args(argv)
     keep = a.keep or Path(tempfile.mkdtemp(prefix="schedlab-sched-"))
@@ -67,15 +76,22 @@ def main(argv: list[str] | None = None) -> int:
                         print(info["output"], file=sys.stderr)
                         return 1
                     recs.append(str(path))
-                w = sl.workloads.hackbench(groups=g, loops=a.loops, ipc=ipc, mode=mode)
+                # the main process's wake-up history as it forked, read from
+                # the recordings (median), unless --flips gives it
+                flips = a.flips
+                if flips is None:
+                    flips = int(statistics.median(parent_wakee_flips(r) for r in recs))
+                w = sl.workloads.hackbench(
+                    groups=g, loops=a.loops, ipc=ipc, mode=mode, parent_wakee_flips=flips
+                )
                 runs = [sl.simulate(a.machine, k, w, seed=s, trace=True) for s in range(a.seeds)]
                 negs = [sl.simulate(a.machine, neg, w, seed=s, trace=True) for s in range(a.seeds)]
                 cmp = sl.compare_schedule(recs, runs, negative=negs).with_columns(
-                    ipc=pl.lit(ipc), mode=pl.lit(mode), groups=pl.lit(g)
+                    ipc=pl.lit(ipc), mode=pl.lit(mode), groups=pl.lit(g), flips=pl.lit(flips)
                 )
                 frames.append(cmp)
                 show = cmp.filter(pl.col("role") == "all", pl.col("statistic").is_in(HEAD))
-                print(f"\n{ipc} {mode} -g {g} -l {a.loops}")
+                print(f"\n{ipc} {mode} -g {g} -l {a.loops} (parent_wakee_flips={flips})")
                 cols = ["statistic", "real", "real_min", "real_max", "model", "model_min"]
                 print(show.select(*cols, "model_max", "negative", "beats_negative"))
     df = pl.concat(frames)

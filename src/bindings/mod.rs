@@ -359,6 +359,7 @@ fn workload_base(
                     mode: p.named::<Mode>("mode")?,
                     sndbuf: p.get("sndbuf")?,
                     skb_overhead: p.get("skb_overhead")?,
+                    parent_wakee_flips: p.get("parent_wakee_flips")?,
                 };
                 let rt = match p.opt_any("rt_kthreads")? {
                     Some(_) => Some(rt_kthreads_from(&p.dict("rt_kthreads")?)?),

@@ -58,6 +58,14 @@ impl Sim<'_> {
             task.prio = 99 - rt_priority.unwrap_or(1).min(99);
         }
         self.sched.sched_fork(task, home);
+        // dup_task_struct(): the child starts with the parent's wake-up
+        // history; a harness-created task with the workload's.
+        match parent {
+            Some((pt, _)) => self.sched.wake.inherit(pt, id),
+            None => {
+                self.sched.wake.wakee_flips[id as usize] = self.workload.initial_wakee_flips(id)
+            }
+        }
         if self.sched.groups.is_some() {
             // sched_fork() → task_change_group_fair(): the fair class's
             // groups (an RT task runs in the root group: no RT groups).

@@ -550,6 +550,7 @@ fn hackbench_1x10() -> Box<dyn crate::workload::Workload> {
             mode: Mode::Process,
             sndbuf: 212_992,
             skb_overhead: 668,
+            parent_wakee_flips: 0,
         })
         .unwrap(),
     )

@@ -49,6 +49,16 @@ impl WakeState {
         }
     }
 
+    /// `dup_task_struct()` copies the parent's `wakee_flips`,
+    /// `wakee_flip_decay_ts` and `last_wakee`; `__sched_fork()` does not
+    /// reset them.
+    pub fn inherit(&mut self, parent: TaskId, child: TaskId) {
+        let (p, c) = (parent as usize, child as usize);
+        self.wakee_flips[c] = self.wakee_flips[p];
+        self.wakee_flip_decay_ts[c] = self.wakee_flip_decay_ts[p];
+        self.last_wakee[c] = self.last_wakee[p];
+    }
+
     /// Room for task `t` (called at fork).
     pub fn add_task(&mut self, t: TaskId, cpu: usize) {
         let n = t as usize + 1;

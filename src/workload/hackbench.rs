@@ -41,6 +41,14 @@ pub struct HackbenchParams {
     /// skb truesize beyond the payload (sk_buff + shared info; ≈ 668 B,
     /// an estimate, not measured: docs/guide/workloads.md#sources).
     pub skb_overhead: u32,
+    /// The main process's `wakee_flips` when it starts forking: the
+    /// distinct tasks it woke just before (perf's own output to a pipe
+    /// reader, RCU, kworkers). Every child inherits it (`dup_task_struct()`
+    /// copies it, `__sched_fork()` does not reset it), so `wake_wide()`
+    /// stops the start-up wake-ups' pulls to the main process's CPU after
+    /// about this many; a recording gives it
+    /// (`schedlab.parent_wakee_flips`).
+    pub parent_wakee_flips: u32,
 }
 
 impl HackbenchParams {
@@ -57,6 +65,7 @@ impl HackbenchParams {
             mode,
             sndbuf: 212_992,
             skb_overhead: 668,
+            parent_wakee_flips: 0,
         }
     }
 }
@@ -290,6 +299,14 @@ impl Hackbench {
 pub const ROLES: &[&str] = &["main", "sender", "receiver"];
 
 impl Workload for Hackbench {
+    fn initial_wakee_flips(&self, task: TaskId) -> u32 {
+        if task == 0 {
+            self.p.parent_wakee_flips
+        } else {
+            0
+        }
+    }
+
     fn name(&self) -> &'static str {
         "hackbench"
     }

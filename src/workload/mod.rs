@@ -247,6 +247,14 @@ pub trait Workload: Send {
     fn validate(&self, machine: &Machine) -> CoreResult<()>;
     /// Create the initial tasks (outside the measured interval).
     fn init(&mut self, ctx: &mut Ctx);
+
+    /// `wakee_flips` of a task the harness creates (not forked by another
+    /// task): the wake-ups its process made before the run, which the
+    /// tasks it forks inherit (`dup_task_struct()`; `wake_wide()` reads
+    /// them). 0 unless the workload says.
+    fn initial_wakee_flips(&self, _task: TaskId) -> u32 {
+        0
+    }
     /// The next action of `task`, which is running and done with its last one.
     fn step(&mut self, task: TaskId, ctx: &mut Ctx) -> Action;
     /// The most tasks the workload creates over a run, a harness's one main

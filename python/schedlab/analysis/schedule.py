@@ -168,7 +168,9 @@ def _hackbench_roles(fds: int) -> Callable[[int, str, int], str]:
     return role
 
 
-def _from_recording(source: Any, roles: Roles, fds: int, tasks: Sequence[str] | None) -> Schedule:
+def _parse_recording(source: Any, expected: str) -> tuple[str | None, Any]:
+    """A recording (a path or a list of trace lines) parsed: its path (None
+    for lines) and ``replay.parse``'s events."""
     from ..io import replay
 
     if isinstance(source, (str, os.PathLike)):
@@ -177,11 +179,16 @@ def _from_recording(source: Any, roles: Roles, fds: int, tasks: Sequence[str] | 
     elif isinstance(source, (list, tuple)) and all(isinstance(x, str) for x in source):
         path, lines = None, source
     else:
-        raise ConfigError(
-            f"invalid recording={type(source).__name__}: expected a path, a list of trace lines "
-            "or a Result simulated with trace=True"
-        )
-    events = replay.parse(lines, path=path)
+        raise ConfigError(f"invalid recording={type(source).__name__}: expected {expected}")
+    return path, replay.parse(lines, path=path)
+
+
+def _from_recording(source: Any, roles: Roles, fds: int, tasks: Sequence[str] | None) -> Schedule:
+    from ..io import replay
+
+    path, events = _parse_recording(
+        source, "a path, a list of trace lines or a Result simulated with trace=True"
+    )
     if not events:
         raise ConfigError(
             f"invalid recording={path or 'lines'!r}: no sched_* events in it; expected a "
@@ -247,6 +254,51 @@ def _from_recording(source: Any, roles: Roles, fds: int, tasks: Sequence[str] | 
         out[p] = "all" if role_of is None else str(role_of(p, comms.get(p, ""), i))
     label = f"recording {path}" if path else "recording"
     return Schedule(df, out, label, {})
+
+
+def parent_wakee_flips(recording: Any) -> int:
+    """The recorded command's ``wakee_flips`` as it forked its last child,
+    by ``record_wakee()``'s rule (kernel/sched/fair.c, 4.3+): one flip each
+    time it wakes a task other than the one it woke last (its
+    ``sched_waking`` events), halved when a second has passed since the
+    last halving. Its children inherit the count (``dup_task_struct()``);
+    ``hackbench(parent_wakee_flips=...)`` takes it. Counted from the
+    command's start in the recording, so the flips it inherited from
+    whatever started it are not seen: a lower bound.
+
+    ``recording``: a ``record_schedule()`` text (path or lines), whose
+    header names the command's pid."""
+    from ..io import replay
+
+    path, events = _parse_recording(recording, "a path or a list of trace lines")
+    root = events.root
+    if root is None:
+        raise ConfigError(
+            f"invalid recording={path or 'lines'!r}: its header names no command pid; "
+            "expected a record_schedule() text (first line '# schedlab record: pid=N ...')"
+        )
+    flips = decay_ts = 0
+    last: int | None = None
+    at_fork: int | None = None
+    for e in events:
+        if e.pid != root:
+            continue
+        if e.ev == "sched_process_fork":
+            at_fork = flips
+        elif e.ev == "sched_waking":
+            assert isinstance(e.fields, replay.Wake)
+            if e.ts > decay_ts + 1_000_000_000:
+                flips >>= 1
+                decay_ts = e.ts
+            if e.fields.pid != last:
+                last = e.fields.pid
+                flips += 1
+    if at_fork is None:
+        raise ConfigError(
+            f"invalid recording={path or 'lines'!r}: the command (pid {root}) forks no "
+            "child in it (no sched_process_fork of it)"
+        )
+    return at_fork
 
 
 def schedule_events(
