@@ -800,3 +800,16 @@ def test_parent_wakee_flips_decides_how_many_start_up_wake_ups_pull():
 
     none, some = start_migrations(0), start_migrations(4)
     assert some < none
+
+
+def test_parent_wakee_flips_survives_with_tasks_and_mix():
+    # the wrappers hand the main process's flips on, as they do its attrs
+    w = W.hackbench(groups=2, loops=20, ipc="pipe", parent_wakee_flips=4)
+    plain = W.hackbench(groups=2, loops=20, ipc="pipe")
+
+    def cs(x: sl.Workload) -> float:
+        return sl.simulate("vm-2", "v6.18", x, seed=0).metrics["context_switches"]
+
+    assert cs(w) != cs(plain)
+    assert cs(w.with_tasks(nice=0)) == cs(w)
+    assert cs(W.mix([w])) == cs(w)

@@ -4,9 +4,10 @@ negative control.
 
 For each variant (pipe/socket x process/thread) and group count, ``--reps``
 recordings (root: tracefs) and ``--seeds`` model runs of the same shape under
-``--kernel`` on ``--machine`` (hackbench's ``parent_wakee_flips`` read from
-the recordings: the median of ``parent_wakee_flips()``), and the same under ``--negative`` (a kernel
-preset, or ``nowp``: the kernel without wake-up preemption). Writes the long
+``--kernel`` on ``--machine`` (hackbench's ``parent_wakee_flips``: the
+median of ``sl.parent_wakee_flips()`` over the recordings, unless
+``--flips`` gives it), and the same under ``--negative`` (a kernel preset,
+or ``nowp``: the kernel without wake-up preemption). Writes the long
 frame of ``compare_schedule`` with the configuration columns to ``--out``
 (Parquet) and prints the headline statistics. The recordings are kept in
 ``--keep`` (a directory) when given.
@@ -27,7 +28,6 @@ from pathlib import Path
 
 import polars as pl
 import schedlab as sl
-from schedlab.analysis.schedule import parent_wakee_flips
 
 HEAD = ("switches_in", "wakeups", "migrations", "preempted_pct", "burst_mean_us",
         "delay_p50_us", "delay_p90_us", "idle_pct")  # fmt: skip
@@ -76,11 +76,9 @@ def main(argv: list[str] | None = None) -> int:
                         print(info["output"], file=sys.stderr)
                         return 1
                     recs.append(str(path))
-                # the main process's wake-up history as it forked, read from
-                # the recordings (median), unless --flips gives it
                 flips = a.flips
                 if flips is None:
-                    flips = int(statistics.median(parent_wakee_flips(r) for r in recs))
+                    flips = int(statistics.median(sl.parent_wakee_flips(r) for r in recs))
                 w = sl.workloads.hackbench(
                     groups=g, loops=a.loops, ipc=ipc, mode=mode, parent_wakee_flips=flips
                 )

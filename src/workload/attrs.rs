@@ -232,6 +232,9 @@ impl Workload for WithTasks {
     fn init(&mut self, ctx: &mut Ctx) {
         self.inner.init(ctx)
     }
+    fn initial_wakee_flips(&self, task: TaskId) -> u32 {
+        self.inner.initial_wakee_flips(task)
+    }
     fn step(&mut self, task: TaskId, ctx: &mut Ctx) -> Action {
         self.inner.step(task, ctx)
     }

@@ -172,6 +172,11 @@ impl Workload for Mix {
             None => &[],
         }
     }
+    fn initial_wakee_flips(&self, task: TaskId) -> u32 {
+        self.owner.get(task as usize).map_or(0, |&(p, local)| {
+            self.parts[p as usize].w.initial_wakee_flips(local)
+        })
+    }
     fn all_task_attrs(&self) -> Vec<&TaskAttrs> {
         self.parts
             .iter()
