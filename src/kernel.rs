@@ -563,6 +563,10 @@ config_struct! {
     yield_forfeit: bool = true
         => origin(Change, "sched/fair: Forfeit vruntime on yield", "79104becf42b", "~v6.19", true),
         "Under eevdf, sched_yield() sets an eligible yielder's vruntime to its deadline and starts a new request (backported to 6.18.2 and 6.12 stable); false: 6.6's deadline += one vslice.";
+    // fs/pipe.c, not kernel/sched: what a read of a full pipe wakes.
+    pipe_still_full_no_wake: bool = true
+        => origin(Change, "pipe_read: don't wake up the writer if the pipe is still full", "aaec5a95d596", "v6.14", true),
+        "pipe_read() wakes a writer of a pipe that was full only when the read released a buffer (wake_writer |= pipe_full() as the tail advances); false: 5.5-6.13's rule, a read that began on a full pipe wakes a writer even if it only took part of a buffer, and the writer finds the pipe still full and sleeps again. The pre-5.5 presets keep true, an approximation: their pipe_read() woke the pipe's one wait queue after freeing any buffer (do_wakeup), and only writers of a full pipe wait there; that queue's non-exclusive wake-up of every waiter (before 0ddad21d3e99, v5.5) is not modelled.";
 }
 
 /// A field, or one value of a field, of an earlier schedlab version, and
@@ -777,6 +781,8 @@ kernel_presets! {
         ttwu_queue: TtwuQueue::Idle,
         idle_preempt_non_idle: true,
         sis_util: true,
+        // fs/pipe.c as 5.5-6.13 have it (aaec5a95d596 is 6.14)
+        pipe_still_full_no_wake: false,
         pick: Pick::Eevdf,
         base_slice_ns: 750_000,
         preempt_short: false,
@@ -808,6 +814,7 @@ kernel_presets! {
         // 94894c9c477e, an AUTOSEL stable back-port (Jan 2026).
         rt_rto_skip_self: true,
         cfs_throttle: CfsThrottle::Task,
+        pipe_still_full_no_wake: true,
     }
 }
 

@@ -17,24 +17,28 @@ from schedlab import cases
 
 @pytest.fixture(scope="module")
 def perf_bench_g300() -> pl.DataFrame:
-    # perf bench sched messaging -g 300 (socket, process), 3 runs each way,
+    # perf bench sched messaging -g 300 (socket, process), 10 runs each way,
     # at HZ=250 (2013's Debian, Ubuntu and SUSE kernels): with the measured
     # fork, start-up and exit costs the model shows the seed's direction
     # only with a slower tick; at HZ=1000 the change is within the noise.
+    # 10 runs, as the seed's perf stat -r 10: at 3 the context switches'
+    # change (+3 %, p 0.26) is inside the runs' spread.
     k = sl.Kernel.preset("v3.8").replace(hz=250)
-    return cases.idle_balance_runs("quad-4c", k, groups=300, replicates=3, progress=False)
+    return cases.idle_balance_runs("quad-4c", k, groups=300, replicates=10, progress=False)
 
 
 def test_perf_bench_is_slower_without_newidle_balancing(perf_bench_g300):
     cmp = cases.idle_balance_comparison(perf_bench_g300)
     row = {r["metric"]: r for r in cmp.iter_rows(named=True)}
-    # The seed: +13 % time, +32 % context switches. The model: about +1 %
-    # time and +50 % context switches, consistent across runs.
+    # The seed: +13 % time, +32 % context switches. The model: +0.3 % time
+    # and +11 % context switches, consistent across runs (before the start
+    # barrier woke its pollers newest first, as the kernel does: +1.1 %
+    # and +56 %).
     assert row["sim_time_s"]["change_pct"] > 0
-    assert row["sim_time_s"]["p_value"] < 0.1
+    assert row["sim_time_s"]["p_value"] < 0.05
     assert row["elapsed_s"]["change_pct"] > 0
-    assert row["context_switches"]["change_pct"] > 10
-    assert row["context_switches"]["p_value"] < 0.1
+    assert row["context_switches"]["change_pct"] > 5
+    assert row["context_switches"]["p_value"] < 0.05
     assert row["newidle_balance_pulled"]["with"] > 100
     assert row["newidle_balance_pulled"]["without"] == 0
     assert row["sim_time_s"]["seed_change_pct"] == pytest.approx(13.4, abs=0.1)

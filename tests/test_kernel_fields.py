@@ -378,8 +378,16 @@ FIELD_SCENARIOS: dict[str, Scenario] = {
     # tasks behind a newly idle CPU; a preemptible build pulls only one.
     "preemption": ("quad-4c", "v6.18", None, short_sleepers(16), 0.05, NEWIDLE),
     # ec73240b1627: on nhm-ep's SMT level a cache-hot task may move to its
-    # sibling thread.
-    "smt_ignore_hot": ("nhm-ep", "v6.18", None, small_hackbench(), None, PULLS + SWITCHES),
+    # sibling thread. (-f 10: once the start barrier woke its workers newest
+    # first, as the kernel does, toggling the field at -f 4 changed nothing.)
+    "smt_ignore_hot": (
+        "nhm-ep",
+        "v6.18",
+        None,
+        lambda: hackbench(groups=2, fds=10, loops=50),
+        None,
+        PULLS + SWITCHES,
+    ),
     # -- NOHZ idle load balancing --------------------------------------------
     # Idle CPUs next to CPUs with 2 runnable short sleepers: who gets kicked, and when.
     "nohz_ilb": (
@@ -480,12 +488,14 @@ FIELD_SCENARIOS: dict[str, Scenario] = {
         0.2,
         ("context_switches",),
     ),
-    # Pipe hackbench wakees preempting their waker become the next buddy.
+    # Hackbench wakees preempting their waker become the next buddy. (-f 4
+    # -l 100: once the start barrier woke its workers newest first, as the
+    # kernel does, toggling the field at -f 10 -l 50 changed nothing.)
     "preempt_sets_next_buddy": (
         "core2-2s",
         "v3.8",
         None,
-        lambda: hackbench(groups=2, fds=10, loops=50, ipc="socket"),
+        lambda: hackbench(groups=2, fds=4, loops=100, ipc="socket"),
         None,
         SWITCHES,
     ),
@@ -647,6 +657,17 @@ FIELD_SCENARIOS: dict[str, Scenario] = {
         lambda: spinners([0] * 4, run_us=100, yields=True),
         0.2,
         ("context_switches", "yields"),
+    ),
+    # -- fs/pipe.c ------------------------------------------------------------
+    # Pipe hackbench whose receivers fall behind: reads of a full pipe that
+    # free no slot wake a writer before 6.14 (aaec5a95d596), not after.
+    "pipe_still_full_no_wake": (
+        "vm-2",
+        "v6.18",
+        None,
+        lambda: hackbench(groups=2, loops=200, ipc="pipe"),
+        None,
+        ("context_switches", "wakeups"),
     ),
     # -- Alex Shi's power-aware balance policies (issue 20) -------------------
     # hackbench forks on wsm-4s-40c: performance spreads the children over the

@@ -470,11 +470,12 @@ def test_a_symlinked_path_replaces_its_target(run, tmp_path: Path):
 
 @pytest.fixture(scope="module")
 def run6() -> sl.Result:
-    # ~4 ms on 8 CPUs: 238 balance passes (newidle and nohz), 11 vmstat
-    # samples. (On vm-2 this run now has 3 passes: its CPUs no longer idle
-    # on pipe-mutex sleeps.)
+    # ~5 ms on 8 CPUs: 145 balance passes (newidle and nohz), 11 vmstat
+    # samples. (On vm-2 this run has 3 passes: its CPUs no longer idle on
+    # pipe-mutex sleeps; -l 200 with seed 2 had no nohz pass once the start
+    # barrier woke its workers newest first.)
     return sl.simulate(
-        "core2-2s", "v6.18", hackbench(loops=200), seed=2, trace=True, interval_s=0.0005
+        "core2-2s", "v6.18", hackbench(loops=400), seed=4, trace=True, interval_s=0.0005
     )
 
 
@@ -541,6 +542,8 @@ def expected_balance_slices(r: sl.Result):
     for row in r.balance_trace.iter_rows(named=True):
         start = max(row["time_ns"], free[row["cpu"]])
         free[row["cpu"]] = start + row["cost_ns"]
+        if start > end:
+            continue  # laid past the run's end: left out
         name = f"{row['kind']} {row['level']}"
         out[f"CPU {row['cpu']} balancer"].append(
             (start, min(free[row["cpu"]], end), name, row["outcome"], row["moved"])
@@ -564,7 +567,6 @@ def test_balancer_slices_are_the_balance_trace_in_order(run6, decoded6):
             b, name, outcome, moved = open_.pop(track)
             got[track].append((b, t, name, outcome, moved))
     assert not open_
-    assert sum(len(v) for v in got.values()) == run6.balance_trace.height
     assert got == expected
 
 

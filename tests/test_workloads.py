@@ -202,3 +202,16 @@ def test_pipe_writers_return_to_user_space_before_they_take_the_next_lock():
         r = sl.simulate("vm-2", "v6.18", w, seed=seed)
         assert r.metrics["messages"] == 160_000
         assert r.metrics["mutex_sleeps"] < 0.002 * r.metrics["messages"], r.metrics["mutex_sleeps"]
+
+
+def test_pipe_writers_woken_on_a_still_full_pipe_before_6_14():
+    # fs/pipe.c before aaec5a95d596 (6.14): a read that began on a full pipe
+    # wakes a writer even when it freed no slot; the writer finds the pipe
+    # still full and sleeps again. v6.6 has that rule, v6.18 does not.
+    w = sl.workloads.hackbench(groups=2, loops=200, ipc="pipe")
+    k = sl.Kernel.preset("v6.6")
+    assert not k.pipe_still_full_no_wake and sl.Kernel.preset("v6.18").pipe_still_full_no_wake
+    old = sl.simulate("vm-2", k, w, seed=1).metrics
+    new = sl.simulate("vm-2", k.replace(pipe_still_full_no_wake=True), w, seed=1).metrics
+    assert old["writer_blocks"] > 5 * new["writer_blocks"]
+    assert old["wakeups"] > new["wakeups"]

@@ -164,6 +164,7 @@ class KernelFields(TypedDict):
     place_rel_deadline: bool
     run_to_parity_min_slice: bool
     yield_forfeit: bool
+    pipe_still_full_no_wake: bool
     # END generated KernelFields
 
 class CostFields(TypedDict):

@@ -223,6 +223,7 @@ class Kernel(_Frozen):
     place_rel_deadline: bool
     run_to_parity_min_slice: bool
     yield_forfeit: bool
+    pipe_still_full_no_wake: bool
     # END generated Kernel fields
 
     @checked_call("Kernel", fields="Kernel fields (Kernel.fields() lists them)")

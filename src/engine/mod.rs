@@ -523,6 +523,7 @@ impl<'a> Sim<'a> {
             &mut self.spawns,
             0,
         );
+        ctx.kernel = Some(self.sched.kernel);
         self.workload.init(&mut ctx);
         self.process_side_effects(None);
         for cpu in 0..self.sched.rqs.len() {

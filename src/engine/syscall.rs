@@ -172,6 +172,7 @@ impl Sim<'_> {
             ctx.cpu = cpu as u32;
             ctx.rt = self.sched.tasks[t as usize].policy.is_rt();
             ctx.machine = Some(self.sched.machine);
+            ctx.kernel = Some(self.sched.kernel);
             ctx.need_resched = self.sched.rqs[cpu].need_resched;
             let action = self.workload.step(t, &mut ctx);
             self.process_side_effects(Some((t, cpu)));

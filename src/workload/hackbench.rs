@@ -262,9 +262,11 @@ impl Hackbench {
                     return sys(c.pipe_write_ns);
                 }
                 Phase::Go => {
-                    // the one byte on the wake pipe: every poller wakes
+                    // the one byte on the wake pipe: every poller wakes,
+                    // the last to poll first (pipe_write's sync wake-up
+                    // of rd_wait, whose poll entries sit newest first)
                     self.started = true;
-                    self.barrier.wake_all(ctx, true);
+                    self.barrier.wake_all_newest_first(ctx, true);
                     self.w[0].phase = Phase::Reap;
                 }
                 Phase::Reap => {

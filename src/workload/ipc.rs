@@ -11,8 +11,11 @@
 //!   waiter that loses keeps its place at the head of the queue.
 //! - `Pipe` (fs/pipe.c, the rd_wait/wr_wait form): 16 page slots, small
 //!   writes merged into the last page while it fits, readers woken only on
-//!   empty → non-empty, one writer woken per slot freed from a full ring,
-//!   the next writer chained, all wake-ups sync.
+//!   empty → non-empty, one writer woken per slot freed from a full ring
+//!   (6.14+; before, per read that began on a full ring:
+//!   `Kernel::pipe_still_full_no_wake`), the next writer chained, all
+//!   wake-ups sync. The pre-5.5 single wait queue (`pipe->wait`, every
+//!   waiter woken, the mutex re-taken before the re-test) is not modelled.
 //! - `UnixSock` (net/unix/af_unix.c): every write is one skb charged to
 //!   the sending socket's `sk_wmem_alloc`; a writer blocks at `sk_sndbuf`;
 //!   the reader is woken on every write; writers are woken (all of them)
@@ -121,6 +124,18 @@ impl WaitList {
         }
     }
 
+    /// Wake every waiter, the newest first: the order of a wait queue
+    /// that `poll()` joined. `poll_wait()` → `__pollwait()` →
+    /// `add_wait_queue()` puts each entry at the head of the queue
+    /// (`__add_wait_queue`, include/linux/wait.h, 6.18), and
+    /// `__wake_up_common()` (kernel/sched/wait.c) walks it from the
+    /// head, so the last task to poll is the first woken.
+    pub fn wake_all_newest_first(&mut self, ctx: &mut Ctx, sync: bool) {
+        while let Some(t) = self.waiters.pop() {
+            ctx.wake(t, sync);
+        }
+    }
+
     /// Wake the first waiter (an exclusive wait).
     pub fn wake_one(&mut self, ctx: &mut Ctx, sync: bool) -> bool {
         if self.waiters.is_empty() {
@@ -193,9 +208,12 @@ impl Pipe {
         }
     }
 
-    /// `pipe_read()` of up to `n` bytes; returns the bytes read. A page is
-    /// released once fully read; freeing a slot of a full ring wakes one
-    /// writer.
+    /// `pipe_read()` (fs/pipe.c, 6.18) of up to `n` bytes; returns the
+    /// bytes read. A page is released once fully read; freeing a slot of a
+    /// full ring wakes one writer (`wake_writer |= pipe_full()`, 6.14's
+    /// aaec5a95d596). Under `Kernel::pipe_still_full_no_wake = false`
+    /// (5.5-6.13) a read that began on a full ring wakes one writer whether
+    /// or not it freed a slot (`was_full`).
     #[inline]
     pub fn read(&mut self, n: u32, ctx: &mut Ctx) -> u32 {
         let was_full = self.pages.len() == PIPE_DEF_BUFFERS;
@@ -215,7 +233,8 @@ impl Pipe {
             }
         }
         self.bytes -= got as u64;
-        if was_full && freed && self.wr_wait.wake_one(ctx, true) {
+        let still_full_no_wake = ctx.kernel.is_none_or(|k| k.pipe_still_full_no_wake);
+        if was_full && (freed || !still_full_no_wake) && self.wr_wait.wake_one(ctx, true) {
             self.writer_wakeups += 1;
         }
         got
@@ -391,6 +410,18 @@ impl Chan {
                     *op = Op::default();
                     return None;
                 }
+                if op.state == OpState::WaitRoom && !p.has_room(n) {
+                    // woken on a ring that is full (again): 5.5+'s
+                    // wait_event_interruptible_exclusive() re-tests
+                    // pipe_writable() without the mutex and sleeps again,
+                    // at the queue's tail (5.5-6.13's was_full wake-ups;
+                    // under 6.14 when another writer took the freed slot
+                    // first). Before 5.5 pipe_wait() re-took the mutex
+                    // first: not modelled.
+                    p.wr_wait.add(t);
+                    stats.writer_blocks += 1;
+                    return Some(Action::Block);
+                }
                 if let Err(a) = lock_pipe(p, t, hold, op, ctx) {
                     return Some(a);
                 }
@@ -496,16 +527,23 @@ impl Chan {
 mod tests {
     use super::*;
     use crate::cost::CostModel;
+    use crate::kernel::Kernel;
     use crate::rng::Rng;
 
     /// Run `f` with a context at time 0; returns the wake-ups it asked for.
     fn with_ctx(f: impl FnOnce(&mut Ctx)) -> Vec<(TaskId, bool)> {
+        with_kernel_ctx(None, f)
+    }
+
+    /// `with_ctx` under `kernel`'s IPC rules.
+    fn with_kernel_ctx(kernel: Option<&Kernel>, f: impl FnOnce(&mut Ctx)) -> Vec<(TaskId, bool)> {
         let mut rng = Rng::new(0);
         let cost = CostModel::default();
         let running = |_t: TaskId| false;
         let mut wakes = Vec::new();
         let mut spawns = Vec::new();
         let mut ctx = Ctx::new(0, &mut rng, &cost, &running, &mut wakes, &mut spawns, 0);
+        ctx.kernel = kernel;
         f(&mut ctx);
         wakes
     }
@@ -545,6 +583,34 @@ mod tests {
         // the 40th read empties the first page of a full ring: one writer
         assert_eq!(woken, vec![(40, vec![(7, true)])]);
         assert_eq!(p.slots(), 14);
+    }
+
+    #[test]
+    fn before_6_14_every_read_of_a_full_ring_wakes_a_writer() {
+        let k = Kernel::preset("v6.6").unwrap();
+        assert!(!k.pipe_still_full_no_wake);
+        let mut p = Pipe::default();
+        with_ctx(|ctx| {
+            for _ in 0..640 {
+                p.write(100, false, ctx);
+            }
+        });
+        p.wr_wait.add(7);
+        let mut woken = Vec::new();
+        for k_read in 1..=3 {
+            let w = with_kernel_ctx(Some(&k), |ctx| {
+                assert_eq!(p.read(100, ctx), 100);
+            });
+            woken.push((k_read, w));
+            p.wr_wait.add(7); // it found the ring still full and slept again
+        }
+        // the ring was full at each read's start: a wake-up each time,
+        // though no slot was freed
+        assert_eq!(
+            woken,
+            (1..=3).map(|k| (k, vec![(7, true)])).collect::<Vec<_>>()
+        );
+        assert_eq!(p.slots(), PIPE_DEF_BUFFERS);
     }
 
     #[test]

@@ -121,6 +121,8 @@ impl Mix {
             sub.cpu = ctx.cpu;
             sub.rt = ctx.rt;
             sub.machine = ctx.machine;
+            sub.need_resched = ctx.need_resched;
+            sub.kernel = ctx.kernel;
             match task {
                 None => {
                     part.w.init(&mut sub);

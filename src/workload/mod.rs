@@ -21,6 +21,7 @@ pub mod volano;
 
 use crate::cost::CostModel;
 use crate::error::{CoreError, CoreResult};
+use crate::kernel::Kernel;
 use crate::rng::Rng;
 use crate::sched::fair::TaskId;
 use crate::topology::Machine;
@@ -145,6 +146,10 @@ pub struct Ctx<'a> {
     /// The machine, for the distance data handed over travels
     /// (`xfer_from`); `None` outside a step.
     pub(crate) machine: Option<&'a Machine>,
+    /// The run's kernel, for the behaviours of its IPC code that changed
+    /// between releases (`Kernel::pipe_still_full_no_wake`); `None` in unit
+    /// tests, which get the 6.18 rules.
+    pub(crate) kernel: Option<&'a Kernel>,
     /// Whether the stepping task's CPU has a reschedule pending
     /// (`need_resched()`): a mutex locker then stops spinning and sleeps.
     pub need_resched: bool,
@@ -173,6 +178,7 @@ impl<'a> Ctx<'a> {
             cpu: u32::MAX,
             rt: false,
             machine: None,
+            kernel: None,
         }
     }
 

@@ -88,8 +88,8 @@ def idle_balance_runs(
     Returns the sweep's frame: a row per run with an ``idle_balance``
     column. The seed does not give its tick: at the ``v3.8`` preset's
     ``HZ=1000`` the model's removal effect is within the noise, at
-    ``Kernel.preset("v3.8").replace(hz=250)`` it is +1 % time and about
-    +55 % context switches (docs: seed case 2; notebook 02)."""
+    ``Kernel.preset("v3.8").replace(hz=250)`` it is +0.3 % time and
+    +11 % context switches over 10 runs (docs: seed case 2; notebook 02)."""
     need_int("replicates", replicates, lo=2)
     w = hackbench(groups=groups, loops=loops, ipc=ipc, mode=mode)
     return sweep(
