@@ -233,8 +233,8 @@ impl Pipe {
             }
         }
         self.bytes -= got as u64;
-        let still_full_no_wake = ctx.kernel.is_none_or(|k| k.pipe_still_full_no_wake);
-        if was_full && (freed || !still_full_no_wake) && self.wr_wait.wake_one(ctx, true) {
+        let wake_writer = freed || ctx.kernel.is_some_and(|k| !k.pipe_still_full_no_wake);
+        if was_full && wake_writer && self.wr_wait.wake_one(ctx, true) {
             self.writer_wakeups += 1;
         }
         got
@@ -532,20 +532,31 @@ mod tests {
 
     /// Run `f` with a context at time 0; returns the wake-ups it asked for.
     fn with_ctx(f: impl FnOnce(&mut Ctx)) -> Vec<(TaskId, bool)> {
-        with_kernel_ctx(None, f)
+        in_ctx(0, &|_| false, None, f).1
     }
 
     /// `with_ctx` under `kernel`'s IPC rules.
     fn with_kernel_ctx(kernel: Option<&Kernel>, f: impl FnOnce(&mut Ctx)) -> Vec<(TaskId, bool)> {
+        in_ctx(0, &|_| false, kernel, f).1
+    }
+
+    /// Run `f` with a context at `now` in which the tasks `running` says
+    /// are on a CPU, under `kernel` (`None`: the 6.18 rules); returns what
+    /// `f` returned and the wake-ups it asked for.
+    fn in_ctx<R>(
+        now: u64,
+        running: &dyn Fn(TaskId) -> bool,
+        kernel: Option<&Kernel>,
+        f: impl FnOnce(&mut Ctx) -> R,
+    ) -> (R, Vec<(TaskId, bool)>) {
         let mut rng = Rng::new(0);
         let cost = CostModel::default();
-        let running = |_t: TaskId| false;
         let mut wakes = Vec::new();
         let mut spawns = Vec::new();
-        let mut ctx = Ctx::new(0, &mut rng, &cost, &running, &mut wakes, &mut spawns, 0);
+        let mut ctx = Ctx::new(now, &mut rng, &cost, running, &mut wakes, &mut spawns, 0);
         ctx.kernel = kernel;
-        f(&mut ctx);
-        wakes
+        let r = f(&mut ctx);
+        (r, wakes)
     }
 
     #[test]
@@ -666,31 +677,20 @@ mod tests {
     #[test]
     fn a_spinner_keeps_polling_while_the_owner_runs_past_its_hold() {
         let mut m = Mutex::default();
-        let cost = CostModel::default();
-        let mut rng = Rng::new(0);
-        let (mut wakes, mut spawns) = (Vec::new(), Vec::new());
         let owner_runs = |t: TaskId| t == 1;
-        let mut at = |now: u64, m: &mut Mutex, t: TaskId| {
-            let ctx = Ctx::new(
-                now,
-                &mut rng,
-                &cost,
-                &owner_runs,
-                &mut wakes,
-                &mut spawns,
-                0,
-            );
-            m.lock(t, 100, &ctx)
-        };
-        assert_eq!(at(0, &mut m, 1), Lock::Acquired);
+        let mut at =
+            |now: u64, t: TaskId| in_ctx(now, &owner_runs, None, |ctx| m.lock(t, 100, ctx)).0;
+        assert_eq!(at(0, 1), Lock::Acquired);
         // spin until the owner's expected release ...
-        assert_eq!(at(40, &mut m, 2), Lock::Spin(60));
+        assert_eq!(at(40, 2), Lock::Spin(60));
         // ... and on while it still runs with the lock (it was expected at 100)
-        assert_eq!(at(130, &mut m, 2), Lock::Spin(MUTEX_POLL_NS));
+        assert_eq!(at(130, 2), Lock::Spin(MUTEX_POLL_NS));
         assert_eq!(m.sleeps, 0);
         // an owner that is not running: sleep
         let nobody = |_t: TaskId| false;
-        let ctx = Ctx::new(140, &mut rng, &cost, &nobody, &mut wakes, &mut spawns, 0);
-        assert_eq!(m.lock(3, 100, &ctx), Lock::Sleep);
+        assert_eq!(
+            in_ctx(140, &nobody, None, |ctx| m.lock(3, 100, ctx)).0,
+            Lock::Sleep
+        );
     }
 }

@@ -108,21 +108,7 @@ impl Mix {
             let outer: &dyn Fn(TaskId) -> bool = ctx.running;
             let global = &part.global;
             let running = |x: TaskId| global.get(x as usize).is_some_and(|&g| outer(g));
-            let mut sub = Ctx::new(
-                ctx.now,
-                ctx.rng,
-                ctx.cost,
-                &running,
-                &mut wakes,
-                &mut spawns,
-                next_local,
-            );
-            sub.llc = ctx.llc;
-            sub.cpu = ctx.cpu;
-            sub.rt = ctx.rt;
-            sub.machine = ctx.machine;
-            sub.need_resched = ctx.need_resched;
-            sub.kernel = ctx.kernel;
+            let mut sub = Ctx::part_of(ctx, &running, &mut wakes, &mut spawns, next_local);
             match task {
                 None => {
                     part.w.init(&mut sub);

@@ -182,6 +182,51 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// The context of a part of `outer`'s step (`Mix`): the part's own
+    /// view of which tasks run, its own wake-up and fork lists and task
+    /// ids; the step's instant, random stream, costs and environment
+    /// (CPU, cache, policy, machine, kernel, `need_resched`) are
+    /// `outer`'s. `outer` is taken apart field by field, so a field added
+    /// to `Ctx` must be decided on here.
+    pub(crate) fn part_of<'o: 'a>(
+        outer: &'a mut Ctx<'o>,
+        running: &'a dyn Fn(TaskId) -> bool,
+        wakes: &'a mut Vec<(TaskId, bool)>,
+        spawns: &'a mut Vec<TaskSpec>,
+        next_id: TaskId,
+    ) -> Self {
+        let Ctx {
+            now,
+            rng,
+            cost,
+            running: _,
+            wakes: _,
+            spawns: _,
+            next_id: _,
+            llc,
+            cpu,
+            rt,
+            machine,
+            kernel,
+            need_resched,
+        } = outer;
+        Ctx {
+            now: *now,
+            rng,
+            cost,
+            running,
+            wakes,
+            spawns,
+            next_id,
+            llc: *llc,
+            cpu: *cpu,
+            rt: *rt,
+            machine: *machine,
+            kernel: *kernel,
+            need_resched: *need_resched,
+        }
+    }
+
     /// The system time the stepping task pays to read a `bytes`-byte
     /// message written on CPU `from` (`CostModel::xfer` by the two CPUs'
     /// distance); 0 outside a step, for an unknown writer (`u32::MAX`) or
