@@ -290,8 +290,10 @@ def test_trace_cmd_layouts_of_each_event_parse():
     assert s[0] == replay.Switch("bash", 1234, 120, "S", "swapper/1", 0, 120)
     assert s[1] == replay.Switch("swapper/0", 0, 120, "R+", "Web Content", 77, 98)
     assert s[2] == replay.Switch("Web Content", 77, 98, "D|K", "kworker/u8:2", 12, 120)
-    assert s[3] == replay.Wake("bash", 1234, 120) == s[5]
-    assert s[4] == replay.Wake("x:y", 9, 120)
+    # the CPU woken on: trace-cmd's CPU:N, the kernel's target_cpu=N
+    assert s[3] == replay.Wake("bash", 1234, 120, 1) == s[5]
+    assert s[4] == replay.Wake("x:y", 9, 120, 0)
+    assert replay.parse([lines[3].replace(" CPU:001", "")])[0].fields.target_cpu == -1
     assert [(e.pid, e.cpu, e.comm) for e in ev[:3]] == [
         (1234, 1, "bash"),
         (0, 0, "<idle>"),

@@ -193,9 +193,56 @@ def test_hand_written_recording_gives_the_hand_computed_statistics():
     for role, want in HAND.items():
         for k, v in want.items():
             assert got[role][k] == pytest.approx(v, rel=1e-9, abs=1e-12), (role, k)
+    # every wake-up of a chosen task here is done from another CPU
+    assert all(r["wakeup_preempt_pct"] is None for r in got.values())
     # only the whole schedule has an idle share; a recording has no units
     assert got["receiver"]["idle_pct"] is None and got["all"]["units_per_wakeup"] is None
     assert got["sender"]["burst_p90_us"] == pytest.approx(58.0)
+
+
+def test_wakeup_preempt_pct_counts_the_wake_ups_that_put_their_waker_out():
+    # s runs on CPU 0 throughout; every wake-up below but the last two is
+    # done by s on CPU 0, where it runs:
+    #   r1 woken, s switched out runnable for r1              -> preempted
+    #   r2 woken, r3 woken, s switched out runnable for r3   -> r2 no, r3 yes
+    #   r4 woken, s blocks (S) for r4                         -> no
+    #   r1 woken at one timestamp with the switch to it       -> yes (line order)
+    #   r5 woken on CPU 1 (not s's CPU), r6 by the idle task   -> not counted
+    # so 3 of 5
+    sw, wk = "sched_switch", "sched_wakeup"
+    ln = [
+        _ev("<idle>", 0, 0, T, sw, _sw("swapper/0", 0, "R", "s", 10)),
+        _ev("s", 10, 0, T + 1, wk, _wake("r1", 11, 0)),
+        _ev("s", 10, 0, T + 2, sw, _sw("s", 10, "R", "r1", 11)),
+        _ev("r1", 11, 0, T + 3, sw, _sw("r1", 11, "S", "s", 10)),
+        _ev("s", 10, 0, T + 4, wk, _wake("r2", 12, 0)),
+        _ev("s", 10, 0, T + 5, wk, _wake("r3", 13, 0)),
+        _ev("s", 10, 0, T + 6, sw, _sw("s", 10, "R+", "r3", 13)),
+        _ev("r3", 13, 0, T + 7, sw, _sw("r3", 13, "S", "r2", 12)),
+        _ev("r2", 12, 0, T + 8, sw, _sw("r2", 12, "S", "s", 10)),
+        _ev("s", 10, 0, T + 9, wk, _wake("r4", 14, 0)),
+        _ev("s", 10, 0, T + 10, sw, _sw("s", 10, "S", "r4", 14)),
+        _ev("r4", 14, 0, T + 11, sw, _sw("r4", 14, "S", "s", 10)),
+        _ev("s", 10, 0, T + 12, wk, _wake("r1", 11, 0)),
+        _ev("s", 10, 0, T + 12, sw, _sw("s", 10, "R", "r1", 11)),
+        _ev("r1", 11, 0, T + 13, sw, _sw("r1", 11, "S", "s", 10)),
+        _ev("s", 10, 0, T + 14, wk, _wake("r5", 15, 1)),
+        _ev("<idle>", 0, 1, T + 15, sw, _sw("swapper/1", 0, "R", "r5", 15)),
+        _ev("r5", 15, 1, T + 16, sw, _sw("r5", 15, "S", "swapper/1", 0)),
+        _ev("<idle>", 0, 1, T + 17, wk, _wake("r6", 16, 1)),
+        _ev("<idle>", 0, 1, T + 18, sw, _sw("swapper/1", 0, "R", "r6", 16)),
+        _ev("r6", 16, 1, T + 19, sw, _sw("r6", 16, "S", "swapper/1", 0)),
+    ]
+    roles = {10: "sender", 11: "r1", 12: "r", 13: "r", 14: "r", 15: "r", 16: "r"}
+    st = _rows(sl.schedule_stats(ln, roles=roles))
+    assert st["all"]["wakeup_preempt_pct"] == pytest.approx(60.0)
+    assert st["r1"]["wakeup_preempt_pct"] == pytest.approx(100.0)
+    assert st["r"]["wakeup_preempt_pct"] == pytest.approx(100 / 3)
+    # s itself was never woken: no share, not 0
+    assert st["sender"]["wakeup_preempt_pct"] is None
+    # without target_cpu (an older trace format) nothing is counted
+    bare = [x.replace(" target_cpu=000", "").replace(" target_cpu=001", "") for x in ln]
+    assert sl.schedule_stats(bare)["wakeup_preempt_pct"].to_list() == [None]
 
 
 def test_samples_are_the_bursts_and_delays_of_each_task():

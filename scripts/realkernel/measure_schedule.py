@@ -29,8 +29,8 @@ from pathlib import Path
 import polars as pl
 import schedlab as sl
 
-HEAD = ("switches_in", "wakeups", "migrations", "preempted_pct", "burst_mean_us",
-        "delay_p50_us", "delay_p90_us", "idle_pct")  # fmt: skip
+HEAD = ("switches_in", "wakeups", "migrations", "preempted_pct", "wakeup_preempt_pct",
+        "burst_mean_us", "delay_p50_us", "delay_p90_us", "idle_pct")  # fmt: skip
 
 
 def kernel_of(name: str, base: str) -> sl.Kernel:

@@ -24,6 +24,14 @@ the same code:
   latency`` reports, ``latency_wakeup_event()``);
 - **preempted_pct**: the share of switch-outs with the task still runnable
   (``prev_state`` ``R`` or ``R+``: preempted or yielded);
+- **wakeup_preempt_pct**: of the task's wake-ups done by the task running
+  on the CPU it is woken on (``sched_wakeup``'s common pid is the running
+  task and ``target_cpu`` its CPU; an idle CPU's wake-ups are not counted),
+  the share after which the next switch on that CPU takes the waker off,
+  still runnable, for the wakee: the wake-up preempted its waker
+  (``wakeup_preempt()`` asked for a reschedule, and it took effect before
+  the waker blocked or woke someone else). Only a recording whose wake-up
+  lines print ``target_cpu`` gives it;
 - **idle_pct** (the whole schedule's row only: ``all``, or the one role's):
   per CPU, the share of the window (the chosen tasks' first switch-in to
   their last switch-out) the CPU ran the idle task (pid 0), averaged over
@@ -70,6 +78,7 @@ STATS = (
     "migrations",
     "units_per_wakeup",
     "preempted_pct",
+    "wakeup_preempt_pct",
     "cpu_s",
     "burst_mean_us",
     "burst_p50_us",
@@ -81,7 +90,7 @@ STATS = (
     "idle_pct",
 )
 #: Statistics compared by their difference (percentage points), not by a ratio.
-POINTS = ("preempted_pct", "idle_pct")
+POINTS = ("preempted_pct", "wakeup_preempt_pct", "idle_pct")
 
 Roles = Union[str, Mapping[int, str], Callable[[int, str, int], str], None]  # noqa: UP007
 
@@ -103,6 +112,8 @@ _SCHEMA = {
     "prev_state": pl.String(),
     "next_pid": pl.Int64(),
     "child_pid": pl.Int64(),
+    "waker_pid": pl.Int64(),
+    "target_cpu": pl.Int32(),
 }
 
 
@@ -143,6 +154,8 @@ def _from_result(r: Result) -> Schedule:
         pl.col("prev_state"),
         pl.col("next_pid").cast(pl.Int64),
         pl.lit(None, pl.Int64).alias("child_pid"),
+        pl.col("waker_pid").cast(pl.Int64),
+        pl.col("target_cpu").cast(pl.Int32),
     )
     tasks = r.tasks
     roles = {
@@ -199,7 +212,7 @@ def _from_recording(source: Any, roles: Roles, fds: int, tasks: Sequence[str] | 
     children: dict[int, list[int]] = {}
     for e in events:
         f = e.fields
-        prev_state = next_pid = child = None
+        prev_state = next_pid = child = waker = target = None
         if e.ev == "sched_switch":
             assert isinstance(f, replay.Switch)
             pid, prev_state, next_pid = f.prev_pid, f.prev_state, f.next_pid
@@ -209,6 +222,8 @@ def _from_recording(source: Any, roles: Roles, fds: int, tasks: Sequence[str] | 
             assert isinstance(f, replay.Wake)
             pid = f.pid
             comms.setdefault(f.pid, f.comm)
+            if e.ev != "sched_migrate_task" and f.target_cpu >= 0:
+                waker, target = e.pid, f.target_cpu
         elif e.ev == "sched_process_fork":
             assert isinstance(f, replay.Fork)
             pid, child = f.pid, f.child_pid
@@ -225,6 +240,8 @@ def _from_recording(source: Any, roles: Roles, fds: int, tasks: Sequence[str] | 
         rows["prev_state"].append(prev_state)
         rows["next_pid"].append(next_pid)
         rows["child_pid"].append(child)
+        rows["waker_pid"].append(waker)
+        rows["target_cpu"].append(target)
     df = pl.DataFrame(rows, schema=_SCHEMA)
     seen, chosen = replay.chosen_tasks(events, tasks)
     # the command: the recorded root, else the first chosen task; its
@@ -393,6 +410,48 @@ def _delays(df: pl.DataFrame, chosen: pl.Series) -> pl.DataFrame:
     )
 
 
+def _wake_preemptions(df: pl.DataFrame) -> pl.DataFrame:
+    """A row per ``sched_wakeup`` done by the task running on the CPU it
+    wakes on: the wakee's ``pid`` and ``preempt`` (the next switch on that
+    CPU puts the waker out, still runnable, for the wakee). Events are
+    taken in their order in the frame (the recording's, the trace's), so
+    two at one timestamp keep their sequence."""
+    ev = pl.col("event")
+    seq = df.with_row_index("seq").with_columns(pl.col("seq").cast(pl.Int64))
+    sw = seq.filter(ev == "sched_switch")
+    wk = seq.filter(
+        (ev == "sched_wakeup")
+        & (pl.col("target_cpu") == pl.col("cpu"))
+        & pl.col("waker_pid").is_not_null()
+        & (pl.col("waker_pid") != 0)
+    ).select("seq", "cpu", "pid", "waker_pid")
+    if wk.height == 0 or sw.height == 0:
+        return pl.DataFrame(schema={"pid": pl.Int64, "preempt": pl.Boolean})
+    running = sw.select("seq", "cpu", pl.col("next_pid").alias("running"))
+    after = sw.select(
+        "seq",
+        "cpu",
+        pl.col("pid").alias("out_pid"),
+        pl.col("prev_state").alias("out_state"),
+        pl.col("next_pid").alias("in_pid"),
+    )
+    j = (
+        wk.join_asof(running, on="seq", by="cpu", strategy="backward", check_sortedness=False)
+        .filter(pl.col("running") == pl.col("waker_pid"))
+        .join_asof(after, on="seq", by="cpu", strategy="forward", check_sortedness=False)
+    )
+    return j.select(
+        "pid",
+        (
+            (pl.col("out_pid") == pl.col("waker_pid"))
+            & pl.col("out_state").str.starts_with("R")
+            & (pl.col("in_pid") == pl.col("pid"))
+        )
+        .fill_null(False)
+        .alias("preempt"),
+    )
+
+
 def _idle(sw: pl.DataFrame, t0: int, t1: int) -> pl.DataFrame:
     """The idle task's intervals per ``cpu`` within ``[t0, t1]``: from a
     switch to it up to the CPU's next switch, or to ``t1`` if none follows;
@@ -459,6 +518,7 @@ def schedule_stats(source: Any, **kw: Any) -> pl.DataFrame:
     iv = _intervals(df)
     mine = iv.filter(pl.col("pid").is_in(chosen.implode()))
     delays = _delays(df, chosen)
+    wake_pre = _wake_preemptions(df)
     sw = df.filter(ev == "sched_switch")
     # the window: the chosen tasks' first switch-in to their last switch-out
     if mine.height:
@@ -491,6 +551,7 @@ def schedule_stats(source: Any, **kw: Any) -> pl.DataFrame:
             ev.is_in(["sched_wakeup", "sched_wakeup_new"]) & pl.col("pid").is_in(ps)
         ).height
         units = s.units.get(role) if role != "all" else None
+        wp = wake_pre.filter(pl.col("pid").is_in(ps))["preempt"]
         rows.append(
             {
                 "role": role,
@@ -502,6 +563,7 @@ def schedule_stats(source: Any, **kw: Any) -> pl.DataFrame:
                 ).height,
                 "units_per_wakeup": units / wakeups if units and wakeups else None,
                 "preempted_pct": 100.0 * pre / n_out if n_out else None,
+                "wakeup_preempt_pct": 100.0 * float(wp.mean()) if wp.len() else None,  # type: ignore[arg-type]
                 "cpu_s": float(bursts.sum()) / 1e6,
                 "burst_mean_us": float(bursts.mean()) if bursts.size else None,
                 "burst_p50_us": _q(bursts, 0.5) if bursts.size else None,

@@ -110,11 +110,17 @@ _SWITCH_TC = re.compile(
 #: ``sched_wakeup_new`` (``sched_migrate_task``) as the kernel prints it
 #: (``comm=COMM pid=PID prio=PRIO target_cpu=CPU``) ...
 _WAKE = re.compile(
-    "comm=" + _name("c", " ") + r" pid=(?P<p>\d{1,10}) prio=(?P<pr>-?\d{1,4})", re.ASCII
+    "comm=" + _name("c", " ") + r" pid=(?P<p>\d{1,10}) prio=(?P<pr>-?\d{1,4})"
+    r"(?: target_cpu=(?P<t>\d{1,6}))?",
+    re.ASCII,
 )
 #: ... and as trace-cmd report prints ``sched_wakeup`` and
 #: ``sched_wakeup_new`` (``COMM:PID [PRIO] [success=1] CPU:CPU``).
-_WAKE_TC = re.compile(_name("c", ":") + r":(?P<p>\d{1,10}) \[(?P<pr>-?\d{1,4})\]", re.ASCII)
+_WAKE_TC = re.compile(
+    _name("c", ":")
+    + r":(?P<p>\d{1,10}) \[(?P<pr>-?\d{1,4})\](?: success=\d)?(?: CPU:(?P<t>\d{1,6}))?",
+    re.ASCII,
+)
 _FORK = re.compile(
     "comm=" + _name("c", " ") + r" pid=(?P<p>\d{1,10}) child_comm=" + _name("cc", " ")
     + r" child_pid=(?P<cp>\d{1,10})",
@@ -197,11 +203,13 @@ class Switch(NamedTuple):
 
 class Wake(NamedTuple):
     """The task a ``sched_waking``, ``sched_wakeup``, ``sched_wakeup_new``
-    wakes (a ``sched_migrate_task`` moves)."""
+    wakes (a ``sched_migrate_task`` moves), and the CPU it is woken on
+    (``target_cpu``; -1 when the line does not print it)."""
 
     comm: str
     pid: int
     prio: int
+    target_cpu: int = -1
 
     def text(self) -> str:
         return f"comm={self.comm} pid={self.pid} prio={self.prio}"
@@ -344,8 +352,8 @@ def _parse(lines: Iterable[str], path: str | None, tasks: Sequence[str] | None) 
             f = wake(line, at) or (wake_tc(line, at) if ev != "sched_migrate_task" else None)
             if f is None:
                 raise _unparsed(path, n, line, ev, "fields")
-            c, p, pr = f.groups()
-            fields = new(Wake, (names[c], nums[p], nums[pr]))
+            c, p, pr, t = f.groups()
+            fields = new(Wake, (names[c], nums[p], nums[pr], -1 if t is None else nums[t]))
         elif ev == "sched_process_fork":
             f = fork(line, at)
             if f is None:
