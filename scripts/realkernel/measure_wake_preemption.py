@@ -40,8 +40,8 @@ import schedlab as sl
 AUTOGROUP = Path("/proc/sys/kernel/sched_autogroup_enabled")
 
 
-def pair_row(source: object, loops: int, **cols: object) -> dict[str, object]:
-    st = sl.schedule_stats(source)
+def pair_row(src: object, loops: int, **cols: object) -> dict[str, object]:
+    st = sl.schedule_stats(src)
     a = st.row(st.height - 1, named=True)
     # the receiver reads `loops` messages; its wake-ups are most of them
     return {
