@@ -204,3 +204,29 @@ def test_hackbench_rt_commands_and_parsing():
     assert m.parse("     Total time: 0.792 [sec]\n" + PERF_X)["elapsed_s"] == 0.792
     with pytest.raises(ValueError, match="lacks elapsed_s"):
         m.parse(PERF_X)
+
+
+def test_wake_preemption_script_reads_perf_and_the_pair():
+    import schedlab as sl
+
+    m = load("measure_wake_preemption")
+    err = "12.5,msec,task-clock,12500000,100.00,,\n1500,,context-switches,1,100.00,,\n"
+    err += "40,,cpu-migrations,1,100.00,,\n"
+    got = m.parse_perf_stat("     Total time: 0.115 [sec]\n", err)
+    assert got == {
+        "task-clock": 12.5,
+        "context-switches": 1500.0,
+        "cpu-migrations": 40.0,
+        "elapsed_s": 0.115,
+    }
+    with pytest.raises(ValueError, match="lacks elapsed_s"):
+        m.parse_perf_stat("", err)
+    # the pair's row: the whole schedule's wake-ups, and the receiver's
+    # messages over them
+    w = sl.workloads.hackbench(groups=1, fds=1, loops=500, ipc="pipe").with_tasks(cpus=0)
+    r = sl.simulate("vm-2", "v6.18", w, seed=1, trace=True)
+    row = m.pair_row(r, 500, source="model", rep=1)
+    st = sl.schedule_stats(r).filter(role="all").row(0, named=True)
+    assert row["wakeups"] == st["wakeups"] > 0
+    assert row["messages_per_wakeup"] == pytest.approx(500 / st["wakeups"])
+    assert 0 <= row["wakeup_preempt_pct"] <= 100 and row["source"] == "model"

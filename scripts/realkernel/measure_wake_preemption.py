@@ -71,22 +71,34 @@ def pinned_pair(a: argparse.Namespace, keep: Path) -> pl.DataFrame:
     return pl.DataFrame(rows)
 
 
+COUNTERS = ("context-switches", "cpu-migrations", "task-clock")
+
+
+def parse_perf_stat(stdout: str, stderr: str) -> dict[str, float]:
+    """perf stat -x, counters (stderr) and perf bench's Total time (stdout);
+    ValueError when one is missing."""
+    got: dict[str, float] = {}
+    for line in stderr.splitlines():
+        f = line.split(",")
+        if len(f) > 2 and f[2] in COUNTERS:
+            got[f[2]] = float(f[0])
+    for line in stdout.splitlines():
+        if "Total time:" in line:
+            got["elapsed_s"] = float(line.split()[2])
+    missing = [k for k in (*COUNTERS, "elapsed_s") if k not in got]
+    if missing:
+        raise ValueError(f"perf output lacks {', '.join(missing)}")
+    return got
+
+
 def perf_stat(cmd: list[str]) -> dict[str, float]:
     out = subprocess.run(
-        ["perf", "stat", "-x,", "-e", "context-switches,cpu-migrations,task-clock", *cmd],
+        ["perf", "stat", "-x,", "-e", ",".join(COUNTERS), *cmd],
         capture_output=True,
         text=True,
         check=True,
     )
-    got: dict[str, float] = {}
-    for line in out.stderr.splitlines():
-        f = line.split(",")
-        if len(f) > 2 and f[2] in ("context-switches", "cpu-migrations", "task-clock"):
-            got[f[2]] = float(f[0])
-    for line in out.stdout.splitlines():
-        if "Total time:" in line:
-            got["elapsed_s"] = float(line.split()[2])
-    return got
+    return parse_perf_stat(out.stdout, out.stderr)
 
 
 def autogroup(a: argparse.Namespace) -> pl.DataFrame:
