@@ -12,6 +12,7 @@ from typing import Any
 
 import polars as pl
 
+from .._args import checked_call
 from .._progress import ProgressArg
 from ..config import CostModel, Kernel, Machine
 from ..groups import Group, groups_arg
@@ -21,6 +22,7 @@ from .execute import execute
 from .plan import plan_sweep
 
 
+@checked_call("sweep")
 def sweep(
     machine: Machine | str,
     kernel: Kernel | str,
