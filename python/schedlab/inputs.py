@@ -51,7 +51,7 @@ MAX_TRACE_BYTES = 4 * GIB
 #: under 300, the longest event the kernel prints a few KB.
 MAX_TRACE_LINE = 1 * MIB
 #: A sweep checkpoint (Parquet): a sweep holds at most 10⁷ runs, a row of
-#: a checkpoint takes under 1 KB.
+#: a checkpoint well under 1 KB (164 B in a 1,024-run sweep, measured).
 MAX_CHECKPOINT_BYTES = 16 * GIB
 #: A checkpoint's digest file (``<checkpoint>.sha256``): two sha256
 #: digests in JSON, about 150 bytes.
