@@ -85,8 +85,11 @@ def test_an_error_in_the_progress_callback_cancels_the_chunks_not_started():
         raise ValueError("bad callback")
 
     ex = Pending()
-    with pytest.raises(ValueError, match="bad callback"):
+    # the finished rows are kept, the callback's error the cause
+    with pytest.raises(sl.SimulationError, match="bad callback") as info:
         sweep(ex, progress=progress)
+    assert isinstance(info.value.__cause__, ValueError)
+    assert info.value.partial.height == 1
     assert len(ex.futures) > 1
     assert all(f.cancelled() for f in ex.futures[1:])
 

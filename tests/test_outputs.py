@@ -389,11 +389,11 @@ def test_the_cli_refuses_unreadable_specs_in_one_line(tmp_path, capsys, no_run):
     binary.write_bytes(b"\xff\xfe\x00kind")
     cases = {
         str(tmp_path): "a directory",
-        "/dev/zero": "larger than",
+        "/dev/zero": "a character device",
         str(deep): "nested too deeply",
         str(big): "larger than",
         str(binary): "not UTF-8",
-        "a" * 300: "cannot be read",
+        "a" * 300: "cannot read it",
     }
     for path, what in cases.items():
         assert main(["sweep", path, "-o", str(tmp_path / "o.parquet"), "--no-progress"]) == 2

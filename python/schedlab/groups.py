@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from . import _core
+from ._args import checked_call
 from ._check import is_list, need_bool, need_scaled, need_str, show, type_name
 from .exceptions import ConfigError, ConfigTypeError
 
@@ -200,6 +201,12 @@ class Group:
         if self.idle:
             parts.append("idle")
         return " ".join(parts)
+
+
+#: The dataclass's ``__init__``, refusing arguments that do not bind (an
+#: unknown field, too many positional ones) with a ``ConfigTypeError`` that
+#: names the fields, as the core's constructors do.
+Group.__init__ = checked_call("Group")(Group.__init__)  # type: ignore[method-assign]
 
 
 def groups_arg(groups: Any) -> tuple[Group, ...]:

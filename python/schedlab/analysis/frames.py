@@ -10,6 +10,7 @@ from typing import Any
 
 import polars as pl
 
+from .._args import checked_call
 from ..exceptions import ConfigError, ConfigTypeError
 from ..run.frame import is_config_column
 from .lkp import LKP_METRICS, lkp_metrics
@@ -59,6 +60,7 @@ def _as_list(by: str | Sequence[str]) -> list[str]:
 # --- summaries -------------------------------------------------------------
 
 
+@checked_call("summarize")
 def summarize(
     df: pl.DataFrame,
     by: str | Sequence[str] = (),
@@ -102,6 +104,7 @@ def summarize(
     return out.sort(group, maintain_order=True) if keys else out
 
 
+@checked_call("compare")
 def compare(
     df: pl.DataFrame,
     by: str,

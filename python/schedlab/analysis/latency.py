@@ -26,7 +26,8 @@ import numpy.typing as npt
 import polars as pl
 
 from .. import _core
-from .._check import need_str, show
+from .._args import checked_call
+from .._check import need_frame, need_str, show
 from ..exceptions import ConfigError
 
 #: How ``Result.latency`` groups tasks: a row per task, per task name (how
@@ -133,11 +134,18 @@ def latency_histogram(
     return out
 
 
+@checked_call("format_latency")
 def format_latency(df: pl.DataFrame, sort: str = "max_us") -> str:
     """``latency_table``'s frame as ``perf sched latency`` prints its table:
     a line per row (``name:pid`` for tasks, the group's key otherwise) with
     its total delay in ms, count, average and maximum delay in ms, sorted by
     ``sort`` (descending)."""
+    df = need_frame(
+        "df",
+        df,
+        ["count", "mean_us", "max_us", "total_s"],
+        "Result.latency()'s frame (latency_table's)",
+    )
     need_str("sort", sort)
     if sort not in df.columns:
         raise ConfigError(

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
+from .._args import checked_call
 from ..exceptions import ConfigError, ConfigTypeError
 
 #: The 0-day report's metrics the model produces: LKP name -> (how the model
@@ -57,6 +58,7 @@ LKP_NOT_MODELLED: dict[str, str] = {
 _LKP_SOURCES = ("sim_time_s", "sys_s", "user_s", "voluntary_cs", "involuntary_cs")
 
 
+@checked_call("lkp_metrics")
 def lkp_metrics(df: pl.DataFrame) -> pl.DataFrame:
     """``df`` (a result or sweep frame) with the 0-day report's metrics added
     as columns named as LKP names them (``LKP_METRICS``: name -> how the
@@ -109,6 +111,7 @@ def lkp_metrics(df: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+@checked_call("format_lkp")
 def format_lkp(cmp: pl.DataFrame, by: str | None = None) -> str:
     """Render a ``compare`` frame as the 0-day report's table:
     ``base ± %stddev   %change   candidate ± %stddev   metric``, one block per

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import polars as pl
 
+from .._args import checked_call
 from ..exceptions import ConfigError, ConfigTypeError
 
 _PERF_EVENTS = [
@@ -16,6 +17,7 @@ _PERF_EVENTS = [
 ]
 
 
+@checked_call("format_perf_stat")
 def format_perf_stat(df: pl.DataFrame, label: str = "schedlab", *, ok_only: bool = True) -> str:
     """Render runs like ``perf stat -r N``: mean counters with ``( +- x% )``
     (the relative standard error of the mean, as perf prints it), and the

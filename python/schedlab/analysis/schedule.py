@@ -65,6 +65,7 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
+from .._args import checked_call
 from ..exceptions import ConfigError
 
 if TYPE_CHECKING:
@@ -273,6 +274,7 @@ def _from_recording(source: Any, roles: Roles, fds: int, tasks: Sequence[str] | 
     return Schedule(df, out, label, {})
 
 
+@checked_call("parent_wakee_flips")
 def parent_wakee_flips(recording: Any) -> int:
     """The recorded command's ``wakee_flips`` as it forked its last child,
     by ``record_wakee()``'s rule (kernel/sched/fair.c, 4.3+): one flip each
@@ -481,6 +483,7 @@ def _q(v: npt.NDArray[Any], q: float) -> float:
     return float(np.quantile(v, q)) if v.size else math.nan
 
 
+@checked_call("schedule_samples")
 def schedule_samples(source: Any, **kw: Any) -> pl.DataFrame:
     """The samples behind the distributions: a row per burst and per
     wake-up delay of a chosen task — ``role``, ``pid``, ``kind``
@@ -508,6 +511,7 @@ def schedule_samples(source: Any, **kw: Any) -> pl.DataFrame:
     )
 
 
+@checked_call("schedule_stats")
 def schedule_stats(source: Any, **kw: Any) -> pl.DataFrame:
     """A row per role (and ``all``) of ``source``'s schedule: ``STATS``.
     Keyword arguments as ``schedule_events``."""
@@ -621,6 +625,7 @@ def _summary(frames: list[pl.DataFrame]) -> pl.DataFrame:
     )
 
 
+@checked_call("compare_schedule")
 def compare_schedule(
     recorded: Any,
     result: Any,

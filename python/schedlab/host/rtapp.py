@@ -24,6 +24,7 @@ from typing import Any
 
 import polars as pl
 
+from .._args import checked_call
 from .._check import need_int
 from ..exceptions import MeasureError
 from ..io import rtapp as _rtapp
@@ -65,6 +66,7 @@ def _run(cmd: list[str]) -> tuple[int, str]:
     return p.returncode, p.stdout + p.stderr
 
 
+@checked_call("measure_rt_app")
 def measure_rt_app(
     description: Any,
     *,
@@ -140,6 +142,7 @@ def run_scale_of(measured: pl.DataFrame) -> float:
     return float(ratio.mean())  # type: ignore[arg-type]
 
 
+@checked_call("compare_rt_app")
 def compare_rt_app(
     measured: pl.DataFrame,
     description: Any,
@@ -184,6 +187,7 @@ def compare_rt_app(
     return pl.DataFrame(out)
 
 
+@checked_call("record_schedule")
 def record_schedule(
     command: Sequence[str],
     output: str | Path,
@@ -225,6 +229,7 @@ def record_schedule(
     return {"text": str(out), "data": str(data), "status": code, "output": text, "method": "perf"}
 
 
+@checked_call("compare_replay")
 def compare_replay(
     workload: Any,
     *,

@@ -63,7 +63,7 @@ from operator import attrgetter
 from pathlib import Path
 from typing import IO, NamedTuple
 
-from .. import _core
+from .. import _core, inputs
 from .._check import error_text
 from ..exceptions import ConfigError
 from .script import Script, ScriptTask
@@ -483,7 +483,15 @@ def build(
     wake_ev = "sched_waking" if have_waking else "sched_wakeup"
     # A recorded sleep already holds the kernel's timer slack.
     script = Script(net_costs=net_costs, timer_slack=False)
-    t0 = min(e.ts for e in events if e.pid in chosen or _mentions(e, chosen))
+    # from the first event a replayed task runs in or switches in (else,
+    # when the trace shows it only woken or forked by a task left out, as
+    # by the idle task: the first event that names it)
+    t0 = min(
+        (e.ts for e in events if e.pid in chosen or _mentions(e, chosen)),
+        default=None,
+    )
+    if t0 is None:
+        t0 = min(e.ts for e in events if _names(e, chosen))
     order = sorted(chosen, key=lambda p: (seen[p].first_ts or 0, p))
     for p in order:
         t = seen[p]
@@ -639,6 +647,17 @@ def _mentions(e: Event, chosen: set[int]) -> bool:
     return isinstance(f, Switch) and (f.prev_pid in chosen or f.next_pid in chosen)
 
 
+def _names(e: Event, chosen: set[int]) -> bool:
+    """Whether ``e``'s fields name a task of ``chosen`` (woken, moved,
+    forked or forking, switched)."""
+    f = e.fields
+    if isinstance(f, Wake):
+        return f.pid in chosen
+    if isinstance(f, Fork):
+        return f.pid in chosen or f.child_pid in chosen
+    return _mentions(e, chosen)
+
+
 def _scan(events: Iterable[Event]) -> tuple[dict[int, _Task], bool, bool]:
     """Every task ``events`` name (by pid), with its names, tgid, first
     prio, parent and blocks resumed from; whether the events include
@@ -738,56 +757,81 @@ def perf_script(perf: str, data: str | os.PathLike[str]) -> tuple[int, str, str]
     return p.returncode, p.stdout, p.stderr
 
 
-def read_text(path: str | os.PathLike[str]) -> Iterator[str]:
+#: What ``from_trace``'s ``path`` takes, for a refusal.
+_EXPECTED_PATH = "a perf.data file or a recorded trace's text"
+
+
+def read_text(path: str | os.PathLike[str], param: str = "path") -> Iterator[str]:
     """A recorded schedule's lines: a text file as it is (or gzipped), a
     ``perf.data`` through ``perf script``. A file is read as its lines are
-    taken, not held whole; one that cannot be opened is refused at once,
-    one that cannot be read to its end (a gzip file cut short) when its
-    reader gets there."""
-    p = Path(path)
-    try:
-        with p.open("rb") as f:
+    taken, not held whole, within ``inputs.MAX_TRACE_BYTES`` of text (a
+    gzipped file's once inflated) and ``inputs.MAX_TRACE_LINE`` characters
+    a line. A path that is not a regular file, or that cannot be opened, is
+    refused at once (``inputs.open_input``: without blocking); a file that
+    cannot be read to its end (a gzip file cut short) or past a bound when
+    its reader gets there. ``param``: the parameter named in a refusal."""
+    p = inputs.input_path(param, path, _EXPECTED_PATH)
+    with inputs.open_input(param, p, _EXPECTED_PATH) as f:
+        try:
             head = f.read(8)
-    except (OSError, ValueError) as e:  # ValueError: a NUL byte, an unencodable name
-        raise ConfigError(
-            f"invalid path={str(path)!r}: cannot read it ({error_text(e)}); expected a "
-            "perf.data file or a recorded trace's text"
-        ) from None
+        except OSError as e:
+            raise ConfigError(
+                f"invalid {param}={inputs.shown(p)!r}: cannot read it ({error_text(e)}); "
+                f"expected {_EXPECTED_PATH}"
+            ) from None
     if head.startswith(b"PERFILE"):
         perf = shutil.which("perf")
         if perf is None:
             raise ConfigError(
-                f"invalid path={str(path)!r}: a perf.data file needs `perf script` to read "
+                f"invalid {param}={str(path)!r}: a perf.data file needs `perf script` to read "
                 "it, and perf is not installed; convert it elsewhere with "
                 f"`perf script -F {PERF_SCRIPT_FIELDS} -i {p.name} > {p.stem}.txt`"
             )
         code, text, err = perf_script(perf, p)
         if code != 0:
             raise ConfigError(
-                f"invalid path={str(path)!r}: `perf script` failed: "
+                f"invalid {param}={str(path)!r}: `perf script` failed: "
                 f"{err.strip().splitlines()[-1:] or code}"
             )
-        return _lines(lambda: io.StringIO(text), path, "")
+        return _lines(lambda: io.BytesIO(text.encode(errors="replace")), p, param, "")
+
+    def reopen() -> IO[bytes]:
+        # opened again where the lines are first taken, checked again
+        return inputs.open_input(param, p, _EXPECTED_PATH)
+
     if head.startswith(b"\x1f\x8b"):
-        return _lines(
-            lambda: gzip.open(p, "rt", encoding="utf-8", errors="replace"),
-            path,
-            "not a readable gzip file",
-        )
-    return _lines(lambda: p.open(encoding="utf-8", errors="replace"), path, "cannot read it")
+        return _lines(reopen, p, param, "not a readable gzip file", gunzip=True)
+    return _lines(reopen, p, param, "cannot read it")
 
 
 def _lines(
-    open_text: Callable[[], IO[str]], path: str | os.PathLike[str], what: str
+    open_bytes: Callable[[], IO[bytes]],
+    path: Path,
+    param: str,
+    what: str,
+    *,
+    gunzip: bool = False,
 ) -> Iterator[str]:
-    """The lines of the text ``open_text`` opens, without their line ends;
-    an error reading it a ``ConfigError`` (``what`` it is)."""
+    """The lines of the bytes ``open_bytes`` opens (``gunzip``: inflated),
+    as text without their line ends, within the trace's bounds
+    (``inputs.text_lines``, which closes them); an error reading them a
+    ``ConfigError`` (``what`` the file is then)."""
     try:
-        with open_text() as f:
-            for line in f:
-                yield line.rstrip("\n")
+        raw = open_bytes()
+        src = gzip.GzipFile(fileobj=raw, mode="rb") if gunzip else raw
+        yield from inputs.text_lines(
+            param,
+            path,
+            src,
+            inputs.MAX_TRACE_BYTES,
+            inputs.MAX_TRACE_LINE,
+            "a recorded trace's text",
+            also_close=raw,
+        )
     except (OSError, EOFError, zlib.error) as e:  # EOFError: a gzip file cut short
-        raise ConfigError(f"invalid path={str(path)!r}: {what} ({error_text(e)})") from None
+        raise ConfigError(
+            f"invalid {param}={inputs.shown(path)!r}: {what} ({error_text(e)})"
+        ) from None
 
 
 class TraceLines:

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
@@ -47,9 +48,8 @@ from typing import Any
 
 import polars as pl
 
-from .. import _core
+from .. import _core, inputs
 from .._args import short
-from .._check import error_text
 from ..exceptions import ConfigError, ConfigTypeError
 from .script import Script, ScriptTask
 
@@ -220,22 +220,28 @@ def _parse_int(text: str) -> int:
         ) from None
 
 
+#: What ``rt_app``'s ``json`` takes, for a refusal.
+_EXPECTED = "a path to an rt-app JSON file, a JSON string or a dict"
+
+
 def load(source: Any) -> Pairs:
     """The description from a path, a JSON string or a dict."""
     if isinstance(source, Mapping):
         pairs = _to_pairs(source, "json", 1)
         assert isinstance(pairs, Pairs)
         return pairs
-    if isinstance(source, Path) or (isinstance(source, str) and "{" not in source):
-        path = Path(source)
-        try:
-            text = path.read_text(errors="replace")
-        except (OSError, ValueError) as e:  # ValueError: a NUL byte, an unencodable name
-            raise ConfigError(
-                f"invalid json={str(source)[:200]!r}: cannot read it ({error_text(e)}); expected a "
-                "path to an rt-app JSON file, a JSON string or a dict"
-            ) from None
+    if isinstance(source, os.PathLike) or (isinstance(source, str) and "{" not in source):
+        data = inputs.read_bounded(
+            "json", source, inputs.MAX_RTAPP_BYTES, _EXPECTED, "an rt-app JSON description"
+        )
+        text = data.decode("utf-8", errors="replace")
     elif isinstance(source, str):
+        if len(source) > inputs.MAX_RTAPP_BYTES:  # characters: at least as many bytes
+            raise ConfigError(
+                f"invalid json: a JSON string of {len(source):,} characters, larger than "
+                f"{inputs.size_text(inputs.MAX_RTAPP_BYTES)}, the limit for an rt-app JSON "
+                "description"
+            )
         text = source
     else:
         raise ConfigTypeError(
@@ -727,8 +733,11 @@ LOG_COLUMNS = (
 def read_log(path: str | Path) -> pl.DataFrame:
     """One rt-app log file (``<logdir>/<log_basename>-<thread>.log``): a row
     per phase iteration, rt-app's columns (µs, ``start``/``end`` absolute)."""
+    data = inputs.read_bounded(
+        "path", path, inputs.MAX_RTAPP_LOG_BYTES, "an rt-app log file", "an rt-app log"
+    )
     rows: list[list[int]] = []
-    for line in Path(path).read_text().splitlines():
+    for line in data.decode("utf-8", errors="replace").splitlines():
         s = line.strip()
         if not s or s.startswith("#"):
             continue

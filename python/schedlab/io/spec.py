@@ -20,15 +20,16 @@ migration_cost_ns = [0, 500000]
 
 from __future__ import annotations
 
-import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from .. import workloads
-from .._check import error_text, type_name
+from .. import inputs, workloads
+from .._args import checked_call, short
+from .._check import type_name
 from .._progress import ProgressArg
 from ..config import CostModel, Kernel, Machine
 from ..exceptions import ConfigError, ConfigTypeError
@@ -54,31 +55,21 @@ _TOP = {
 }
 
 
-#: The largest spec file read (a spec is a few hundred bytes; this bounds
-#: reading ``/dev/zero`` or a mistaken multi-gigabyte file).
-MAX_SPEC_BYTES = 1 << 20
+#: The largest spec file read (``inputs.MAX_SPEC_BYTES``: a spec is a few
+#: hundred bytes; this bounds a mistaken multi-gigabyte file).
+MAX_SPEC_BYTES = inputs.MAX_SPEC_BYTES
+
+_EXPECTED = "a sweep spec's TOML file"
 
 
+@checked_call("load_spec")
 def load_spec(path: str | Path) -> dict[str, Any]:
-    """Read and check a sweep spec (a file of at most ``MAX_SPEC_BYTES``);
-    errors name the key and what is allowed."""
-    if not isinstance(path, str | os.PathLike):
-        raise ConfigTypeError(f"invalid type for spec: got {type_name(path)}, expected a file path")
-    p = Path(path)
-    try:
-        with p.open("rb") as f:
-            data = f.read(MAX_SPEC_BYTES + 1)
-    except FileNotFoundError:
-        raise ConfigError(f"invalid spec={str(p)!r}: no such file") from None
-    except IsADirectoryError:
-        raise ConfigError(f"invalid spec={str(p)!r}: a directory; expected a TOML file") from None
-    except (OSError, ValueError) as e:  # EACCES, ENAMETOOLONG, a NUL byte in the name
-        raise ConfigError(f"invalid spec={str(p)!r}: cannot be read ({error_text(e)})") from None
-    if len(data) > MAX_SPEC_BYTES:
-        raise ConfigError(
-            f"invalid spec={str(p)!r}: larger than {MAX_SPEC_BYTES:,} bytes; a sweep spec "
-            "is a short TOML file"
-        )
+    """Read and check a sweep spec (a regular file of at most
+    ``inputs.MAX_SPEC_BYTES``); errors name the key and what is allowed."""
+    p = inputs.input_path("spec", path, _EXPECTED)
+    data = inputs.read_bounded(
+        "spec", p, inputs.MAX_SPEC_BYTES, _EXPECTED, "a sweep spec (a short TOML file)"
+    )
     try:
         spec = tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError as e:
@@ -90,28 +81,69 @@ def load_spec(path: str | Path) -> dict[str, Any]:
             f"invalid spec={str(p)!r}: nested too deeply to read; a sweep spec's values "
             "are flat lists"
         ) from None
+    return check_spec(spec)
+
+
+def check_spec(spec: Any, param: str = "spec") -> dict[str, Any]:
+    """``spec`` itself if it is a sweep spec as ``load_spec`` gives it: a
+    dict of the known keys (``_TOP``), with a ``workload`` table whose
+    ``kind`` names a workload function and whose tables are tables; else a
+    ``ConfigError`` / ``ConfigTypeError`` naming the key."""
+    if not isinstance(spec, Mapping):
+        raise ConfigTypeError(
+            f"invalid type for {param}: got {type_name(spec)}, expected a dict as load_spec "
+            "returns it (a TOML document's tables)"
+        )
+    _str_keys(param, spec)
     unknown = set(spec) - _TOP
     if unknown:
         raise ConfigError(
             f"invalid spec key {sorted(unknown)[0]!r}: expected one of {', '.join(sorted(_TOP))}"
         )
+    for key in ("kernel_overrides", "costs", "workload", "grid"):
+        if key in spec and not isinstance(spec[key], Mapping):
+            raise ConfigTypeError(
+                f"invalid type for {key}: got {type_name(spec[key])}, expected a TOML table "
+                "(a dict)"
+            )
+        if key in spec:
+            _str_keys(key, spec[key])
     if "workload" not in spec or "kind" not in spec["workload"]:
         raise ConfigError("invalid spec: a [workload] table with kind = ... is required")
-    return spec
+    kind = spec["workload"]["kind"]
+    if not isinstance(kind, str):
+        raise ConfigTypeError(
+            f"invalid type for workload.kind: got {type_name(kind)} {short(kind)}, expected "
+            f"str, one of {', '.join(workloads.FACTORIES)}"
+        )
+    if kind not in workloads.FACTORIES:
+        raise ConfigError(
+            f"invalid workload kind={kind!r}: expected one of {', '.join(workloads.FACTORIES)}"
+        )
+    return dict(spec)
 
 
+def _str_keys(param: str, table: Mapping[Any, Any]) -> None:
+    bad = [k for k in table if not isinstance(k, str)]
+    if bad:
+        raise ConfigTypeError(
+            f"invalid type for a key of {param}: got {type_name(bad[0])} {short(bad[0])}, "
+            "expected str"
+        )
+
+
+@checked_call("run_spec")
 def run_spec(
     spec: dict[str, Any], *, progress: ProgressArg = True, checkpoint: str | Path | None = None
 ) -> pl.DataFrame:
-    """Run a loaded spec as a sweep."""
+    """Run a loaded spec as a sweep (``spec`` checked as ``load_spec``
+    checks a file's)."""
     return sweep(**sweep_args(spec), progress=progress, checkpoint=checkpoint)
 
 
 def sweep_args(spec: dict[str, Any]) -> dict[str, Any]:
     """``sweep``'s arguments (but progress and checkpoint) from a loaded spec."""
-    for key in ("kernel_overrides", "costs", "workload", "grid"):
-        if key in spec and not isinstance(spec[key], dict):
-            raise ConfigTypeError(f"invalid type for {key}: expected a TOML table")
+    spec = check_spec(spec)
     machine = Machine.preset(spec.get("machine", "vm-2"))
     kernel = Kernel.preset(spec.get("kernel", "v3.8"))
     if spec.get("kernel_overrides"):
@@ -119,10 +151,6 @@ def sweep_args(spec: dict[str, Any]) -> dict[str, Any]:
     costs = CostModel.preset(machine).replace(**spec["costs"]) if spec.get("costs") else None
     wl = dict(spec["workload"])
     kind = wl.pop("kind")
-    if kind not in workloads.FACTORIES:
-        raise ConfigError(
-            f"invalid workload kind={kind!r}: expected one of {', '.join(workloads.FACTORIES)}"
-        )
     try:
         w = workloads.FACTORIES[kind](**wl)
     except TypeError as e:

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 
 import polars as pl
 
+from .._args import checked_call
 from .._check import need_bool, need_instance, need_int
 from ..exceptions import ConfigTypeError
 from ..result import Result
@@ -15,6 +16,7 @@ from ..result import Result
 VMSTAT_COLUMNS = ("r", "in", "cs", "us", "sy", "id")
 
 
+@checked_call("vmstat_table")
 def vmstat_table(
     results: Mapping[str, Result], *, samples: int = 3, skip_partial: bool = True
 ) -> pl.DataFrame:
@@ -51,6 +53,7 @@ def vmstat_table(
     return pl.concat(parts)
 
 
+@checked_call("format_vmstat")
 def format_vmstat(
     results: Mapping[str, Result], *, samples: int = 3, skip_partial: bool = True
 ) -> str:

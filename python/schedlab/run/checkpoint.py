@@ -11,13 +11,14 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from .. import _core
+from .. import _core, inputs
 from .._check import error_text, need_output_path
 from ..exceptions import ConfigError, OutputError
 from .plan import Planned, Run
@@ -89,12 +90,67 @@ def _digest_path(path: Path) -> Path:
     return real.with_name(real.name + ".sha256")
 
 
-def _file_sha256(path: Path) -> str:
+def _file_sha256(path: Path, refuse: inputs.Refuse | None = None) -> str:
+    """The sha256 of the regular file ``path``, read in blocks; one past
+    ``inputs.MAX_CHECKPOINT_BYTES`` (or not a regular file) is refused
+    (``refuse``'s exception for the reason, by default a ``ConfigError``
+    naming ``checkpoint``)."""
+    limit = inputs.MAX_CHECKPOINT_BYTES
+    refuse = refuse or inputs.refusal("checkpoint", path)
     h = hashlib.sha256()
-    with open(path, "rb") as f:
+    n = 0
+    with inputs.open_input("checkpoint", path, _EXPECTED, refuse) as f:
         for block in iter(lambda: f.read(1 << 20), b""):
+            n += len(block)
+            if n > limit:
+                raise refuse(inputs.too_large(limit, "a sweep checkpoint"))
             h.update(block)
     return h.hexdigest()
+
+
+_EXPECTED = "a sweep checkpoint (Parquet) that schedlab wrote"
+#: A digest as ``save_checkpoint`` writes it.
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def _accepted(path: Path, digest: Path) -> list[str]:
+    """The digests ``<checkpoint>.sha256`` accepts: a JSON object whose
+    ``accept`` lists one or two sha256 digests (``save_checkpoint``);
+    anything else — not a regular file, past ``inputs.MAX_DIGEST_BYTES``,
+    not such JSON — is refused naming the checkpoint and the digest file."""
+
+    def refuse(reason: str) -> ConfigError:
+        return _bad_checkpoint(path, f"its digest file {str(digest)!r} cannot be read: {reason}")
+
+    try:
+        os.stat(digest)
+    except FileNotFoundError:
+        raise _bad_checkpoint(
+            path,
+            f"its digest file {str(digest)!r} is missing (copy it along with the checkpoint)",
+        ) from None
+    except (OSError, ValueError):
+        pass  # said by open_input
+    data = inputs.read_bounded(
+        "checkpoint",
+        digest,
+        inputs.MAX_DIGEST_BYTES,
+        "the digest file schedlab wrote beside the checkpoint",
+        "a checkpoint's digest file",
+        refuse,
+    )
+    try:
+        doc = json.loads(data)
+    except (ValueError, RecursionError) as e:  # not UTF-8, not JSON, nested too deep
+        raise refuse(f"not the JSON schedlab writes ({type(e).__name__})") from None
+    accepted = doc.get("accept") if isinstance(doc, dict) else None
+    if (
+        not isinstance(accepted, list)
+        or not 1 <= len(accepted) <= 2
+        or not all(isinstance(a, str) and _SHA256.fullmatch(a) for a in accepted)
+    ):
+        raise refuse('expected {"accept": [one or two sha256 digests]}, as schedlab writes it')
+    return accepted
 
 
 def _check_bytes(path: Path) -> None:
@@ -103,24 +159,13 @@ def _check_bytes(path: Path) -> None:
     abort the interpreter (seen with polars 2.1.0 on bit-flipped files),
     which no ``except`` can catch. ``<checkpoint>.sha256`` lists the digests
     of the file schedlab last wrote and of the one before (see
-    ``save_checkpoint``: a kill between its two renames leaves either)."""
+    ``save_checkpoint``: a kill between its two renames leaves either).
+    Both files are read only if they are regular files, within their
+    bounds (``inputs``)."""
     digest = _digest_path(path)
-    try:
-        accepted = json.loads(digest.read_text())["accept"]
-    except FileNotFoundError:
-        raise _bad_checkpoint(
-            path,
-            f"its digest file {str(digest)!r} is missing (copy it along with the checkpoint)",
-        ) from None
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise _bad_checkpoint(
-            path, f"its digest file {str(digest)!r} cannot be read ({type(e).__name__})"
-        ) from None
-    try:
-        actual = _file_sha256(path)
-    except OSError as e:
-        raise _bad_checkpoint(path, f"it cannot be read ({type(e).__name__}: {e})") from None
-    if not isinstance(accepted, list) or actual not in accepted:
+    accepted = _accepted(path, digest)
+    actual = _file_sha256(path, lambda reason: _bad_checkpoint(path, reason))
+    if actual not in accepted:
         raise _bad_checkpoint(
             path, "its bytes do not match the digest schedlab wrote (altered or corrupt)"
         )
@@ -209,6 +254,11 @@ def save_checkpoint(
     digest = _digest_path(path)
     dtmp = digest.with_name(digest.name + ".tmp")
     try:
+        for f in (tmp, dtmp):
+            # a FIFO or device left at a temporary file's name would block
+            # or swallow the write: the names are schedlab's own
+            if f.is_symlink() or (f.exists() and not f.is_file()):
+                f.unlink()
         df.write_parquet(
             tmp,
             metadata={
@@ -225,7 +275,7 @@ def save_checkpoint(
         if path.exists():
             try:
                 accept.append(_file_sha256(path))
-            except OSError:
+            except (OSError, ConfigError):  # unreadable: the new bytes only
                 pass
         dtmp.write_text(json.dumps({"accept": accept}))
         os.replace(dtmp, digest)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import numbers
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -18,25 +19,28 @@ from typing import Any
 import polars as pl
 
 from .. import _core
-from .._check import need_int
+from .._args import short
+from .._check import error_text, need_int, type_name
 from .._progress import ProgressArg, progress_ticker
-from ..exceptions import OutputError
+from ..exceptions import ConfigError, OutputError, SimulationError
 from .checkpoint import check_checkpoint_path, load_checkpoint, save_checkpoint, sweep_fingerprint
 from .estimate import check_memory
 from .plan import Planned, Run, RunList
 from .rows import FinishedRows
 
 
-def _interrupted_message(n: int, checkpoint: str | os.PathLike[str] | None) -> str:
+def _rows_message(n: int, checkpoint: str | os.PathLike[str] | None) -> str:
+    """Where a stopped sweep's ``n`` finished rows are."""
     rows = f"the rows of the {n} finished runs are in exc.partial" if n else "no run finished"
     if checkpoint is None:
-        return (
-            f"sweep interrupted: {rows} (pass checkpoint=<file> to keep them on disk and "
-            "resume the sweep)"
-        )
+        return f"{rows} (pass checkpoint=<file> to keep them on disk and resume the sweep)"
     ck = str(checkpoint)
     where = f"{rows} and in the checkpoint file {ck!r}" if n else rows
-    return f"sweep interrupted: {where}; the same sweep with checkpoint={ck!r} resumes from it"
+    return f"{where}; the same sweep with checkpoint={ck!r} resumes from it"
+
+
+def _interrupted_message(n: int, checkpoint: str | os.PathLike[str] | None) -> str:
+    return f"sweep interrupted: {_rows_message(n, checkpoint)}"
 
 
 class SweepInterrupted(KeyboardInterrupt):
@@ -55,6 +59,54 @@ class SweepInterrupted(KeyboardInterrupt):
 def run_chunk(specs: list[dict[str, Any]], threads: int) -> list[_core.BatchOutcome]:
     """Run sweep specs on this worker (what executors call)."""
     return _core.run_batch(specs, threads)
+
+
+#: A run's outcome's statuses (``run_batch``'s).
+_STATUSES = ("ok", "time_limit", "deadlock", "stalled", "error", "cancelled")
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, numbers.Real) and not isinstance(v, bool)
+
+
+def checked_outcomes(n: int, result: Any) -> Sequence[Mapping[str, Any]]:
+    """``result`` itself if it is what ``run_chunk`` returns for a chunk of
+    ``n`` runs (an executor's future gives it back): a list of ``n``
+    outcomes, each a dict of ``status`` (one of ``_STATUSES``),
+    ``status_detail`` (str or None), ``metrics`` (str to number or None) and
+    ``wall_s`` (a number); else a ``ConfigError`` naming what is wrong."""
+    expected = (
+        f"expected a list of {n} run outcomes, as run_chunk returns them: dicts of status "
+        f"({', '.join(_STATUSES)}), status_detail (str or None), metrics (str to number) and "
+        "wall_s (a number)"
+    )
+
+    def bad(what: str) -> ConfigError:
+        return ConfigError(f"invalid executor result for a chunk of {n} runs: {what}; {expected}")
+
+    if not isinstance(result, Sequence) or isinstance(result, str | bytes):
+        raise bad(f"got {type_name(result)} {short(result)}")
+    if len(result) != n:
+        raise bad(f"got {len(result)} outcomes")
+    for i, o in enumerate(result):
+        if not isinstance(o, Mapping):
+            raise bad(f"outcome {i} is {type_name(o)} {short(o)}")
+        for key in ("status", "status_detail", "metrics", "wall_s"):
+            if key not in o:
+                raise bad(f"outcome {i} has no {key!r}")
+        checks: list[tuple[str, Any, bool]] = [
+            ("status", o["status"], isinstance(o["status"], str) and o["status"] in _STATUSES),
+            ("status_detail", o["status_detail"], isinstance(o["status_detail"], str | None)),
+            ("metrics", o["metrics"], isinstance(o["metrics"], Mapping)),
+            ("wall_s", o["wall_s"], _number(o["wall_s"])),
+        ]
+        for key, v, ok in checks:
+            if not ok:
+                raise bad(f"outcome {i}'s {key} is {type_name(v)} {short(v)}")
+        for k, v in o["metrics"].items():
+            if not isinstance(k, str) or not (v is None or _number(v)):
+                raise bad(f"outcome {i}'s metrics[{short(k)}] is {type_name(v)} {short(v)}")
+    return result
 
 
 #: Chunks never hold more runs than this unless ``chunk_size`` says so, and
@@ -159,6 +211,8 @@ class _Execution:
         self.tick = tick
         self.ckpt = ckpt
         self.untold = 0  # rows added, not yet counted by the progress
+        #: The user code called last (named when its exception stops the sweep).
+        self.stage = "the sweep"
         self.futures: dict[Future[list[_core.BatchOutcome]], list[Run]] = {}
 
     def chunks(self, size: Callable[[], int]) -> Iterator[list[Run]]:
@@ -186,7 +240,9 @@ class _Execution:
         self.rows.extend(r.result_row(o) for r, o in zip(chunk, outcomes, strict=True))
         self.ckpt.unsaved += len(chunk)
         self.ckpt.due()
+        self.stage = "the progress callback"
         self.tick(len(chunk) + self.untold)
+        self.stage = "the sweep"
         self.untold = 0
 
     def keep_finished(self, chunk: list[Run], outcomes: Sequence[Mapping[str, Any]]) -> None:
@@ -213,12 +269,16 @@ class _Execution:
         futures = self.futures
         while True:
             for c in itertools.islice(todo, _WINDOW - len(futures)):
+                self.stage = "the executor (its submit)"
                 futures[executor.submit(run_chunk, [r.runnable for r in c], threads)] = c
+                self.stage = "the sweep"
             if not futures:
                 break
             ready, _ = wait(futures, timeout=_POLL_S, return_when=FIRST_COMPLETED)
             for f in ready:
-                outcomes = f.result()
+                self.stage = "a chunk on the executor (its future's result)"
+                outcomes = checked_outcomes(len(futures[f]), f.result())
+                self.stage = "the sweep"
                 sizer.finished(outcomes)
                 self.done(futures[f], outcomes)
                 del futures[f]
@@ -236,10 +296,13 @@ class _Execution:
         for f, chunk in self.futures.items():
             if f.done() and not f.cancelled():
                 e = f.exception()
-                if e is None:
-                    self.keep_finished(chunk, f.result())
-                elif isinstance(e, _core.BatchInterrupted):
-                    self.keep_finished(chunk, e.outcomes)
+                result = f.result() if e is None else getattr(e, "outcomes", None)
+                if e is None or isinstance(e, _core.BatchInterrupted):
+                    try:
+                        outcomes = checked_outcomes(len(chunk), result)
+                    except ConfigError:
+                        continue  # a malformed result: its rows are not known
+                    self.keep_finished(chunk, outcomes)
 
 
 def execute(
@@ -314,6 +377,24 @@ def execute(
         ex.salvage_futures()
         e.partial = rows.frame()
         raise
+    except Exception as e:
+        # Raised by user code (the progress callback, the executor, a
+        # chunk's future) or a malformed chunk result: the finished rows are
+        # kept as on Ctrl-C, the exception the cause.
+        ex.salvage_futures()
+        df = rows.frame()
+        if path:
+            try:
+                save_checkpoint(path, df, fp)
+            except OutputError:
+                path = None  # the rows are in .partial; the message says so
+        stopped = SimulationError(
+            f"sweep stopped by an exception from {ex.stage} ({type(e).__name__}: "
+            f"{error_text(e)}): {_rows_message(df.height, path)}"
+        )
+        stopped.partial = df  # type: ignore[attr-defined]
+        stopped.checkpoint = path  # type: ignore[attr-defined]
+        raise stopped from e
     except BaseException:
         ex.cancel_pending()
         raise

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import _core
+from .._args import checked_call
 from .._check import interval_to_ns, need_bool, need_int, seconds_to_ns, type_name
 from .._progress import ProgressArg
 from ..config import CostModel, Kernel, Machine
@@ -25,6 +26,7 @@ from .frame import column_kinds, config_row, error_config
 from .grid import apply_point, grid_points, normalise_grid, resolve_point
 
 
+@checked_call("derive_seed")
 def derive_seed(seed: int, point: int, replicate: int) -> int:
     """The seed of run (point, replicate) of a sweep seeded ``seed``:
     SplitMix64 mixing, so it depends on nothing else (thread count, chunking,

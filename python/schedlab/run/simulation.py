@@ -6,6 +6,7 @@ import secrets
 from collections.abc import Sequence
 
 from .. import _core
+from .._args import checked_call
 from .._check import interval_to_ns, need_bool, need_int, seconds_to_ns
 from ..config import CostModel, Kernel, Machine
 from ..groups import Group, groups_arg
@@ -17,6 +18,7 @@ from .frame import config_row
 DEFAULT_TRACE_LIMIT = 1_000_000
 
 
+@checked_call("simulate")
 def simulate(
     machine: Machine | str,
     kernel: Kernel | str,

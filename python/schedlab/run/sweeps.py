@@ -12,6 +12,7 @@ from typing import Any
 
 import polars as pl
 
+from .._args import checked_call
 from .._progress import ProgressArg
 from ..config import CostModel, Kernel, Machine
 from ..groups import Group, groups_arg
@@ -21,6 +22,7 @@ from .execute import execute
 from .plan import plan_sweep
 
 
+@checked_call("sweep")
 def sweep(
     machine: Machine | str,
     kernel: Kernel | str,
@@ -70,7 +72,12 @@ def sweep(
     promptly and raises ``SweepInterrupted`` carrying every finished run's
     row (also those of the chunk under way; in ``.partial``, and in the
     checkpoint if given); Ctrl-C or any other exception cancels an
-    executor's chunks not started. Runs take no
+    executor's chunks not started. An exception from user code (the
+    ``progress`` callback, the executor, a chunk's future) stops the sweep
+    the same way: it raises ``SimulationError`` with the finished rows in
+    ``.partial`` (and the checkpoint), the exception as its ``__cause__``;
+    so does a chunk result that is not ``run_chunk``'s (a list of outcome
+    dicts), named in the message. Runs take no
     periodic vmstat samples (rows carry metrics only), so ``interval_s`` has
     no effect; every number but ``events`` equals ``simulate``'s.
     ``latency=True`` adds the scheduling-delay columns ``latency_count``,
