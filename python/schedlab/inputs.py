@@ -191,6 +191,23 @@ class _Counted(io.RawIOBase):
         super().close()
 
 
+#: How much of a text input ``text_lines`` takes at a time.
+_BLOCK = 1 << 16
+
+
+def _split(data: bytes) -> list[str]:
+    """``data`` (whole lines, or the end of the input) as text lines:
+    UTF-8 with undecodable bytes replaced, universal newlines (``\\r\\n``
+    and ``\\r`` end a line as ``\\n`` does), without their line ends."""
+    text = data.decode("utf-8", "replace")
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return lines
+
+
 def text_lines(
     param: str,
     path: Path,
@@ -207,23 +224,50 @@ def text_lines(
     ``limit`` bytes of ``src`` (what it inflates to, for a ``GzipFile``) or
     a line of more than ``line_limit`` characters is a ``ConfigError``
     naming ``param``, the path and the limit, raised when the reading gets
-    there: no more than a block past either is ever held. ``also_close``:
-    the file under ``src`` (a ``GzipFile`` does not close it)."""
+    there: no more than a block (64 KiB) past either is ever held. The input
+    is taken a block at a time and split at its last newline, so a line's
+    bytes are decoded whole (a newline byte is never inside a UTF-8
+    character) and the per-line work is the split's."""
     refuse = refusal(param, path)
     counted = _Counted(src, limit, lambda: refuse(too_large(limit, what)))
-    with (
-        contextlib.closing(also_close or src),
-        io.TextIOWrapper(io.BufferedReader(counted), encoding="utf-8", errors="replace") as f,
-    ):
-        n = 0
+
+    def too_long(n: int) -> ConfigError:
+        return refuse(
+            f"line {n:,} is longer than {line_limit:,} characters, the limit for a line of {what}"
+        )
+
+    def checked(lines: list[str], n: int) -> list[str]:
+        if lines and max(map(len, lines)) > line_limit:
+            raise too_long(n + next(i for i, x in enumerate(lines) if len(x) > line_limit) + 1)
+        return lines
+
+    with contextlib.closing(also_close or src), contextlib.closing(counted):
+        n, rest = 0, b""
         while True:
-            line = f.readline(line_limit + 1)
-            if not line:
+            block = counted.read(_BLOCK)
+            if not block:
+                if rest:
+                    yield from checked(_split(rest), n)
                 return
-            n += 1
-            if len(line) > line_limit and not line.endswith("\n"):
-                raise refuse(
-                    f"line {n:,} is longer than {line_limit:,} characters, the limit for a "
-                    f"line of {what}"
-                )
-            yield line.rstrip("\n")
+            cut = block.rfind(b"\n")
+            if cut < 0:
+                rest += block
+            else:
+                lines = checked(_split(rest + block[: cut + 1]), n)
+                rest = block[cut + 1 :]
+                n += len(lines)
+                yield from lines
+                del lines  # not held while the next block is split
+            if len(rest) > line_limit:
+                # no newline in rest: lines ended by a lone \r (one not last,
+                # which may be half of a \r\n) are whole
+                cr = rest.rfind(b"\r", 0, len(rest) - 1)
+                if cr >= 0:
+                    lines = checked(_split(rest[: cr + 1]), n)
+                    rest = rest[cr + 1 :]
+                    n += len(lines)
+                    yield from lines
+                # up to 4 bytes a character, and a character cut at the
+                # block's end decodes as one
+                if len(rest.decode("utf-8", "replace")) > line_limit + 1:
+                    raise too_long(n + 1)
