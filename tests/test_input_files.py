@@ -459,3 +459,44 @@ def test_readers_only_return_or_raise_schedlab_errors(reader, kind, data, bound,
             assert not blocked, "a reader blocked on a FIFO"
     finally:
         setattr(inputs, names[reader], old)
+
+
+_PIECES = [b"a", b"bc", b"\n", b"\r", b"\r\n", b"\xe2\x82\xac", b"\xc3\xa9", b"\xff", b"\xe2"]
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    pieces=st.lists(st.sampled_from(_PIECES), max_size=80),
+    block=st.sampled_from([1, 2, 3, 5, 7, 64, 1 << 16]),
+)
+def test_text_lines_are_text_io_wrappers_lines_whatever_the_block(pieces, block, monkeypatch):
+    # the block reader against Python's own universal-newline text reader:
+    # same lines, whatever block boundary cuts a \r\n or a UTF-8 character
+    # (the monkeypatch is set again for each example, never undone between)
+    import io
+
+    data = b"".join(pieces)
+    monkeypatch.setattr(inputs, "_BLOCK", block)
+    got = list(inputs.text_lines("path", Path("x"), io.BytesIO(data), 1 << 20, 1 << 20, "text"))
+    want = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="replace")
+    assert got == [line.rstrip("\n") for line in want]
+
+
+@pytest.mark.parametrize("block", [3, 1 << 16])
+def test_text_lines_judges_a_line_by_its_characters(block, monkeypatch):
+    import io
+
+    monkeypatch.setattr(inputs, "_BLOCK", block)
+
+    def read(data: bytes) -> list[str]:
+        return list(inputs.text_lines("path", Path("x"), io.BytesIO(data), 1 << 20, 10, "text"))
+
+    # ten two-byte characters are within a 10-character line bound
+    assert read("é".encode() * 10 + b"\nz") == ["é" * 10, "z"]
+    # lines ended by a lone \r are lines, however long the run without \n
+    assert read(b"abcdefgh\r" * 20) == ["abcdefgh"] * 20
+    for data in (b"a" * 11 + b"\n", b"a" * 50, b"ok\n" + "é".encode() * 11):
+        with pytest.raises(sl.ConfigError, match="is longer than 10 characters"):
+            read(data)
