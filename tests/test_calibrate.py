@@ -116,3 +116,55 @@ def test_bad_inputs_name_parameter_value_and_allowed():
     neg = real.with_columns(pl.lit(-1.0).alias("cpu_migrations"))
     with pytest.raises(sl.ConfigError, match="cpu_migrations"):
         sl.calibrate(neg, MACHINE, KERNEL, progress=False)
+
+
+def test_the_model_runs_are_points_of_the_given_workload():
+    # hackbench's parent_wakee_flips decides where the start's wake-ups put
+    # the workers (docs/guide/schedule.md): the same configurations under a
+    # base workload with flips 4 are other runs than under hackbench()
+    cfg = [{"ipc": "pipe", "mode": "process", "groups": 2, "loops": 20}]
+    costs = sl.CostModel.preset(MACHINE)
+    plain = cal.model_runs(cfg, MACHINE, "v6.18", costs, seeds=2, threads=2)
+    same = cal.model_runs(
+        cfg, MACHINE, "v6.18", costs, seeds=2, threads=2, workload=sl.workloads.hackbench()
+    )
+    flips = cal.model_runs(
+        cfg,
+        MACHINE,
+        "v6.18",
+        costs,
+        seeds=2,
+        threads=2,
+        workload=sl.workloads.hackbench(parent_wakee_flips=4),
+    )
+    assert same.equals(plain)
+    assert not flips.equals(plain)
+    # each configuration still sets groups, loops, ipc and mode
+    w = sl.workloads.hackbench(groups=9, loops=500, ipc="socket", parent_wakee_flips=4)
+    direct = sl.simulate(
+        MACHINE, "v6.18", w.replace(groups=2, loops=20, ipc="pipe"), seed=cal.derive_seed(0, 0, 0)
+    )
+    via = cal.model_runs(cfg, MACHINE, "v6.18", costs, seeds=1, threads=1, workload=w)
+    assert via["context_switches"][0] == direct.metrics["context_switches"]
+
+
+def test_calibrate_keeps_its_workload_and_refuses_another_kind():
+    real = _synthetic({}, seeds=1)
+    w = sl.workloads.hackbench(parent_wakee_flips=3)
+    c = sl.calibrate(
+        real,
+        MACHINE,
+        KERNEL,
+        fit=["pipe"],
+        seeds=1,
+        threads=2,
+        progress=False,
+        max_evaluations=2,
+        train=[{"groups": 1, "ipc": "pipe", "mode": "process"}],
+        workload=w,
+    )
+    assert c.workload == w
+    with pytest.raises(sl.ConfigTypeError, match="invalid type for workload: got str"):
+        sl.calibrate(real, MACHINE, KERNEL, workload="hackbench", progress=False)
+    with pytest.raises(sl.ConfigError, match="invalid workload='spinners'"):
+        sl.calibrate(real, MACHINE, KERNEL, workload=sl.workloads.spinners([0, 0]), progress=False)

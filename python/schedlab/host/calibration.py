@@ -33,7 +33,7 @@ from ..run.args import kernel_arg, machine_arg
 from ..run.estimate import check_memory
 from ..run.execute import execute
 from ..run.plan import Run, RunList, derive_seed, plan_runs
-from ..workloads import hackbench
+from ..workloads import Workload, hackbench
 
 #: The scale factors ``fit`` may name, and the CostModel fields each scales.
 FACTORS: dict[str, tuple[str, ...]] = {
@@ -215,7 +215,8 @@ class Calibration:
     the held-out rows (``n`` of them), the median and max relative error
     |model/real − 1| (``median_abs_rel_err``, ``max_abs_rel_err``) and how
     many are ``outliers``; ``noise``: ``rep_noise`` of the measured frame;
-    ``warnings``: each outlier row and noisy configuration in words.
+    ``warnings``: each outlier row and noisy configuration in words;
+    ``workload``: the hackbench workload the configurations were points of.
     ``print(cal)`` shows the factors, the summary and the warnings."""
 
     costs: CostModel
@@ -228,6 +229,7 @@ class Calibration:
     fitted_metrics: tuple[str, ...] = field(default=("elapsed_s",))
     noise: pl.DataFrame = field(default_factory=pl.DataFrame)
     warnings: tuple[str, ...] = ()
+    workload: Workload = field(default_factory=hackbench)
 
     def __repr__(self) -> str:
         f = ", ".join(f"{k}={v:.3g}" for k, v in self.factors.items())
@@ -386,11 +388,12 @@ def _model_plan(
     ids: Sequence[int] | None,
     tasks: Mapping[str, Any] | None,
     groups: Sequence[Any] | None = None,
+    workload: Workload | None = None,
 ) -> list[Run]:
     """``model_runs``' runs, planned and seeded, not run."""
     m, k = machine_arg(machine), kernel_arg(kernel)
     ids = list(range(len(configs))) if ids is None else list(ids)
-    w = hackbench()
+    w = hackbench() if workload is None else workload
     if tasks:
         w = w.with_tasks(**tasks)
     if groups:
@@ -400,6 +403,27 @@ def _model_plan(
     for r in runs:
         r.seed = derive_seed(seed, ids[r.point], r.replicate)
     return runs
+
+
+def base_workload(workload: Any) -> Workload:
+    """The hackbench workload whose points the model runs are (their
+    ``ipc``, ``mode``, ``groups`` and ``loops`` come from the measured
+    configurations; everything else — ``fds``, ``datasize``, ``sndbuf``,
+    ``parent_wakee_flips`` — from it): ``hackbench()`` for None, else a
+    ``Workload`` of kind hackbench, refused otherwise by name."""
+    if workload is None:
+        return hackbench()
+    if not isinstance(workload, Workload):
+        raise ConfigTypeError(
+            f"invalid type for workload: got {type_name(workload)} {show(workload)}, expected "
+            "a hackbench Workload (schedlab.workloads.hackbench(...)) or None"
+        )
+    if workload.kind != "hackbench":
+        raise ConfigError(
+            f"invalid workload={workload.kind!r}: the measured configurations are hackbench "
+            "runs; expected schedlab.workloads.hackbench(...) (e.g. with parent_wakee_flips)"
+        )
+    return workload
 
 
 def model_runs(
@@ -416,9 +440,11 @@ def model_runs(
     metrics: Sequence[str] = METRICS,
     memory_limit: int | None = None,
     groups: Sequence[Any] | None = None,
+    workload: Workload | None = None,
 ) -> pl.DataFrame:
     """The model's hackbench runs of ``configs`` (dicts of ``ipc``, ``mode``,
-    ``groups``, ``loops``) × ``seeds``, one batch on the sweep runner. Run
+    ``groups``, ``loops``) × ``seeds``, one batch on the sweep runner, each
+    a point of ``workload`` (``base_workload()``'s: default ``hackbench()``). Run
     (i, r)'s seed is ``derive_seed(seed, ids[i], r)``: the same config gets
     the same streams whatever else is in the batch. ``tasks``: arguments of
     ``Workload.with_tasks`` for every run. Columns: the config, ``rep`` and
@@ -426,7 +452,7 @@ def model_runs(
     raises. ``memory_limit``: as ``sweep``'s (the batch is refused before
     it runs if its estimated peak is above it). ``groups``: the runs'
     task groups (``simulate``'s ``groups``)."""
-    runs = _model_plan(configs, machine, kernel, costs, seeds, seed, ids, tasks, groups)
+    runs = _model_plan(configs, machine, kernel, costs, seeds, seed, ids, tasks, groups, workload)
     df = execute(runs, 0 if threads is None else threads, False, memory_limit=memory_limit)
     bad = df.filter(pl.col("status") != "ok")
     if bad.height:
@@ -463,6 +489,7 @@ def calibrate(
     max_evaluations: int = 40,
     machine_mismatch: str = "warn",
     memory_limit: int | None = None,
+    workload: Workload | None = None,
 ) -> Calibration:
     """Fit the ``fit`` scale factors (names from ``FACTORS``; default
     ``DEFAULT_FIT``: socket costs, pipe costs, waking an idle CPU) of
@@ -495,11 +522,17 @@ def calibrate(
     ``memory_limit``: bytes, as ``sweep``'s (default: half the memory the
     process may use); the largest batch (every configuration × ``seeds``)
     is checked against it before any model run.
+    ``workload``: the hackbench workload whose points the model runs are
+    (each configuration sets its ``ipc``, ``mode``, ``groups`` and
+    ``loops``; default ``hackbench()``): e.g. ``hackbench(
+    parent_wakee_flips=3)`` for the start's wake-up history as recorded
+    here (docs/guide/schedule.md). Kept as ``Calibration.workload``.
     """
     from scipy.optimize import least_squares
 
     real = measured_frame(real, FRAME_COLUMNS, "measure('hackbench', ...)'s frame")
     m, k = machine_arg(machine), kernel_arg(kernel)
+    wl = base_workload(workload)
     on_mismatch = need_choice("machine_mismatch", machine_mismatch, list(MACHINE_MISMATCH))
     names = _need_fit(fit)
     nseeds = need_int("seeds", seeds, lo=1, hi=1000)
@@ -561,7 +594,7 @@ def calibrate(
     # the largest batch (every configuration, at the end) against the limit,
     # before any model run
     check_memory(
-        RunList(_model_plan(rows, m, k, base, nseeds, seed, None, None)),
+        RunList(_model_plan(rows, m, k, base, nseeds, seed, None, None, None, wl)),
         nthreads or 0,
         memory_limit,
     )
@@ -592,6 +625,7 @@ def calibrate(
             threads=nthreads,
             ids=train_idx,
             memory_limit=memory_limit,
+            workload=wl,
         )
         med = _medians(df)
         got = np.log(np.maximum(med.select(mets).to_numpy(), 1e-12))
@@ -646,6 +680,7 @@ def calibrate(
             seed=seed,
             threads=nthreads,
             memory_limit=memory_limit,
+            workload=wl,
         )
         if bar is not None:
             bar.n = nev
@@ -668,6 +703,7 @@ def calibrate(
         noise=noise,
         warnings=(f"machine: {mismatch}",) * (mismatch is not None)
         + calibration_warnings(report, noise),
+        workload=wl,
     )
 
 

@@ -25,6 +25,7 @@ from ..config import CostModel, Kernel, Machine
 from ..exceptions import ConfigError, ConfigTypeError
 from ..groups import Group
 from ..run.args import kernel_arg, machine_arg
+from ..workloads import Workload
 from . import cgroup as _cgroup
 from . import changes as _changes
 from .calibration import (
@@ -196,14 +197,15 @@ def validate(
     max_evaluations: int = 40,
     machine_mismatch: str = "warn",
     memory_limit: int | None = None,
+    workload: Workload | None = None,
 ) -> Validation:
     """Calibrate ``machine``'s costs under ``kernel`` on the ``baseline``
     rows of ``real`` (a ``measure("hackbench", changes=...)`` frame; by
     default ``calibrate``'s training set, every ipc × mode at the middle
     group count: 4 configurations), then predict every other change's
     effect on every measured configuration. ``fit``, ``train``, ``costs``,
-    ``seed``, ``max_evaluations``, ``machine_mismatch`` and ``memory_limit``
-    are ``calibrate``'s (so are the checks of ``real``'s columns, with the
+    ``seed``, ``max_evaluations``, ``machine_mismatch``, ``memory_limit``
+    and ``workload`` are ``calibrate``'s (so are the checks of ``real``'s columns, with the
     change columns: ``FRAME_COLUMNS``); ``seeds`` model runs per
     configuration, the plain and the changed ones on the same seeds.
     Returns a ``Validation``."""
@@ -261,6 +263,7 @@ def validate(
         max_evaluations=max_evaluations,
         machine_mismatch=machine_mismatch,
         memory_limit=memory_limit,
+        workload=workload,
     )
     cfg_rows = base_real.select(list(CONFIG)).unique().sort(list(CONFIG)).to_dicts()
     model_metrics = [v[0] for v in METRICS.values()]
@@ -285,6 +288,7 @@ def validate(
             metrics=model_metrics + extra,
             memory_limit=memory_limit,
             groups=groups,
+            workload=cal.workload,
         )
         return df.group_by(list(CONFIG)).agg([pl.col(x).median() for x in model_metrics + extra])
 
