@@ -4,8 +4,12 @@ API target: ``ok`` (returned), ``library`` (raised a schedlab exception:
 a ``SchedlabError`` or another exception class of the package, e.g.
 ``SweepInterrupted``), ``foreign`` (any other exception escaped the
 library: TypeError, KeyError, RecursionError, MemoryError, ...), ``user``
-(an exception raised by the caller's own object or callback came back
-unchanged; listed apart, neither library nor foreign), ``crash`` (the
+(the caller's own exception came back unchanged: a hostile object's
+``__index__`` raising, a progress callback's ``SystemExit``; listed apart,
+neither library nor foreign; a callback's ``Exception`` must come back as a
+``SimulationError``, so it counts as foreign), ``caller`` (the
+snippet's own code raised before reaching the library: a generator
+slip, not a finding), ``crash`` (the
 process died without a Python exception: a signal, an abort, an exit) and
 ``hang`` (past ``--timeout``). ``lost`` counts sweeps that raised after
 their progress callback saw finished runs without those rows in the
@@ -45,7 +49,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
-KINDS = ("ok", "library", "foreign", "user", "crash", "hang")
+KINDS = ("ok", "library", "foreign", "user", "caller", "crash", "hang")
 
 # The child: read the snippet on stdin, run it, write the outcome as JSON to
 # argv[1]. Everything it needs is defined here, before the call.
@@ -129,6 +133,8 @@ try:
     import schedlab as sl
     from schedlab.exceptions import SchedlabError
     W = sl.workloads
+    PKG = os.path.dirname(sl.__file__) + os.sep
+    nan, inf = float("nan"), float("inf")
     ns = dict(globals())
     res = {"outcome": "running"}
     t0 = time.monotonic()
@@ -147,13 +153,15 @@ try:
             except BaseException as e2:
                 msg = f"<str raised {type(e2).__name__}>"
             cls = type(e)
+            tb = e.__traceback__
             p = getattr(e, "partial", "<none>")
             p = None if p is None else getattr(p, "height", "absent" if isinstance(p, str) else -1)
             res = {
                 "outcome": "raised",
                 "exc_type": f"{cls.__module__}.{cls.__qualname__}",
                 "schedlab": isinstance(e, SchedlabError) or cls.__module__.startswith("schedlab"),
-                "user": isinstance(e, (EvilError, UserBoom)),
+                "user": isinstance(e, EvilError),
+                "inlib": any(f.filename.startswith(PKG) for f in traceback.extract_tb(tb)),
                 "msg": msg[:3000],
                 "tb": traceback.format_exc()[-6000:],
                 "partial": p,
@@ -350,7 +358,8 @@ def kernel_expr(rng: random.Random, fields: list[str], p: float = 0.5) -> str:
             else pick(rng, ["'nope'", "'name'", "''"])[1:-1]
         )
         pool = KERNEL_STR + ["0", "1", "250", "1000", "10**9", "True", "False", "'yes'"]
-        reps.append(f"{f or 'x'}={maybe(rng, pool, p)}")
+        if not any(r.startswith(f"{f or 'x'}=") for r in reps):
+            reps.append(f"{f or 'x'}={maybe(rng, pool, p)}")
     return f"sl.Kernel.preset({pick(rng, KERNELS)}).replace({', '.join(reps)})"
 
 
@@ -426,16 +435,14 @@ def g_simulate(rng: random.Random, ctx: dict[str, Any]) -> str:
         "interval_s": ["0.1", "0.001", "1e-6"],
         "latency": ["True", "False"],
     }
-    extra = kwargs(rng, kw, p=0.35 if hostile else 0.0, keep=0.4)
+    extra = [kwargs(rng, kw, p=0.35 if hostile else 0.0, keep=0.4)]
     dur = pick(rng, ["0.05", "0.01", "1e-9"]) if rng.random() < 0.85 else hv(rng)
-    if "groups" in w or rng.random() < 0.1:
-        pass
     if rng.random() < 0.1:
-        extra += f", costs=sl.CostModel().replace({pick(rng, ctx['cfields'])}={hv(rng)})"
+        extra.append(f"costs=sl.CostModel().replace({pick(rng, ctx['cfields'])}={hv(rng)})")
     if rng.random() < 0.05:
-        extra += f", groups={pick(rng, SIM_GROUPS)}"
-    sep = ", " if extra else ""
-    return f"_r = sl.simulate({m}, {k}, {w}, duration_s={dur}{sep}{extra})"
+        extra.append(f"groups={pick(rng, SIM_GROUPS)}")
+    tail = "".join(f", {x}" for x in extra if x)
+    return f"_r = sl.simulate({m}, {k}, {w}, duration_s={dur}{tail})"
 
 
 WL_SPECS: dict[str, dict[str, list[str]]] = {
@@ -645,13 +652,13 @@ def g_rt_app(rng: random.Random, ctx: dict[str, Any]) -> str:
     if r < 0.35:
         arg = rtapp_dict(rng)
     elif r < 0.5:
-        arg = f"json.dumps({rtapp_dict(rng)})"
+        arg = f"json.dumps({rtapp_dict(rng)}, default=repr)"
     elif r < 0.55:
         arg = "'[' * 100000 + ']' * 100000"
     elif r < 0.6:
         arg = "'{\"tasks\": ' * 50000"
     elif r < 0.65:
-        arg = f"json.dumps({rtapp_dict(rng)}).encode()"
+        arg = f"json.dumps({rtapp_dict(rng)}, default=repr).encode()"
     elif r < 0.7:
         arg = pick(
             rng,
@@ -1092,7 +1099,7 @@ CAL_MUTS = [
 def g_calibrate(rng: random.Random, ctx: dict[str, Any]) -> str:
     fn = pick(rng, ["calibrate", "validate"])
     mut = pick(rng, CAL_MUTS) if rng.random() < 0.8 else hv(rng)
-    if fn == "validate" and rng.random() < 0.3:
+    if fn == "validate" and mut.startswith("_f") and rng.random() < 0.3:
         mut = f"{mut}.with_columns(change=pl.lit({pick(rng, CHANGES)}))"
     kw = {
         "fit": ["None", "'context_switch_ns'", "['wakeup_ns']", "'bogus'", "[]"],
@@ -1430,6 +1437,8 @@ def run_one(
         kind = "ok"
     elif res["schedlab"]:
         kind = "library"
+    elif not res.get("inlib"):
+        kind = "caller"  # raised by the snippet itself, not inside the library
     elif res["user"]:
         kind = "user"
     elif res["exc_type"] in (
