@@ -129,3 +129,37 @@ def test_too_many_positional_arguments_is_a_config_type_error(name):
         pytest.skip("takes any number of positional arguments")
     with pytest.raises(sl.ConfigTypeError, match="positional argument"):
         obj(*[None] * 30)
+
+
+# --- found by scripts/dev/hostile.py ------------------------------------------------
+
+
+def test_schedule_functions_refuse_unknown_keywords_and_bad_tasks():
+    r = sl.simulate("vm-2", "v6.18", sl.workloads.hackbench(groups=1, fds=2, loops=2), trace=True)
+    for f in (sl.schedule_stats, sl.schedule_samples):
+        with pytest.raises(sl.ConfigTypeError, match="bogus_kw"):
+            f(r, bogus_kw=1)
+        with pytest.raises(sl.ConfigTypeError, match="invalid type for tasks: got ellipsis"):
+            f(r, tasks=...)
+        with pytest.raises(sl.ConfigTypeError, match="invalid type for tasks: got str"):
+            f(r, tasks="a")
+        with pytest.raises(sl.ConfigError, match="fds=0"):
+            f(r, fds=0)
+
+
+def test_format_latency_refuses_a_column_of_text():
+    lat = sl.simulate(
+        "vm-2", "v6.18", sl.workloads.hackbench(groups=1, fds=2, loops=5), latency=True
+    ).latency()
+    bad = lat.with_columns(pl.col("max_us").cast(pl.String))
+    with pytest.raises(sl.ConfigTypeError, match="column 'max_us' is String"):
+        sl.format_latency(bad, sort="max_us")
+
+
+def test_simulate_refuses_a_hand_built_workload_without_dict_params():
+    bad = sl.workloads.Workload(kind="hackbench", params=[1, 2])  # type: ignore[arg-type]
+    with pytest.raises(sl.ConfigTypeError, match="params list"):
+        sl.simulate("vm-2", "v6.18", bad)
+    keys = sl.workloads.Workload(kind="hackbench", params={1: 2})  # type: ignore[dict-item]
+    with pytest.raises(sl.ConfigTypeError, match="keys that are not str"):
+        sl.simulate("vm-2", "v6.18", keys)

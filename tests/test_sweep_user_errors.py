@@ -172,3 +172,47 @@ def test_a_well_formed_foreign_result_is_taken():
         return [dict(o) for o in out]
 
     assert no_wall(sweep(chunk_size=8, executor=Inline(rebuilt))).equals(no_wall(sweep()))
+
+
+# --- found by scripts/dev/hostile.py ------------------------------------------------
+
+
+def test_a_callback_raising_when_only_error_rows_were_told_keeps_them():
+    # every run ends as an error row (a value the kernel field refuses):
+    # the only progress call is the last, and its exception keeps the rows
+    grid = {"ttwu_queue": [3, 4]}
+    with pytest.raises(sl.SimulationError) as info:
+        sl.sweep(
+            "vm-2",
+            "v3.8",
+            W,
+            grid,
+            replicates=2,
+            seed=1,
+            progress=raising_on_call(1, RuntimeError("boom")),
+        )
+    e = info.value
+    assert isinstance(e.__cause__, RuntimeError)
+    assert e.partial.height == 4 and set(e.partial["status"]) == {"error"}
+
+
+def test_an_executor_whose_submit_returns_no_future_is_refused_by_name():
+    class NoFuture(Executor):
+        def submit(self, fn, /, *args, **kwargs):
+            return None
+
+    with pytest.raises(sl.SimulationError, match="its submit") as info:
+        sweep(executor=NoFuture())
+    assert isinstance(info.value.__cause__, sl.ConfigError)
+    assert "returned NoneType None" in str(info.value.__cause__)
+    assert info.value.partial.height == 0
+
+
+def test_system_exit_from_the_callback_goes_on_carrying_the_rows(tmp_path):
+    ck = tmp_path / "ck.parquet"
+    with pytest.raises(SystemExit) as info:
+        sweep(chunk_size=8, progress=raising_on_call(2, SystemExit(3)), checkpoint=ck)
+    e = info.value
+    assert e.code == 3
+    assert e.partial.height == 16  # type: ignore[attr-defined]
+    assert pl.read_parquet(ck).height == 16

@@ -28,7 +28,7 @@ import polars as pl
 from .. import _core
 from .._args import checked_call
 from .._check import need_frame, need_str, show
-from ..exceptions import ConfigError
+from ..exceptions import ConfigError, ConfigTypeError
 
 #: How ``Result.latency`` groups tasks: a row per task, per task name (how
 #: ``perf sched latency`` merges tasks by comm), per workload role, per
@@ -146,6 +146,13 @@ def format_latency(df: pl.DataFrame, sort: str = "max_us") -> str:
         ["count", "mean_us", "max_us", "total_s"],
         "Result.latency()'s frame (latency_table's)",
     )
+    for c in ("count", "mean_us", "max_us", "total_s"):
+        dt = df.schema[c]
+        if not dt.is_numeric() or dt == pl.Boolean:
+            raise ConfigTypeError(
+                f"invalid type for df: its column {c!r} is {dt}, expected numbers "
+                "(Result.latency()'s frame, latency_table's)"
+            )
     need_str("sort", sort)
     if sort not in df.columns:
         raise ConfigError(

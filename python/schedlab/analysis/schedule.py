@@ -66,7 +66,8 @@ import numpy.typing as npt
 import polars as pl
 
 from .._args import checked_call
-from ..exceptions import ConfigError
+from .._check import is_list, need_int, show, type_name
+from ..exceptions import ConfigError, ConfigTypeError
 
 if TYPE_CHECKING:
     from ..result import Result
@@ -332,6 +333,14 @@ def schedule_events(
     (names to keep, as ``from_trace`` takes them) as the module says."""
     from ..result import Result
 
+    fds = need_int("fds", fds, lo=1, hi=100_000)
+    if tasks is not None and (
+        isinstance(tasks, str) or not is_list(tasks) or not all(isinstance(t, str) for t in tasks)
+    ):
+        raise ConfigTypeError(
+            f"invalid type for tasks: got {type_name(tasks)} {show(tasks)}, expected a list of "
+            "task names (str) or None"
+        )
     if isinstance(source, Schedule):
         return source
     if isinstance(source, Result):
@@ -484,11 +493,18 @@ def _q(v: npt.NDArray[Any], q: float) -> float:
 
 
 @checked_call("schedule_samples")
-def schedule_samples(source: Any, **kw: Any) -> pl.DataFrame:
+def schedule_samples(
+    source: Any,
+    *,
+    roles: Roles = None,
+    fds: int = 20,
+    tasks: Sequence[str] | None = None,
+) -> pl.DataFrame:
     """The samples behind the distributions: a row per burst and per
     wake-up delay of a chosen task — ``role``, ``pid``, ``kind``
-    (``burst``, ``delay``) and ``us``."""
-    s = schedule_events(source, **kw)
+    (``burst``, ``delay``) and ``us``. Keyword arguments as
+    ``schedule_events``."""
+    s = schedule_events(source, roles=roles, fds=fds, tasks=tasks)
     chosen = pl.Series("pid", list(s.roles), dtype=pl.Int64)
     role = pl.col("pid").replace_strict(s.roles, default="other", return_dtype=pl.String)
     iv = _intervals(s.events).filter(pl.col("pid").is_in(chosen.implode()))
@@ -512,10 +528,16 @@ def schedule_samples(source: Any, **kw: Any) -> pl.DataFrame:
 
 
 @checked_call("schedule_stats")
-def schedule_stats(source: Any, **kw: Any) -> pl.DataFrame:
+def schedule_stats(
+    source: Any,
+    *,
+    roles: Roles = None,
+    fds: int = 20,
+    tasks: Sequence[str] | None = None,
+) -> pl.DataFrame:
     """A row per role (and ``all``) of ``source``'s schedule: ``STATS``.
     Keyword arguments as ``schedule_events``."""
-    s = schedule_events(source, **kw)
+    s = schedule_events(source, roles=roles, fds=fds, tasks=tasks)
     df = s.events
     chosen = pl.Series("pid", list(s.roles), dtype=pl.Int64)
     ev = pl.col("event")

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from .._check import need_instance
+from .._check import need_instance, show, type_name
 from ..config import CostModel, Kernel, Machine
-from ..exceptions import ConfigError
+from ..exceptions import ConfigError, ConfigTypeError
 from ..workloads import Workload
 
 T = TypeVar("T")
@@ -50,5 +50,19 @@ def costs_arg(c: CostModel | None) -> CostModel | None:
 
 
 def workload_arg(w: Workload) -> Workload:
-    """``w``, checked to be a ``Workload`` (made by a ``schedlab.workloads`` function)."""
-    return need_instance("workload", w, Workload, "a schedlab.workloads.* value")
+    """``w``, checked to be a ``Workload`` (made by a ``schedlab.workloads``
+    function): one built by hand must still have a kind name (str) and its
+    parameters as a dict with text keys, which the core reads."""
+    w = need_instance("workload", w, Workload, "a schedlab.workloads.* value")
+    if not isinstance(w.kind, str) or not isinstance(w.params, dict):
+        raise ConfigTypeError(
+            f"invalid type for workload: a Workload of kind {type_name(w.kind)} "
+            f"{show(w.kind)} with params {type_name(w.params)}; expected one made by a "
+            "schedlab.workloads function (kind a str, params a dict)"
+        )
+    if not all(isinstance(k, str) for k in w.params):
+        raise ConfigTypeError(
+            "invalid type for workload: its params have keys that are not str; expected one "
+            "made by a schedlab.workloads function"
+        )
+    return w

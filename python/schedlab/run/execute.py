@@ -270,7 +270,14 @@ class _Execution:
         while True:
             for c in itertools.islice(todo, _WINDOW - len(futures)):
                 self.stage = "the executor (its submit)"
-                futures[executor.submit(run_chunk, [r.runnable for r in c], threads)] = c
+                f = executor.submit(run_chunk, [r.runnable for r in c], threads)
+                if not isinstance(f, Future):
+                    raise ConfigError(
+                        f"invalid executor: its submit() returned {type_name(f)} {short(f)}; "
+                        "expected a concurrent.futures.Future (a concurrent.futures.Executor, "
+                        "or Dask's client.get_executor())"
+                    )
+                futures[f] = c
                 self.stage = "the sweep"
             if not futures:
                 break
@@ -349,6 +356,13 @@ def execute(
         else:
             ex.ckpt.every_s = _SAVE_S
             ex.run_on(executor, nthreads or 1, fixed)
+        if ex.untold:
+            # runs that ended as error rows, not yet told (the callback may raise)
+            ex.stage = "the progress callback"
+            ex.tick(ex.untold)
+            ex.untold = 0
+            ex.stage = "the sweep"
+        ex.ckpt.close()
     except KeyboardInterrupt:
         # One Ctrl-C can surface twice: polars keeps its own SIGINT flag and
         # raises from its operation while Python's flag stays tripped, to fire
@@ -395,10 +409,21 @@ def execute(
         stopped.partial = df  # type: ignore[attr-defined]
         stopped.checkpoint = path  # type: ignore[attr-defined]
         raise stopped from e
-    except BaseException:
-        ex.cancel_pending()
+    except BaseException as e:
+        # SystemExit, GeneratorExit... from user code: it goes on as it is,
+        # carrying the finished rows (and the checkpoint has them) as
+        # ``partial`` and ``checkpoint`` attributes.
+        try:
+            ex.salvage_futures()
+            df = rows.frame()
+            if path:
+                try:
+                    save_checkpoint(path, df, fp)
+                except OutputError:
+                    path = None
+            e.partial = df  # type: ignore[attr-defined]
+            e.checkpoint = path  # type: ignore[attr-defined]
+        except Exception:
+            ex.cancel_pending()
         raise
-    if ex.untold:
-        ex.tick(ex.untold)
-    ex.ckpt.close()
     return rows.frame()
