@@ -13,6 +13,10 @@ against the model calibrated on the elapsed time of a few configurations.
 3. Every configuration predicted by each calibration (``--seeds`` model
    runs): context switches, task-clock, elapsed and migrations, model
    median beside the reps' median and range.
+4. ``perf bench sched pipe`` unpinned and under ``taskset -c 0``
+   (``sl.measure("pipe")``, measured right after step 1, or ``--pipe-frame``):
+   the ratio of their times beside each calibration's prediction of it
+   (``pipe_pingpong``, costs calibrated on hackbench alone).
 
 Prints, per calibration, the median |model/real − 1| of each metric over
 the configurations it was not trained on (and how many of those the
@@ -63,7 +67,7 @@ def predict(
     frame: pl.DataFrame,
     train: int,
     a: argparse.Namespace,
-) -> pl.DataFrame:
+) -> tuple[pl.DataFrame, sl.CostModel]:
     w = sl.workloads.hackbench(parent_wakee_flips=a.flips)
     c = sl.calibrate(
         frame,
@@ -90,9 +94,10 @@ def predict(
     )
     factors = ", ".join(f"{k} {v:.2f}" for k, v in c.factors.items())
     print(f"{name}, trained on groups={train}: {factors}")
-    return med.with_columns(
+    out = med.with_columns(
         calibration=pl.lit(name), train_groups=pl.lit(train), held_out=pl.col("groups") != train
     )
+    return out, c.costs
 
 
 def score(df: pl.DataFrame) -> pl.DataFrame:
@@ -117,6 +122,26 @@ def score(df: pl.DataFrame) -> pl.DataFrame:
     return pl.concat(out)
 
 
+def pipe_ratio(pipe: pl.DataFrame, costs: dict[str, sl.CostModel], a: argparse.Namespace) -> None:
+    t = pipe.group_by("pinned").agg(pl.col("elapsed_s").median())
+    by = dict(zip(t["pinned"].to_list(), t["elapsed_s"].to_list(), strict=True))
+    real = by[False] / by[True]
+    print(f"perf bench sched pipe, unpinned / pinned: real {real:.2f}")
+    loops = int(pipe["loops"][0])
+    w = sl.workloads.pipe_pingpong(loops=loops)
+    for name, c in costs.items():
+        un = [sl.simulate(a.machine, a.kernel, w, seed=s, costs=c) for s in range(a.seeds)]
+        pn = [
+            sl.simulate(a.machine, a.kernel, w.with_tasks(cpus=0), seed=s, costs=c)
+            for s in range(a.seeds)
+        ]
+        ratio = sorted(
+            u.metrics["elapsed_s"] / p.metrics["elapsed_s"] for u, p in zip(un, pn, strict=True)
+        )
+        mid = ratio[len(ratio) // 2]
+        print(f"  {name}: model {mid:.2f} (model / real {mid / real:.2f})")
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--groups", type=int, nargs="+", default=[1, 2, 5, 10, 20])
@@ -129,6 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--kernel", default="v6.18")
     p.add_argument("--max-evaluations", type=int, default=40)
     p.add_argument("--frame", type=Path, default=None, help="a saved measure() frame")
+    p.add_argument("--pipe-frame", type=Path, default=None, help="a saved measure('pipe') frame")
     p.add_argument("--out", type=Path, required=True)
     a = p.parse_args(argv)
     if a.frame is not None:
@@ -136,16 +162,22 @@ def main(argv: list[str] | None = None) -> int:
     else:
         frame = sl.measure("hackbench", groups=a.groups, loops=200, reps=a.reps)
         frame.write_parquet(a.out.with_suffix(".measured.parquet"))
+    pipe = None
+    if a.pipe_frame is not None:
+        pipe = pl.read_parquet(a.pipe_frame)
+    elif a.frame is None:
+        pipe = sl.measure("pipe", reps=a.reps)
+        pipe.write_parquet(a.out.with_suffix(".pipe.parquet"))
     real = real_summary(frame)
     k = sl.Kernel.preset(a.kernel)
     neg = k.replace(wakeup_preemption=False)
-    preds = [
-        predict(f"{a.kernel} A", k, frame, a.train_a, a),
-        predict(f"{a.kernel} B", k, frame, a.train_b, a),
-        predict("negative A", neg, frame, a.train_a, a),
-        predict("negative B", neg, frame, a.train_b, a),
-    ]
-    df = pl.concat(preds).join(real, on=CONFIG)
+    runs = {
+        f"{a.kernel} A": predict(f"{a.kernel} A", k, frame, a.train_a, a),
+        f"{a.kernel} B": predict(f"{a.kernel} B", k, frame, a.train_b, a),
+        "negative A": predict("negative A", neg, frame, a.train_a, a),
+        "negative B": predict("negative B", neg, frame, a.train_b, a),
+    }
+    df = pl.concat([f for f, _ in runs.values()]).join(real, on=CONFIG)
     df.write_parquet(a.out)
     pl.Config.set_tbl_rows(200)
     pl.Config.set_tbl_cols(20)
@@ -159,6 +191,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(both.sort(CONFIG))
     print(f"median |cs A / cs B - 1|: {both['cs_a_vs_b'].median():.3f}")
+    if pipe is not None:
+        pipe_ratio(pipe, {n: c for n, (_, c) in runs.items() if not n.startswith("neg")}, a)
     return 0
 
 
