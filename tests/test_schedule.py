@@ -240,6 +240,24 @@ def test_wakeup_preempt_pct_counts_the_wake_ups_that_put_their_waker_out():
     assert st["r"]["wakeup_preempt_pct"] == pytest.approx(100 / 3)
     # s itself was never woken: no share, not 0
     assert st["sender"]["wakeup_preempt_pct"] is None
+    # a wake-up through the target's wake list: sched_waking in the waker's
+    # context on CPU 1, sched_wakeup on CPU 0 inside x (sched_ttwu_pending),
+    # then x preempted for the wakee: not x's wake-up, not counted
+    wl = [
+        _ev("<idle>", 0, 0, T, sw, _sw("swapper/0", 0, "R", "x", 20)),
+        _ev("<idle>", 0, 1, T, sw, _sw("swapper/1", 0, "R", "w", 21)),
+        _ev("w", 21, 1, T + 1, "sched_waking", _wake("r", 22, 0)),
+        _ev("x", 20, 0, T + 2, wk, _wake("r", 22, 0)),
+        _ev("x", 20, 0, T + 3, sw, _sw("x", 20, "R", "r", 22)),
+    ]
+    assert sl.schedule_stats(wl, roles={22: "r"}).filter(role="r")["wakeup_preempt_pct"][0] is None
+    without = [x for x in wl if "sched_waking" not in x]
+    assert sl.schedule_stats(without, roles={22: "r"}).filter(role="r")["wakeup_preempt_pct"][
+        0
+    ] == pytest.approx(100.0)
+    # before 4.3 the kernel printed success=1 before target_cpu
+    old = [x.replace(" target_cpu=", " success=1 target_cpu=") for x in ln]
+    assert sl.schedule_stats(old)["wakeup_preempt_pct"][0] == pytest.approx(60.0)
     # without target_cpu (an older trace format) nothing is counted
     bare = [x.replace(" target_cpu=000", "").replace(" target_cpu=001", "") for x in ln]
     assert sl.schedule_stats(bare)["wakeup_preempt_pct"].to_list() == [None]

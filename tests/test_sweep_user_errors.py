@@ -149,6 +149,10 @@ def outcome(**changes: Any) -> dict[str, Any]:
         ([outcome(metrics=[1])] * 8, "outcome 0's metrics is list [1]"),
         ([outcome(metrics={"x": "1"})] * 8, "outcome 0's metrics['x'] is str '1'"),
         ([outcome(status_detail=5)] * 8, "outcome 0's status_detail is int 5"),
+        ([outcome(wall_s=float("nan"))] * 8, "outcome 0's wall_s is float nan"),
+        ([outcome(wall_s=-1.0)] * 8, "outcome 0's wall_s is float -1.0"),
+        # only a chunk stopped by Ctrl-C has cancelled runs
+        ([outcome(status="cancelled")] * 8, "outcome 0's status is str 'cancelled'"),
     ],
 )
 def test_a_malformed_executor_result_is_refused_by_name(result, what):
@@ -216,3 +220,34 @@ def test_system_exit_from_the_callback_goes_on_carrying_the_rows(tmp_path):
     assert e.code == 3
     assert e.partial.height == 16  # type: ignore[attr-defined]
     assert pl.read_parquet(ck).height == 16
+
+
+def test_a_library_error_mid_sweep_keeps_its_type_and_the_rows(monkeypatch, tmp_path):
+    # not user code: the exception is not relabelled, and carries the rows
+    from schedlab.run import execute as ex
+
+    real, calls = ex._core.run_batch, []
+
+    def failing(specs, threads):
+        calls.append(1)
+        if len(calls) == 3:
+            raise RuntimeError("core bug")
+        return real(specs, threads)
+
+    monkeypatch.setattr(ex._core, "run_batch", failing)
+    ck = tmp_path / "ck.parquet"
+    with pytest.raises(RuntimeError, match="core bug") as info:
+        sweep(chunk_size=8, checkpoint=ck)
+    assert type(info.value) is RuntimeError  # not a SimulationError (a RuntimeError too)
+    assert info.value.partial.height == 16  # type: ignore[attr-defined]
+    assert pl.read_parquet(ck).height == 16
+
+
+def test_an_output_error_from_the_callback_is_the_callbacks():
+    # an OutputError the user's code raises is not a checkpoint failure
+    from schedlab.exceptions import OutputError
+
+    cause = OutputError("my own output failed")
+    with pytest.raises(sl.SimulationError, match="the progress callback") as info:
+        sweep(chunk_size=8, progress=raising_on_call(2, cause))
+    assert info.value.__cause__ is cause and info.value.partial.height == 16

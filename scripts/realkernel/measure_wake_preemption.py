@@ -29,6 +29,7 @@ sysctl), perf, rt-tests' hackbench and taskset; run it on a quiet machine.
 from __future__ import annotations
 
 import argparse
+import signal
 import subprocess
 import sys
 import tempfile
@@ -104,6 +105,12 @@ def perf_stat(cmd: list[str]) -> dict[str, float]:
 def autogroup(a: argparse.Namespace) -> pl.DataFrame:
     rows = []
     before = AUTOGROUP.read_text().strip()
+
+    def stop(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)  # the finally below restores the sysctl
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGHUP, stop)
     try:
         for rep in range(a.reps):
             for on in (1, 0):

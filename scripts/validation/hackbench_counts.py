@@ -33,6 +33,7 @@ Needs ``perf`` (unless ``--frame``); run it on a quiet machine.
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 from pathlib import Path
 
@@ -135,10 +136,10 @@ def pipe_ratio(pipe: pl.DataFrame, costs: dict[str, sl.CostModel], a: argparse.N
             sl.simulate(a.machine, a.kernel, w.with_tasks(cpus=0), seed=s, costs=c)
             for s in range(a.seeds)
         ]
-        ratio = sorted(
-            u.metrics["elapsed_s"] / p.metrics["elapsed_s"] for u, p in zip(un, pn, strict=True)
+        # as for the real runs: the median unpinned time over the median pinned one
+        mid = statistics.median(u.metrics["elapsed_s"] for u in un) / statistics.median(
+            p.metrics["elapsed_s"] for p in pn
         )
-        mid = ratio[len(ratio) // 2]
         print(f"  {name}: model {mid:.2f} (model / real {mid / real:.2f})")
 
 

@@ -25,13 +25,14 @@ the same code:
 - **preempted_pct**: the share of switch-outs with the task still runnable
   (``prev_state`` ``R`` or ``R+``: preempted or yielded);
 - **wakeup_preempt_pct**: of the task's wake-ups done by the task running
-  on the CPU it is woken on (``sched_wakeup``'s common pid is the running
-  task and ``target_cpu`` its CPU; an idle CPU's wake-ups are not counted),
-  the share after which the next switch on that CPU takes the waker off,
-  still runnable, for the wakee: the wake-up preempted its waker
-  (``wakeup_preempt()`` asked for a reschedule, and it took effect before
-  the waker blocked or woke someone else). Only a recording whose wake-up
-  lines print ``target_cpu`` gives it;
+  on the CPU it is woken on (the waker: the common pid of the wake-up's
+  ``sched_waking``, which fires in the waker's context, else of its
+  ``sched_wakeup``; it is the running task of ``target_cpu``; an idle
+  CPU's wake-ups are not counted), the share after which the next switch
+  on that CPU replaces the still-runnable waker with the wakee — mostly
+  ``wakeup_preempt()``'s reschedule landing at the waker's return to user
+  space, a tick's too. Only a recording whose wake-up lines print
+  ``target_cpu`` gives it;
 - **idle_pct** (the whole schedule's row only: ``all``, or the one role's):
   per CPU, the share of the window (the chosen tasks' first switch-in to
   their last switch-out) the CPU ran the idle task (pid 0), averaged over
@@ -212,9 +213,17 @@ def _from_recording(source: Any, roles: Roles, fds: int, tasks: Sequence[str] | 
     rows: dict[str, list[Any]] = {k: [] for k in _SCHEMA}
     comms: dict[int, str] = {}
     children: dict[int, list[int]] = {}
+    # the task each pending wake-up was done by: sched_waking fires in the
+    # waker's context; sched_wakeup may fire on the target CPU, from its
+    # wake list (sched_ttwu_pending()), in whatever task runs there
+    waking: dict[int, int] = {}
     for e in events:
         f = e.fields
         prev_state = next_pid = child = waker = target = None
+        if e.ev == "sched_waking":
+            assert isinstance(f, replay.Wake)
+            waking[f.pid] = e.pid
+            continue
         if e.ev == "sched_switch":
             assert isinstance(f, replay.Switch)
             pid, prev_state, next_pid = f.prev_pid, f.prev_state, f.next_pid
@@ -225,7 +234,7 @@ def _from_recording(source: Any, roles: Roles, fds: int, tasks: Sequence[str] | 
             pid = f.pid
             comms.setdefault(f.pid, f.comm)
             if e.ev != "sched_migrate_task" and f.target_cpu >= 0:
-                waker, target = e.pid, f.target_cpu
+                waker, target = waking.pop(f.pid, e.pid), f.target_cpu
         elif e.ev == "sched_process_fork":
             assert isinstance(f, replay.Fork)
             pid, child = f.pid, f.child_pid

@@ -409,8 +409,10 @@ def base_workload(workload: Any) -> Workload:
     """The hackbench workload whose points the model runs are (their
     ``ipc``, ``mode``, ``groups`` and ``loops`` come from the measured
     configurations; everything else — ``fds``, ``datasize``, ``sndbuf``,
-    ``parent_wakee_flips`` — from it): ``hackbench()`` for None, else a
-    ``Workload`` of kind hackbench, refused otherwise by name."""
+    ``parent_wakee_flips`` — from it, and so do its ``with_tasks()``
+    settings, which then apply to every run, ``validate``'s changes
+    included): ``hackbench()`` for None, else a ``Workload`` of kind
+    hackbench, refused otherwise by name."""
     if workload is None:
         return hackbench()
     if not isinstance(workload, Workload):

@@ -6,6 +6,7 @@ run's row, raised as ``SweepInterrupted``."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import numbers
@@ -69,12 +70,15 @@ def _number(v: Any) -> bool:
     return isinstance(v, numbers.Real) and not isinstance(v, bool)
 
 
-def checked_outcomes(n: int, result: Any) -> Sequence[Mapping[str, Any]]:
+def checked_outcomes(
+    n: int, result: Any, *, cancelled: bool = False
+) -> Sequence[Mapping[str, Any]]:
     """``result`` itself if it is what ``run_chunk`` returns for a chunk of
     ``n`` runs (an executor's future gives it back): a list of ``n``
-    outcomes, each a dict of ``status`` (one of ``_STATUSES``),
-    ``status_detail`` (str or None), ``metrics`` (str to number or None) and
-    ``wall_s`` (a number); else a ``ConfigError`` naming what is wrong."""
+    outcomes, each a dict of ``status`` (one of ``_STATUSES``; ``cancelled``
+    only when ``cancelled``: a chunk stopped by Ctrl-C), ``status_detail``
+    (str or None), ``metrics`` (str to number or None) and ``wall_s`` (a
+    finite number >= 0); else a ``ConfigError`` naming what is wrong."""
     expected = (
         f"expected a list of {n} run outcomes, as run_chunk returns them: dicts of status "
         f"({', '.join(_STATUSES)}), status_detail (str or None), metrics (str to number) and "
@@ -95,10 +99,16 @@ def checked_outcomes(n: int, result: Any) -> Sequence[Mapping[str, Any]]:
             if key not in o:
                 raise bad(f"outcome {i} has no {key!r}")
         checks: list[tuple[str, Any, bool]] = [
-            ("status", o["status"], isinstance(o["status"], str) and o["status"] in _STATUSES),
+            (
+                "status",
+                o["status"],
+                isinstance(o["status"], str)
+                and o["status"] in _STATUSES
+                and (cancelled or o["status"] != "cancelled"),
+            ),
             ("status_detail", o["status_detail"], isinstance(o["status_detail"], str | None)),
             ("metrics", o["metrics"], isinstance(o["metrics"], Mapping)),
-            ("wall_s", o["wall_s"], _number(o["wall_s"])),
+            ("wall_s", o["wall_s"], _number(o["wall_s"]) and 0 <= o["wall_s"] < math.inf),
         ]
         for key, v, ok in checks:
             if not ok:
@@ -306,7 +316,7 @@ class _Execution:
                 result = f.result() if e is None else getattr(e, "outcomes", None)
                 if e is None or isinstance(e, _core.BatchInterrupted):
                     try:
-                        outcomes = checked_outcomes(len(chunk), result)
+                        outcomes = checked_outcomes(len(chunk), result, cancelled=True)
                     except ConfigError:
                         continue  # a malformed result: its rows are not known
                     self.keep_finished(chunk, outcomes)
@@ -384,14 +394,18 @@ def execute(
             except KeyboardInterrupt:
                 continue
         raise (err or SweepInterrupted(pl.DataFrame(), path)) from None
-    except OutputError as e:
-        # The checkpoint could not be written: with an executor, chunks that
-        # finished meanwhile are taken in too, so that ``partial`` holds
-        # every finished run.
-        ex.salvage_futures()
-        e.partial = rows.frame()
-        raise
     except Exception as e:
+        if ex.stage == "the sweep":
+            # The library's own: the checkpoint could not be written
+            # (OutputError), memory, a run the core refused. It goes on as
+            # it is, with the finished rows (chunks that finished meanwhile
+            # on an executor included) as ``partial``.
+            ex.salvage_futures()
+            e.partial = rows.frame()  # type: ignore[attr-defined]
+            if not isinstance(e, OutputError) and path:
+                with contextlib.suppress(OutputError):
+                    save_checkpoint(path, e.partial, fp)  # type: ignore[attr-defined]
+            raise
         # Raised by user code (the progress callback, the executor, a
         # chunk's future) or a malformed chunk result: the finished rows are
         # kept as on Ctrl-C, the exception the cause.
