@@ -111,7 +111,7 @@ _SWITCH_TC = re.compile(
 #: (``comm=COMM pid=PID prio=PRIO target_cpu=CPU``) ...
 _WAKE = re.compile(
     "comm=" + _name("c", " ") + r" pid=(?P<p>\d{1,10}) prio=(?P<pr>-?\d{1,4})"
-    r"(?: success=\d)?(?: target_cpu=(?P<t>\d{1,6}))?",
+    r"(?: (?:success=\d )?target_cpu=(?P<t>\d{1,6}))?",
     re.ASCII,
 )
 #: ... and as trace-cmd report prints ``sched_wakeup`` and
