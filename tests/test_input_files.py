@@ -77,6 +77,18 @@ def refused(call: Callable[[], Any], *fifos: Path) -> str:
     return str(info.value)
 
 
+def refused_peak(call: Callable[[], Any]) -> tuple[str, int]:
+    """``refused(call)``'s message and the peak memory (bytes, tracemalloc)
+    the call took before it was refused."""
+    tracemalloc.start()
+    try:
+        msg = refused(call)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return msg, peak
+
+
 @pytest.fixture
 def fifo(tmp_path: Path) -> Path:
     p = tmp_path / "pipe"
@@ -147,12 +159,7 @@ def test_a_gzipped_trace_is_bounded_by_what_it_inflates_to(tmp_path, monkeypatch
     bomb = tmp_path / "bomb.txt.gz"
     bomb.write_bytes(gzip.compress(b"# comment\n" * 400_000, 9))  # 4 MB as ~10 KB
     assert bomb.stat().st_size < 50_000
-    tracemalloc.start()
-    try:
-        msg = refused(lambda: W.from_trace(bomb))
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    msg, peak = refused_peak(lambda: W.from_trace(bomb))
     assert f"invalid path={str(bomb)!r}: larger than 1 MiB (1,048,576 bytes)" in msg
     assert "recorded trace" in msg
     assert peak < 1 << 20  # refused at the bound, not after inflating all of it
@@ -164,12 +171,7 @@ def test_a_line_without_end_is_refused_at_the_line_bound(tmp_path):
     with gzip.open(bomb, "wb", 9) as f:
         for _ in range(64):
             f.write(b"\0" * (1 << 20))
-    tracemalloc.start()
-    try:
-        msg = refused(lambda: W.from_trace(bomb))
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    msg, peak = refused_peak(lambda: W.from_trace(bomb))
     assert "line 1 is longer than 1,048,576 characters" in msg and str(bomb) in msg
     assert peak < 16 << 20
 

@@ -208,19 +208,22 @@ def test_hackbench_rt_commands_and_parsing():
 
 def test_wake_preemption_script_reads_perf_and_the_pair():
     import schedlab as sl
+    from schedlab.host import measurement
 
     m = load("measure_wake_preemption")
+    # perf stat's counters are read by the library's parse_perf
     err = "12.5,msec,task-clock,12500000,100.00,,\n1500,,context-switches,1,100.00,,\n"
     err += "40,,cpu-migrations,1,100.00,,\n"
-    got = m.parse_perf_stat("     Total time: 0.115 [sec]\n", err)
+    assert m.parse_perf is measurement.parse_perf
+    got = m.parse_perf("     Total time: 0.115 [sec]\n" + err)
     assert got == {
-        "task-clock": 12.5,
-        "context-switches": 1500.0,
-        "cpu-migrations": 40.0,
+        "task_clock_s": 0.0125,
+        "context_switches": 1500.0,
+        "cpu_migrations": 40.0,
         "elapsed_s": 0.115,
     }
-    with pytest.raises(ValueError, match="lacks elapsed_s"):
-        m.parse_perf_stat("", err)
+    with pytest.raises(sl.MeasureError, match="lacks elapsed_s"):
+        m.parse_perf(err)
     # the pair's row: the whole schedule's wake-ups, and the receiver's
     # messages over them
     w = sl.workloads.hackbench(groups=1, fds=1, loops=500, ipc="pipe").with_tasks(cpus=0)

@@ -322,6 +322,14 @@ TRACE_SUBS = [
 ]
 
 
+def built_or_run(rng: random.Random, call: str, pre: str = "") -> str:
+    """A snippet that builds the workload ``call`` only, or (half the
+    time) simulates it briefly on vm-2 under v6.18."""
+    if rng.random() < 0.5:
+        return f"{pre}_r = sl.simulate('vm-2', 'v6.18', {call}, duration_s=0.05)"
+    return f"{pre}_r = {call}"
+
+
 def pick(rng: random.Random, seq: list[str]) -> str:
     return seq[rng.randrange(len(seq))]
 
@@ -576,9 +584,7 @@ def g_mix(rng: random.Random, ctx: dict[str, Any]) -> str:
         ws = hv(rng)
     names = pick(rng, ["None", "['a', 'b']", "['a', 'a']", "['']", "[None, None]", hv(rng)])
     call = f"W.mix({ws}, names={names})" if rng.random() < 0.5 else f"W.mix({ws})"
-    if rng.random() < 0.5:
-        return f"_r = sl.simulate('vm-2', 'v6.18', {call}, duration_s=0.05)"
-    return f"_r = {call}"
+    return built_or_run(rng, call)
 
 
 RTAPP_TASK_KEYS = {
@@ -677,10 +683,7 @@ def g_rt_app(rng: random.Random, ctx: dict[str, Any]) -> str:
         arg = hv(rng)
     scale = maybe(rng, ["1.0", "0.5", "2"], 0.3) if rng.random() < 0.4 else "1.0"
     call = f"W.rt_app({arg}, run_scale={scale})"
-    pre = "import json\n"
-    if rng.random() < 0.5:
-        return f"{pre}_r = sl.simulate('vm-2', 'v6.18', {call}, duration_s=0.05)"
-    return f"{pre}_r = {call}"
+    return built_or_run(rng, call, "import json\n")
 
 
 def trace_text(rng: random.Random) -> str:
@@ -730,9 +733,7 @@ def g_from_trace(rng: random.Random, ctx: dict[str, Any]) -> str:
         keep=0.3,
     )
     call = f"W.from_trace({arg}{', ' + kw if kw else ''})"
-    if rng.random() < 0.5:
-        return f"{pre}_r = sl.simulate('vm-2', 'v6.18', {call}, duration_s=0.05)"
-    return f"{pre}_r = {call}"
+    return built_or_run(rng, call, pre)
 
 
 SPEC_OK = {

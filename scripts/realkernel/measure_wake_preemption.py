@@ -37,6 +37,7 @@ from pathlib import Path
 
 import polars as pl
 import schedlab as sl
+from schedlab.host.measurement import parse_perf
 
 AUTOGROUP = Path("/proc/sys/kernel/sched_autogroup_enabled")
 
@@ -72,34 +73,15 @@ def pinned_pair(a: argparse.Namespace, keep: Path) -> pl.DataFrame:
     return pl.DataFrame(rows)
 
 
-COUNTERS = ("context-switches", "cpu-migrations", "task-clock")
-
-
-def parse_perf_stat(stdout: str, stderr: str) -> dict[str, float]:
-    """perf stat -x, counters (stderr) and perf bench's Total time (stdout);
-    ValueError when one is missing."""
-    got: dict[str, float] = {}
-    for line in stderr.splitlines():
-        f = line.split(",")
-        if len(f) > 2 and f[2] in COUNTERS:
-            got[f[2]] = float(f[0])
-    for line in stdout.splitlines():
-        if "Total time:" in line:
-            got["elapsed_s"] = float(line.split()[2])
-    missing = [k for k in (*COUNTERS, "elapsed_s") if k not in got]
-    if missing:
-        raise ValueError(f"perf output lacks {', '.join(missing)}")
-    return got
-
-
 def perf_stat(cmd: list[str]) -> dict[str, float]:
+    """``cmd`` under ``perf stat``, read by the library's own parser
+    (``parse_perf``: elapsed_s, task_clock_s, context_switches,
+    cpu_migrations; a ``MeasureError`` when one is missing)."""
+    events = "task-clock,context-switches,cpu-migrations"
     out = subprocess.run(
-        ["perf", "stat", "-x,", "-e", ",".join(COUNTERS), *cmd],
-        capture_output=True,
-        text=True,
-        check=True,
+        ["perf", "stat", "-x,", "-e", events, *cmd], capture_output=True, text=True, check=True
     )
-    return parse_perf_stat(out.stdout, out.stderr)
+    return parse_perf(out.stdout + out.stderr)
 
 
 def autogroup(a: argparse.Namespace) -> pl.DataFrame:
@@ -125,8 +107,8 @@ def autogroup(a: argparse.Namespace) -> pl.DataFrame:
                             "groups": g,
                             "rep": rep,
                             "elapsed_s": m["elapsed_s"],
-                            "context_switches": m["context-switches"],
-                            "cpu_migrations": m["cpu-migrations"],
+                            "context_switches": m["context_switches"],
+                            "cpu_migrations": m["cpu_migrations"],
                         }
                     )
     finally:

@@ -29,7 +29,7 @@ from .._check import is_list, need_choice, need_frame, need_int, show, type_name
 from ..config import CostModel, Kernel, Machine
 from ..exceptions import ConfigError, ConfigTypeError, MachineMismatchWarning
 from ..groups import groups_arg
-from ..run.args import kernel_arg, machine_arg
+from ..run.args import kernel_arg, machine_arg, workload_arg
 from ..run.estimate import check_memory
 from ..run.execute import execute
 from ..run.plan import Run, RunList, derive_seed, plan_runs
@@ -393,7 +393,7 @@ def _model_plan(
     """``model_runs``' runs, planned and seeded, not run."""
     m, k = machine_arg(machine), kernel_arg(kernel)
     ids = list(range(len(configs))) if ids is None else list(ids)
-    w = hackbench() if workload is None else workload
+    w = base_workload(workload)
     if tasks:
         w = w.with_tasks(**tasks)
     if groups:
@@ -415,17 +415,13 @@ def base_workload(workload: Any) -> Workload:
     hackbench, refused otherwise by name."""
     if workload is None:
         return hackbench()
-    if not isinstance(workload, Workload):
-        raise ConfigTypeError(
-            f"invalid type for workload: got {type_name(workload)} {show(workload)}, expected "
-            "a hackbench Workload (schedlab.workloads.hackbench(...)) or None"
-        )
-    if workload.kind != "hackbench":
+    w = workload_arg(workload)
+    if w.kind != "hackbench":
         raise ConfigError(
-            f"invalid workload={workload.kind!r}: the measured configurations are hackbench "
+            f"invalid workload={w.kind!r}: the measured configurations are hackbench "
             "runs; expected schedlab.workloads.hackbench(...) (e.g. with parent_wakee_flips)"
         )
-    return workload
+    return w
 
 
 def model_runs(

@@ -6,7 +6,6 @@ run's row, raised as ``SweepInterrupted``."""
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import math
 import numbers
@@ -322,6 +321,23 @@ class _Execution:
                     self.keep_finished(chunk, outcomes)
 
 
+def _keep_rows(
+    ex: _Execution, path: Path | None, fingerprint: str
+) -> tuple[pl.DataFrame, Path | None]:
+    """A stopped sweep's finished rows (with an executor, the chunks that
+    finished meanwhile taken in) and the checkpoint they were written to:
+    ``path``, or None when there is none or it could not be written (the
+    rows are then only in memory). Each step can be repeated."""
+    ex.salvage_futures()
+    df = ex.rows.frame()
+    if path:
+        try:
+            save_checkpoint(path, df, fingerprint)
+        except OutputError:
+            path = None
+    return df, path
+
+
 def execute(
     runs: Planned | list[Run],
     nthreads: int,
@@ -382,13 +398,8 @@ def execute(
         err: SweepInterrupted | None = None
         for _ in (1, 2, 3, 4, 5):
             try:
-                ex.salvage_futures()
-                df = rows.frame()
-                if path:
-                    try:
-                        save_checkpoint(path, df, fp)
-                    except OutputError:
-                        path = None  # the rows are in .partial; the message says so
+                # a checkpoint not written: the rows are in .partial; the message says so
+                df, path = _keep_rows(ex, path, fp)
                 err = SweepInterrupted(df, path)
                 break
             except KeyboardInterrupt:
@@ -399,23 +410,15 @@ def execute(
             # The library's own: the checkpoint could not be written
             # (OutputError), memory, a run the core refused. It goes on as
             # it is, with the finished rows (chunks that finished meanwhile
-            # on an executor included) as ``partial``.
-            ex.salvage_futures()
-            e.partial = rows.frame()  # type: ignore[attr-defined]
-            if not isinstance(e, OutputError) and path:
-                with contextlib.suppress(OutputError):
-                    save_checkpoint(path, e.partial, fp)  # type: ignore[attr-defined]
+            # on an executor included) as ``partial``; the checkpoint is not
+            # tried again after an OutputError (that was its write failing).
+            keep = None if isinstance(e, OutputError) else path
+            e.partial, _ = _keep_rows(ex, keep, fp)  # type: ignore[attr-defined]
             raise
         # Raised by user code (the progress callback, the executor, a
         # chunk's future) or a malformed chunk result: the finished rows are
         # kept as on Ctrl-C, the exception the cause.
-        ex.salvage_futures()
-        df = rows.frame()
-        if path:
-            try:
-                save_checkpoint(path, df, fp)
-            except OutputError:
-                path = None  # the rows are in .partial; the message says so
+        df, path = _keep_rows(ex, path, fp)
         stopped = SimulationError(
             f"sweep stopped by an exception from {ex.stage} ({type(e).__name__}: "
             f"{error_text(e)}): {_rows_message(df.height, path)}"
@@ -428,15 +431,7 @@ def execute(
         # carrying the finished rows (and the checkpoint has them) as
         # ``partial`` and ``checkpoint`` attributes.
         try:
-            ex.salvage_futures()
-            df = rows.frame()
-            if path:
-                try:
-                    save_checkpoint(path, df, fp)
-                except OutputError:
-                    path = None
-            e.partial = df  # type: ignore[attr-defined]
-            e.checkpoint = path  # type: ignore[attr-defined]
+            e.partial, e.checkpoint = _keep_rows(ex, path, fp)  # type: ignore[attr-defined]
         except Exception:
             ex.cancel_pending()
         raise
