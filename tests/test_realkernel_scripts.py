@@ -10,6 +10,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+import schedlab as sl
 
 HERE = Path(__file__).resolve().parent.parent / "scripts" / "realkernel"
 
@@ -166,7 +167,7 @@ def test_reaim_csv_and_perf_stat_are_read():
         "forks": 48,
         "page_faults": 13770,
     }
-    with pytest.raises(ValueError, match="not a reaim CSV"):
+    with pytest.raises(sl.MeasureError, match="reaim CSV line 1: header 'garbage'"):
         m.parse_reaim_csv("garbage")
     with pytest.raises(ValueError, match="did not count"):
         m.parse_perf_stat(PERF_X.replace("62,,cpu", "<not counted>,,cpu"))

@@ -510,6 +510,12 @@ def _cmd_measure(args: argparse.Namespace) -> int:
         )
     if args.sched_latency:
         return _cmd_measure_latency(args, output)
+    if args.bench == "aim7":
+        return _cmd_measure_aim7(args, output)
+    aim7_only = [f for f, v in (("--reaim", args.reaim), ("--children", args.children),
+                                ("--jobs", args.jobs)) if v is not None]  # fmt: skip
+    if aim7_only:
+        raise ConfigError(f"invalid {aim7_only[0]} for measure {args.bench}: it is aim7's")
     kw: dict[str, Any] = {
         "mode": _csv(args.mode, str, "--mode"),
         "reps": args.reps,
@@ -530,6 +536,40 @@ def _cmd_measure(args: argparse.Namespace) -> int:
     if args.change:
         kw["changes"] = [_change(c) for c in args.change]
     df = measure(args.bench, **kw)
+    if output is not None:
+        return _write_frame(df, output, "--output", "runs", metadata(df))
+    print(df)
+    return 0
+
+
+def _cmd_measure_aim7(args: argparse.Namespace, output: Path | None) -> int:
+    """``measure aim7 --reaim DIR``: re-aim-7's load points (``host.aim7``)."""
+    from .host.measurement import measure, metadata
+
+    given = [
+        flag
+        for flag, v, default in (
+            ("--groups", args.groups, _GROUPS),
+            ("--ipc", args.ipc, _IPC),
+            ("--mode", args.mode, _MODE),
+            ("--loops", args.loops, None),
+            ("--pinned", args.pinned, None),
+            ("--perf", args.perf, "perf"),
+        )
+        if v != default
+    ] + ["--change"] * bool(args.change)
+    if given:
+        raise ConfigError(
+            f"invalid {given[0]} for measure aim7: it is an option of the perf benches; "
+            "aim7 takes --reaim, --children, --jobs and --reps"
+        )
+    kw: dict[str, Any] = {"reps": args.reps, "progress": not args.no_progress}
+    kw["reaim"] = args.reaim
+    if args.children is not None:
+        kw["children"] = _csv(args.children, int, "--children")
+    if args.jobs is not None:
+        kw["jobs"] = args.jobs
+    df = measure("aim7", **kw)
     if output is not None:
         return _write_frame(df, output, "--output", "runs", metadata(df))
     print(df)
@@ -748,6 +788,9 @@ def _sweep_parser(sub: Any) -> None:
     sw.set_defaults(fn=_cmd_sweep)
 
 
+_GROUPS, _IPC, _MODE = "1,2,5,10,20", "pipe,socket", "process,thread"
+
+
 def _measure_parser(sub: Any) -> None:
     me = sub.add_parser(
         "measure",
@@ -759,21 +802,25 @@ def _measure_parser(sub: Any) -> None:
     )
     me.add_argument(
         "bench",
-        choices=["hackbench", "pipe", "rt-app", "record"],
-        help="the benchmark; rt-app FILE.json runs an rt-app description (a row per thread "
+        choices=["hackbench", "pipe", "aim7", "rt-app", "record"],
+        help="the benchmark; aim7 --reaim DIR runs re-aim-7's compute mix at --children; "
+        "rt-app FILE.json runs an rt-app description (a row per thread "
         "and repetition); record -o OUT.txt -- CMD records CMD's schedule for "
         "workloads.from_trace and compare_schedule",
     )
     me.add_argument("target", nargs="*", help="rt-app: the JSON file; record: -- CMD ...")
     me.add_argument(
-        "--groups", default="1,2,5,10,20", help="hackbench: group counts (default: 1,2,5,10,20)"
+        "--groups", default=_GROUPS, help="hackbench: group counts (default: 1,2,5,10,20)"
     )
+    me.add_argument("--ipc", default=_IPC, help="hackbench: pipe and/or socket (default: both)")
+    me.add_argument("--mode", default=_MODE, help="process and/or thread (default: both)")
     me.add_argument(
-        "--ipc", default="pipe,socket", help="hackbench: pipe and/or socket (default: both)"
+        "--reaim",
+        default=None,
+        help="aim7: re-aim-7's build directory (reaim, workfile.compute, reaim.config)",
     )
-    me.add_argument(
-        "--mode", default="process,thread", help="process and/or thread (default: both)"
-    )
+    me.add_argument("--children", default=None, help="aim7: children counts (default: 1,2,4)")
+    me.add_argument("--jobs", type=int, default=None, help="aim7: jobs per child (default 100)")
     me.add_argument(
         "--loops", type=int, default=None, help="hackbench -l (default 200); pipe -l (20000)"
     )

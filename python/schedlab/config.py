@@ -376,6 +376,8 @@ class CostModel(_Frozen):
     tcp_write_ns: int
     tcp_read_ns: int
     futex_ns: int
+    work_pct: int
+    io_pct: int
     sys_jitter_pct: int
     xfer_by_distance: bool
     xfer_smt_ns: int

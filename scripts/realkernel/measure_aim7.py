@@ -42,6 +42,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from schedlab.host import aim7 as _aim7
 from schedlab.host.measurement import host_info
 
 EVENTS = (
@@ -51,23 +52,18 @@ EVENTS = (
     "sched:sched_process_fork",
     "page-faults",
 )
-CSV_FIELDS = ("JPM", "JPM_C", "parent_tm", "childU_tm", "childS_tm", "std_dev", "JTI")
+CSV_FIELDS = tuple(_aim7.CSV_FIELDS)
 
 
 def parse_reaim_csv(text: str) -> dict[str, float]:
-    """The last load point of reaim's ``<logprefix>.csv`` (header ``Forks,
-    JPM,JPM_C,JPS_C,parent_tm,childU_tm,childS_tm,std_dev,JTI,max_c,min_c``)."""
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    if len(lines) < 2 or not lines[0].startswith("Forks,"):
-        raise ValueError(f"not a reaim CSV: {text[:200]!r}")
-    head = lines[0].split(",")
-    row = lines[-1].split(",")
-    if len(row) != len(head):
-        raise ValueError(f"reaim CSV row has {len(row)} fields, header {len(head)}")
-    vals = dict(zip(head, row, strict=True))
-    out = {"forked": float(vals["Forks"])}
-    for k in CSV_FIELDS:
-        out[k] = float(vals[k])
+    """The last load point of reaim's ``<logprefix>.csv`` under its own
+    field names (``forked`` for ``Forks``): the library's parser
+    (``schedlab.host.aim7.parse_reaim_csv``, which refuses malformed output
+    with a ``MeasureError`` naming the line)."""
+    got = _aim7.parse_reaim_csv(text)
+    out = {"forked": got["children"]}
+    for k, col in _aim7.CSV_FIELDS.items():
+        out[k] = got[col]
     return out
 
 

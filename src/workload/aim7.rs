@@ -24,7 +24,9 @@
 //! helper is placed by fork balancing like any fork. The disk tests' costs
 //! are linear in the file size, `FILESIZE + POOLSIZE / children` KB
 //! (driver.c), between the two sizes measured. `speed` divides every
-//! measured CPU time; blocked times are kept.
+//! measured CPU time and the cost model's `work_pct` multiplies it, as
+//! `io_pct` multiplies the measured blocked times (the day's calibration:
+//! `calibrate(fit=["work", "io"])`); `speed` keeps blocked times.
 //!
 //! Tests may also pay a contention cost: each of their `shared_lines`
 //! cache-line operations per job finds the line in the cache of another
@@ -43,6 +45,7 @@
 //! the rules).
 
 use super::{check_cpuset, sys, user, Action, Ctx, TaskSpec, Workload};
+use crate::cost::CostModel;
 use crate::error::{CoreError, CoreResult};
 use crate::rng::{splitmix64, Rng};
 use crate::sched::fair::TaskId;
@@ -393,6 +396,29 @@ pub struct Aim7 {
     syncs_per_child: u64,
 }
 
+/// A measured CPU time at the cost model's `work_pct` (100: as measured,
+/// returned unchanged; otherwise scaled, truncated to the ns). Not a
+/// kernel function: the calibration's handle on how fast this day's CPU
+/// runs the tests' own code.
+fn work(ns: u64, c: &CostModel) -> u64 {
+    if c.work_pct == 100 {
+        ns
+    } else {
+        (u128::from(ns) * u128::from(c.work_pct) / 100) as u64
+    }
+}
+
+/// A measured blocked time (a test's I/O wait, a `sync()`'s writeback) at
+/// the cost model's `io_pct` (100: as measured, unchanged). Not a kernel
+/// function: the calibration's handle on this day's disk.
+fn blocked(ns: u64, c: &CostModel) -> u64 {
+    if c.io_pct == 100 {
+        ns
+    } else {
+        (u128::from(ns) * u128::from(c.io_pct) / 100) as u64
+    }
+}
+
 impl Aim7 {
     pub fn new(p: Aim7Params) -> CoreResult<Self> {
         if p.tasks == 0 {
@@ -741,7 +767,7 @@ impl Aim7 {
                     k.test = test as usize;
                     k.syncs_left = if self.p.syncs { TESTS[k.test].syncs } else { 0 };
                     k.phase = Phase::JobSys;
-                    let u = self.costs[k.test].user_ns;
+                    let u = work(self.costs[k.test].user_ns, c);
                     if u > 0 {
                         return user(u);
                     }
@@ -755,13 +781,13 @@ impl Aim7 {
                     } else {
                         0
                     };
-                    let s = self.costs[test].sys_ns + extra;
+                    let s = work(self.costs[test].sys_ns, c) + extra;
                     if s > 0 {
                         return sys(s);
                     }
                 }
                 Phase::JobIo => {
-                    let io = self.costs[self.kids[i].test].block_ns;
+                    let io = blocked(self.costs[self.kids[i].test].block_ns, c);
                     self.end_contention(i, ctx);
                     self.kids[i].phase = Phase::JobSync;
                     if io > 0 {
@@ -808,7 +834,7 @@ impl Aim7 {
                     // model charges for the fork, the exit and the reap
                     let k = &mut self.kids[i];
                     k.phase = Phase::SyncSys;
-                    let u = self.costs[k.test].sync_user_ns;
+                    let u = work(self.costs[k.test].sync_user_ns, c);
                     if u > 0 {
                         return user(u);
                     }
@@ -816,8 +842,7 @@ impl Aim7 {
                 Phase::SyncSys => {
                     let k = &mut self.kids[i];
                     k.phase = Phase::SyncIo;
-                    let own = self.costs[k.test]
-                        .sync_sys_ns
+                    let own = work(self.costs[k.test].sync_sys_ns, c)
                         .saturating_sub(c.fork_ns + c.exit_ns + c.reap_ns);
                     if own > 0 {
                         return sys(own);
@@ -827,6 +852,12 @@ impl Aim7 {
                     let k = &mut self.kids[i];
                     k.phase = Phase::SyncExit;
                     let io = self.costs[k.test].sync_io_ns;
+                    // a sync_io_us the user gave is kept as given
+                    let io = if self.p.sync_io_ns.is_some() {
+                        io
+                    } else {
+                        blocked(io, c)
+                    };
                     if io > 0 {
                         return Action::Sleep { ns: io };
                     }

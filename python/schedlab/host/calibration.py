@@ -25,15 +25,17 @@ import numpy as np
 import polars as pl
 
 from .._args import checked_call, warn_user
-from .._check import is_list, need_choice, need_frame, need_int, show, type_name
+from .._check import is_list, need_choice, need_int, show, type_name
 from ..config import CostModel, Kernel, Machine
 from ..exceptions import ConfigError, ConfigTypeError, MachineMismatchWarning
 from ..groups import groups_arg
-from ..run.args import kernel_arg, machine_arg, workload_arg
+from ..run.args import kernel_arg, machine_arg
 from ..run.estimate import check_memory
 from ..run.execute import execute
 from ..run.plan import Run, RunList, derive_seed, plan_runs
 from ..workloads import Workload, hackbench
+from .benches import AIM7, BENCHES, HACKBENCH, Bench, bench_of
+from .columns import Column, measured_frame
 
 #: The scale factors ``fit`` may name, and the CostModel fields each scales.
 FACTORS: dict[str, tuple[str, ...]] = {
@@ -43,17 +45,19 @@ FACTORS: dict[str, tuple[str, ...]] = {
     "switch": ("context_switch_ns", "mm_switch_ns"),
     "process": ("fork_ns", "clone_ns", "exit_ns", "child_start_ns", "child_start_thread_ns"),
     "copy": ("copy_kib_ns",),
+    "work": ("work_pct",),
+    "io": ("io_pct",),
 }
 #: The factors each is tried at before the least-squares refinement.
 COARSE = (0.5, 0.7, 1.4, 2.0)
 #: One for socket costs, one for pipe costs, one for waking an idle CPU.
-DEFAULT_FIT = ("socket", "pipe", "wakeup_idle")
+DEFAULT_FIT = HACKBENCH.fit
 #: Each factor stays within these (×0.1 to ×10 of the preset's value).
 BOUNDS = (0.1, 10.0)
 #: The metrics compared (``measure``'s columns, the model's metrics).
-METRICS = ("elapsed_s", "context_switches", "cpu_migrations")
+METRICS = HACKBENCH.metrics
 #: The configuration columns of a measured frame.
-CONFIG = ("ipc", "mode", "groups", "loops")
+CONFIG = HACKBENCH.config
 #: A report row is an ``outlier`` when its log(model/real) is further from
 #: the median log ratio of its metric (over every row with a positive, finite
 #: ratio, fitted and held out) than both log(OUTLIER_FACTOR) — a factor of 3
@@ -75,102 +79,11 @@ NOISY_SPREAD = 1.5
 MACHINE_MISMATCH = ("warn", "error", "ignore")
 
 
-@dataclass(frozen=True)
-class Column:
-    """What a column of a measured frame must hold: ``kind`` ``"text"``
-    (String, Categorical or Enum; read as String), ``"int"`` (any integer
-    dtype; read as Int64, within ``lo``..``hi``), ``"number"`` (any integer,
-    float or decimal dtype, not Boolean; read as Float64) or ``"bool"``
-    (Boolean); ``required`` (else it may be absent); ``nulls`` (else a null
-    is refused). An all-null column (dtype Null) passes where nulls do."""
-
-    kind: str
-    required: bool = True
-    nulls: bool = False
-    lo: int | None = None
-    hi: int | None = None
-
-
-_KIND_TEXT = {
-    "text": "text (String, Categorical or Enum)",
-    "int": "integers",
-    "number": "numbers (an integer or float dtype, not Boolean)",
-    "bool": "booleans (Boolean)",
-}
-_CAST = {"text": pl.String, "int": pl.Int64, "number": pl.Float64, "bool": pl.Boolean}
-
 #: The columns ``calibrate`` reads of a ``measure("hackbench")`` frame and
 #: what each must hold (``Column``); other columns are not read. The metrics'
 #: nulls are refused by the value check (missing, negative or non-finite).
-FRAME_COLUMNS: dict[str, Column] = {
-    "bench": Column("text", required=False),
-    "ipc": Column("text"),
-    "mode": Column("text"),
-    "groups": Column("int", lo=1, hi=10_000),
-    "loops": Column("int", lo=1, hi=10_000_000),
-    "pinned": Column("bool", required=False, nulls=True),
-    "change": Column("text", required=False, nulls=True),
-    **{m: Column("number", nulls=True) for m in METRICS},
-    "cpus": Column("int", required=False, nulls=True, lo=0, hi=2**31),
-    "cpu_model": Column("text", required=False, nulls=True),
-}
-
-
-def _dtype_ok(dtype: Any, kind: str) -> bool:
-    if kind == "text":
-        return dtype == pl.String or isinstance(dtype, pl.Categorical | pl.Enum)
-    if kind == "int":
-        return bool(dtype.is_integer())
-    if kind == "number":
-        return bool(dtype.is_numeric()) and dtype != pl.Boolean
-    return bool(dtype == pl.Boolean)
-
-
-def measured_frame(
-    real: Any, columns: Mapping[str, Column], expected: str, param: str = "real"
-) -> pl.DataFrame:
-    """``real`` checked against ``columns`` (name → ``Column``) and read:
-    each column there of its kind's dtype (cast), the others as they are.
-    A missing required column is a ``ConfigError`` naming it; a column of
-    the wrong dtype a ``ConfigTypeError`` naming the column, its dtype and
-    what it must hold; a refused null or a value out of range a
-    ``ConfigError`` naming the column. ``expected``: which frame the caller
-    takes, for the messages."""
-    required = [c for c, spec in columns.items() if spec.required]
-    df = need_frame(param, real, required, expected)
-    casts = []
-    for c, spec in columns.items():
-        if c not in df.columns:
-            continue
-        col = df[c]
-        if col.dtype == pl.Null:
-            if not spec.nulls and df.height:
-                raise ConfigError(
-                    f"invalid {param}: column {c!r} is all null; expected {_KIND_TEXT[spec.kind]}"
-                )
-        elif not _dtype_ok(col.dtype, spec.kind):
-            raise ConfigTypeError(
-                f"invalid type for {param} column {c!r}: got {col.dtype}, expected "
-                f"{_KIND_TEXT[spec.kind]}, as in {expected}"
-            )
-        nulls = col.null_count()
-        if nulls and not spec.nulls and col.dtype != pl.Null:
-            raise ConfigError(
-                f"invalid {param}: column {c!r} has {nulls} null value{'s' * (nulls != 1)}; "
-                f"expected {_KIND_TEXT[spec.kind]} in every row"
-            )
-        if spec.kind == "int" and col.dtype != pl.Null and nulls < col.len():
-            lo_v, hi_v = col.min(), col.max()
-            lo, hi = spec.lo, spec.hi
-            for v in (lo_v, hi_v):
-                assert isinstance(v, int)
-                if (lo is not None and v < lo) or (hi is not None and v > hi):
-                    raise ConfigError(
-                        f"invalid {param}: column {c!r} holds {show(v)}; expected integers "
-                        f"from {lo} to {hi}"
-                    )
-        casts.append(pl.col(c).cast(_CAST[spec.kind]))
-    return df.with_columns(casts) if casts else df
+#: (``benches.AIM7.columns``: those of a ``measure("aim7")`` frame.)
+FRAME_COLUMNS: dict[str, Column] = dict(HACKBENCH.columns)
 
 
 def machine_mismatch_message(real: pl.DataFrame, machine: Machine) -> str | None:
@@ -216,7 +129,9 @@ class Calibration:
     |model/real − 1| (``median_abs_rel_err``, ``max_abs_rel_err``) and how
     many are ``outliers``; ``noise``: ``rep_noise`` of the measured frame;
     ``warnings``: each outlier row and noisy configuration in words;
-    ``workload``: the hackbench workload the configurations were points of.
+    ``workload``: the workload the configurations were points of;
+    ``bench``: the measured benchmark (``"hackbench"`` or ``"aim7"``), whose
+    configuration columns the report has (``benches.BENCHES``).
     ``print(cal)`` shows the factors, the summary and the warnings."""
 
     costs: CostModel
@@ -230,6 +145,7 @@ class Calibration:
     noise: pl.DataFrame = field(default_factory=pl.DataFrame)
     warnings: tuple[str, ...] = ()
     workload: Workload = field(default_factory=hackbench)
+    bench: str = "hackbench"
 
     def __repr__(self) -> str:
         f = ", ".join(f"{k}={v:.3g}" for k, v in self.factors.items())
@@ -252,9 +168,9 @@ def scaled(costs: CostModel, factors: Mapping[str, float]) -> CostModel:
     return costs.replace(**changes)
 
 
-def _need_fit(fit: Any) -> tuple[str, ...]:
+def _need_fit(fit: Any, bench: Bench = HACKBENCH) -> tuple[str, ...]:
     if fit is None:
-        return DEFAULT_FIT
+        return bench.fit
     names = [fit] if isinstance(fit, str) else fit
     if not is_list(names):
         raise ConfigTypeError(
@@ -276,19 +192,26 @@ def _need_fit(fit: Any) -> tuple[str, ...]:
             raise ConfigError(f"invalid fit={show(n)}: expected names from {', '.join(FACTORS)}")
     if len(set(names)) != len(names):
         raise ConfigError(f"invalid fit={show(list(names))}: a factor named twice")
+    for n in names:
+        if n not in bench.factors:
+            raise ConfigError(
+                f"invalid fit={show(n)}: no field it scales ({', '.join(FACTORS[n])}) is "
+                f"charged by {bench.name}'s model; expected names from {', '.join(bench.factors)}"
+            )
     return tuple(names)
 
 
-def _configs(real: pl.DataFrame) -> pl.DataFrame:
+def _configs(real: pl.DataFrame, bench: Bench = HACKBENCH) -> pl.DataFrame:
     """The measured frame's configurations, each with the median of its
     reps per metric (sorted, so the order is the frame's content's)."""
     df = real
+    name = bench.name
     if "bench" in df.columns:
-        other = sorted(set(df["bench"].to_list()) - {"hackbench"})
+        other = sorted(set(df["bench"].to_list()) - {name})
         if other:
             raise ConfigError(
-                f"invalid real: rows of bench {other}; expected only 'hackbench' rows "
-                "(measure('hackbench', ...))"
+                f"invalid real: rows of bench {other}; expected only {name!r} rows "
+                f"(measure({name!r}, ...)), one bench per calibration"
             )
     if "pinned" in df.columns and df["pinned"].any():
         raise ConfigError("invalid real: pinned rows; expected unpinned hackbench runs")
@@ -300,37 +223,29 @@ def _configs(real: pl.DataFrame) -> pl.DataFrame:
                 "(filter pl.col('change') == 'plain', or use validate() to predict the changes)"
             )
     if df.height == 0:
-        raise ConfigError("invalid real: no rows; expected measured hackbench runs")
-    for c, allowed in (("ipc", ("pipe", "socket")), ("mode", ("process", "thread"))):
-        bad = sorted(set(df[c].to_list()) - set(allowed))
-        if bad:
-            raise ConfigError(f"invalid real: {c} {bad}; expected values from {list(allowed)}")
-    for c in METRICS:
+        raise ConfigError(f"invalid real: no rows; expected measured {name} runs")
+    if bench is HACKBENCH:
+        for c, allowed in (("ipc", ("pipe", "socket")), ("mode", ("process", "thread"))):
+            bad = sorted(set(df[c].to_list()) - set(allowed))
+            if bad:
+                raise ConfigError(f"invalid real: {c} {bad}; expected values from {list(allowed)}")
+    for c in bench.metrics:
         col = df[c]
         if col.null_count() or not bool((col >= 0).all()) or not bool(col.is_finite().all()):
             raise ConfigError(
                 f"invalid real: column {c!r} has missing, negative or non-finite values; "
-                "expected perf's counts and times"
+                f"expected {'perf' if bench is HACKBENCH else name}'s counts and times"
             )
     return (
-        df.group_by(list(CONFIG))
-        .agg([pl.col(m).cast(pl.Float64).median().alias(m) for m in METRICS])
-        .sort(list(CONFIG))
+        df.group_by(list(bench.config))
+        .agg([pl.col(m).cast(pl.Float64).median().alias(m) for m in bench.metrics])
+        .sort(list(bench.config))
     )
 
 
-def _default_train(cfg: pl.DataFrame) -> list[bool]:
-    """Every ipc × mode at the middle group count measured (4 configurations
-    for the issue's 20): the factors are identified, group scaling is
-    predicted."""
-    gs = sorted(set(cfg["groups"].to_list()))
-    mid = gs[(len(gs) - 1) // 2]
-    return [g == mid for g in cfg["groups"].to_list()]
-
-
-def _need_train(train: Any, cfg: pl.DataFrame) -> list[bool]:
+def _need_train(train: Any, cfg: pl.DataFrame, bench: Bench = HACKBENCH) -> list[bool]:
     if train is None:
-        return _default_train(cfg)
+        return bench.default_train(cfg)
     if isinstance(train, pl.Expr):
         try:
             mask = cfg.select(train.alias("_t"))["_t"]
@@ -340,17 +255,17 @@ def _need_train(train: Any, cfg: pl.DataFrame) -> list[bool]:
             raise ConfigError("invalid train: the expression must give one bool per configuration")
         out = [bool(x) for x in mask.fill_null(False).to_list()]
     elif is_list(train) and all(isinstance(t, Mapping) for t in train):
-        rows = cfg.select(list(CONFIG)).to_dicts()
+        rows = cfg.select(list(bench.config)).to_dicts()
         out = [False] * len(rows)
         for t in train:
-            bad = [k for k in t if k not in CONFIG]
+            bad = [k for k in t if k not in bench.config]
             if bad:
                 raise ConfigError(
                     f"invalid train entry {show(dict(t))}: keys {bad}; expected keys from "
-                    f"{', '.join(CONFIG)}"
+                    f"{', '.join(bench.config)}"
                 )
             for k, v in t.items():
-                text = k in ("ipc", "mode")
+                text = k in bench.text
                 ok = (
                     isinstance(v, str)
                     if text
@@ -371,7 +286,7 @@ def _need_train(train: Any, cfg: pl.DataFrame) -> list[bool]:
     else:
         raise ConfigTypeError(
             f"invalid type for train: got {type_name(train)}, expected None, a list of dicts "
-            f"(keys from {', '.join(CONFIG)}) or a polars expression"
+            f"(keys from {', '.join(bench.config)}) or a polars expression"
         )
     if not any(out):
         raise ConfigError("invalid train: selects no configuration")
@@ -389,16 +304,17 @@ def _model_plan(
     tasks: Mapping[str, Any] | None,
     groups: Sequence[Any] | None = None,
     workload: Workload | None = None,
+    bench: Bench = HACKBENCH,
 ) -> list[Run]:
     """``model_runs``' runs, planned and seeded, not run."""
     m, k = machine_arg(machine), kernel_arg(kernel)
     ids = list(range(len(configs))) if ids is None else list(ids)
-    w = base_workload(workload)
+    w = bench.base(workload)
     if tasks:
         w = w.with_tasks(**tasks)
     if groups:
         w = w.with_groups(groups_arg(groups))
-    points = [{f"workload.{c}": cfg[c] for c in CONFIG} for cfg in configs]
+    points = [{f"workload.{bench.params[c]}": cfg[c] for c in bench.config} for cfg in configs]
     runs = plan_runs(m, k, costs, w, points, seeds, seed, None, None, 100_000_000)
     for r in runs:
         r.seed = derive_seed(seed, ids[r.point], r.replicate)
@@ -413,15 +329,7 @@ def base_workload(workload: Any) -> Workload:
     settings, which then apply to every run, ``validate``'s changes
     included): ``hackbench()`` for None, else a ``Workload`` of kind
     hackbench, refused otherwise by name."""
-    if workload is None:
-        return hackbench()
-    w = workload_arg(workload)
-    if w.kind != "hackbench":
-        raise ConfigError(
-            f"invalid workload={w.kind!r}: the measured configurations are hackbench "
-            "runs; expected schedlab.workloads.hackbench(...) (e.g. with parent_wakee_flips)"
-        )
-    return w
+    return HACKBENCH.base(workload)
 
 
 def model_runs(
@@ -435,14 +343,17 @@ def model_runs(
     threads: int | None = None,
     ids: Sequence[int] | None = None,
     tasks: Mapping[str, Any] | None = None,
-    metrics: Sequence[str] = METRICS,
+    metrics: Sequence[str] | None = None,
     memory_limit: int | None = None,
     groups: Sequence[Any] | None = None,
     workload: Workload | None = None,
+    bench: Bench = HACKBENCH,
 ) -> pl.DataFrame:
     """The model's hackbench runs of ``configs`` (dicts of ``ipc``, ``mode``,
     ``groups``, ``loops``) × ``seeds``, one batch on the sweep runner, each
-    a point of ``workload`` (``base_workload()``'s: default ``hackbench()``). Run
+    a point of ``workload`` (``base_workload()``'s: default ``hackbench()``);
+    with ``bench=benches.AIM7``, AIM7's (dicts of ``children`` and ``jobs``,
+    points of ``aim7()``, ``metrics`` then from ``AIM7.metrics``). Run
     (i, r)'s seed is ``derive_seed(seed, ids[i], r)``: the same config gets
     the same streams whatever else is in the batch. ``tasks``: arguments of
     ``Workload.with_tasks`` for every run. Columns: the config, ``rep`` and
@@ -450,7 +361,9 @@ def model_runs(
     raises. ``memory_limit``: as ``sweep``'s (the batch is refused before
     it runs if its estimated peak is above it). ``groups``: the runs'
     task groups (``simulate``'s ``groups``)."""
-    runs = _model_plan(configs, machine, kernel, costs, seeds, seed, ids, tasks, groups, workload)
+    runs = _model_plan(
+        configs, machine, kernel, costs, seeds, seed, ids, tasks, groups, workload, bench
+    )
     df = execute(runs, 0 if threads is None else threads, False, memory_limit=memory_limit)
     bad = df.filter(pl.col("status") != "ok")
     if bad.height:
@@ -460,14 +373,15 @@ def model_runs(
             f"for {show(dict(configs[r0['point']]))}"
         )
     return df.select(
-        [pl.col(f"workload.{c}").alias(c) for c in CONFIG]
+        [pl.col(f"workload.{bench.params[c]}").alias(c) for c in bench.config]
         + [pl.col("replicate").alias("rep")]
-        + [pl.col(x).cast(pl.Float64) for x in metrics]
+        + [pl.col(x).cast(pl.Float64) for x in (bench.metrics if metrics is None else metrics)]
     )
 
 
-def _medians(df: pl.DataFrame) -> pl.DataFrame:
-    return df.group_by(list(CONFIG)).agg([pl.col(m).median() for m in METRICS]).sort(list(CONFIG))
+def _medians(df: pl.DataFrame, bench: Bench = HACKBENCH) -> pl.DataFrame:
+    keys = list(bench.config)
+    return df.group_by(keys).agg([pl.col(m).median() for m in bench.metrics]).sort(keys)
 
 
 @checked_call("calibrate")
@@ -482,7 +396,7 @@ def calibrate(
     progress: bool = True,
     train: Sequence[Mapping[str, Any]] | pl.Expr | None = None,
     costs: CostModel | None = None,
-    metrics: Sequence[str] = ("elapsed_s",),
+    metrics: Sequence[str] | None = None,
     seed: int = 0,
     max_evaluations: int = 40,
     machine_mismatch: str = "warn",
@@ -525,14 +439,30 @@ def calibrate(
     ``loops``; default ``hackbench()``): e.g. ``hackbench(
     parent_wakee_flips=3)`` for the start's wake-up history as recorded
     here (docs/guide/schedule.md). Kept as ``Calibration.workload``.
+    ``metrics`` defaults to ``("elapsed_s",)``.
+
+    **AIM7.** A frame of ``measure("aim7", ...)`` (its ``bench`` column
+    ``"aim7"`` on every row; ``benches.AIM7.columns``) is fitted the same
+    way with AIM7's own configurations and metrics: the config columns are
+    ``children`` and ``jobs`` (each a point of ``workload``, default
+    ``aim7(tasks=1)``, as ``tasks`` and ``jobs``), the metrics
+    ``jobs_per_min``, ``real_s`` and ``cpu_s`` (reaim's figures and the
+    model's metrics of the same names; ``metrics`` defaults to
+    ``("jobs_per_min",)``), ``fit`` defaults to ``("work",)`` — the cost
+    model's ``work_pct``, the speed at which this day's CPU runs the tests'
+    own code — and ``train`` to the fewest children measured: what one
+    child does alone fixes the speed, and how several share the CPUs is
+    predicted. ``fit`` names only factors whose fields AIM7's model charges
+    (``benches.AIM7.factors``).
     """
     from scipy.optimize import least_squares
 
-    real = measured_frame(real, FRAME_COLUMNS, "measure('hackbench', ...)'s frame")
+    bench = bench_of(real)
+    real = measured_frame(real, bench.columns, f"measure({bench.name!r}, ...)'s frame")
     m, k = machine_arg(machine), kernel_arg(kernel)
-    wl = base_workload(workload)
+    wl = bench.base(workload)
     on_mismatch = need_choice("machine_mismatch", machine_mismatch, list(MACHINE_MISMATCH))
-    names = _need_fit(fit)
+    names = _need_fit(fit, bench)
     nseeds = need_int("seeds", seeds, lo=1, hi=1000)
     nthreads = None if threads is None else need_int("threads", threads, lo=1, hi=4096)
     nev = need_int("max_evaluations", max_evaluations, lo=1, hi=10_000)
@@ -543,21 +473,25 @@ def calibrate(
         raise ConfigTypeError(
             f"invalid type for progress: got {type_name(progress)}, expected bool"
         )
+    known = bench.metrics
+    if metrics is None:
+        metrics = bench.fitted
     if not isinstance(metrics, str) and not is_list(metrics):
         raise ConfigTypeError(
             f"invalid type for metrics: got {type_name(metrics)} {show(metrics)}, expected a "
-            f"list of names from {', '.join(METRICS)}"
+            f"list of names from {', '.join(known)}"
         )
     mets = [metrics] if isinstance(metrics, str) else list(metrics)
     for met in mets:
         if not isinstance(met, str):
             raise ConfigTypeError(
                 f"invalid type for metrics entry: got {type_name(met)} {show(met)}, expected a "
-                f"name (str) from {', '.join(METRICS)}"
+                f"name (str) from {', '.join(known)}"
             )
-    if not mets or any(x not in METRICS for x in mets):
+    if not mets or any(x not in known for x in mets):
         raise ConfigError(
-            f"invalid metrics={show(metrics)}: expected names from {', '.join(METRICS)}"
+            f"invalid metrics={show(metrics)}: expected names from {', '.join(known)}"
+            + (f" ({bench.name}'s)" if bench is not HACKBENCH else "")
         )
     if len(set(mets)) != len(mets):
         raise ConfigError(f"invalid metrics={show(mets)}: a metric named twice")
@@ -572,7 +506,7 @@ def calibrate(
                 f"invalid fit={show(n)}: every field it scales ({', '.join(FACTORS[n])}) is 0 in "
                 "the base cost model, so it cannot change anything"
             )
-    cfg = _configs(real)
+    cfg = _configs(real, bench)
     mismatch = None if on_mismatch == "ignore" else machine_mismatch_message(real, m)
     if mismatch is not None and on_mismatch == "error":
         raise ConfigError(f"invalid machine={m.name!r}: {mismatch}")
@@ -584,15 +518,15 @@ def calibrate(
                 f"invalid real: a median of {met!r} is 0; a fitted metric (metrics="
                 f"{show(mets)}) must be positive in every configuration"
             )
-    mask = _need_train(train, cfg)
-    rows = cfg.select(list(CONFIG)).to_dicts()
+    mask = _need_train(train, cfg, bench)
+    rows = cfg.select(list(bench.config)).to_dicts()
     train_idx = [i for i, t in enumerate(mask) if t]
     train_cfg = [rows[i] for i in train_idx]
     target = np.log(cfg[train_idx].select(mets).to_numpy())
     # the largest batch (every configuration, at the end) against the limit,
     # before any model run
     check_memory(
-        RunList(_model_plan(rows, m, k, base, nseeds, seed, None, None, None, wl)),
+        RunList(_model_plan(rows, m, k, base, nseeds, seed, None, None, None, wl, bench)),
         nthreads or 0,
         memory_limit,
     )
@@ -624,8 +558,9 @@ def calibrate(
             ids=train_idx,
             memory_limit=memory_limit,
             workload=wl,
+            bench=bench,
         )
-        med = _medians(df)
+        med = _medians(df, bench)
         got = np.log(np.maximum(med.select(mets).to_numpy(), 1e-12))
         r: np.ndarray = np.asarray(got - target, dtype=float).ravel()
         cache[key] = r
@@ -679,6 +614,7 @@ def calibrate(
             threads=nthreads,
             memory_limit=memory_limit,
             workload=wl,
+            bench=bench,
         )
         if bar is not None:
             bar.n = nev
@@ -686,9 +622,9 @@ def calibrate(
     finally:
         if bar is not None:
             bar.close()
-    model = _medians(full)
+    model = _medians(full, bench)
     noise = rep_noise(real)
-    report = _report(cfg, model, mask, noise)
+    report = _report(cfg, model, mask, noise, bench)
     return Calibration(
         costs=fitted,
         factors=factors,
@@ -702,31 +638,37 @@ def calibrate(
         warnings=(f"machine: {mismatch}",) * (mismatch is not None)
         + calibration_warnings(report, noise),
         workload=wl,
+        bench=bench.name,
     )
 
 
 def _report(
-    cfg: pl.DataFrame, model: pl.DataFrame, mask: list[bool], noise: pl.DataFrame
+    cfg: pl.DataFrame,
+    model: pl.DataFrame,
+    mask: list[bool],
+    noise: pl.DataFrame,
+    bench: Bench = HACKBENCH,
 ) -> pl.DataFrame:
-    roles = cfg.select(list(CONFIG)).with_columns(
+    keys = bench.config
+    roles = cfg.select(list(keys)).with_columns(
         pl.Series("role", ["fitted" if t else "held_out" for t in mask])
     )
-    noisy = noise.group_by(list(CONFIG)).agg(pl.col("noisy").any())
-    long_real = cfg.unpivot(index=list(CONFIG), on=list(METRICS), variable_name="metric").rename(
-        {"value": "real"}
-    )
-    long_model = model.unpivot(index=list(CONFIG), on=list(METRICS), variable_name="metric").rename(
-        {"value": "model"}
-    )
+    noisy = noise.group_by(list(keys)).agg(pl.col("noisy").any())
+    long_real = cfg.unpivot(
+        index=list(keys), on=list(bench.metrics), variable_name="metric"
+    ).rename({"value": "real"})
+    long_model = model.unpivot(
+        index=list(keys), on=list(bench.metrics), variable_name="metric"
+    ).rename({"value": "model"})
     return (
-        long_real.join(long_model, on=[*CONFIG, "metric"], how="left")
-        .join(roles, on=list(CONFIG), how="left")
+        long_real.join(long_model, on=[*keys, "metric"], how="left")
+        .join(roles, on=list(keys), how="left")
         .with_columns((pl.col("model") / pl.col("real")).alias("ratio"))
         .with_columns(outlier_flag())
-        .join(noisy, on=list(CONFIG), how="left")
+        .join(noisy, on=list(keys), how="left")
         .with_columns(pl.col("noisy").fill_null(False))
-        .select([*CONFIG, "metric", "real", "model", "ratio", "role", "outlier", "noisy"])
-        .sort(["metric", *CONFIG])
+        .select([*keys, "metric", "real", "model", "ratio", "role", "outlier", "noisy"])
+        .sort(["metric", *keys])
     )
 
 
@@ -766,11 +708,6 @@ def outlier_flag() -> pl.Expr:
     return (dev > limit).alias("outlier")
 
 
-def _family(change: str | None, ipc: str, mode: str, loops: int) -> str:
-    ch = f"{change}, " if change is not None else ""
-    return f"{ch}{ipc}/{mode}, loops={loops}"
-
-
 @checked_call("rep_noise")
 def rep_noise(real: pl.DataFrame) -> pl.DataFrame:
     """The spread of ``real``'s repetitions (a ``measure("hackbench")``
@@ -781,14 +718,20 @@ def rep_noise(real: pl.DataFrame) -> pl.DataFrame:
     when not noisy). Noisy: ``spread`` above ``NOISY_SPREAD``, or elapsed
     time that falls with more groups beyond the reps' spread (every rep of
     the fewer groups slower than every rep of the more), which flags both
-    configurations of the pair."""
-    cols = {c: FRAME_COLUMNS[c] for c in (*CONFIG, "change", "elapsed_s")}
-    real = measured_frame(real, cols, "measure('hackbench', ...)'s frame")
-    keys = ["change", *CONFIG] if "change" in real.columns else list(CONFIG)
+    configurations of the pair. A ``measure("aim7")`` frame is read the
+    same way with reaim's ``real_s`` as the elapsed time and ``children``
+    for the groups."""
+    bench = bench_of(real)
+    size = bench.size
+    cols = {c: bench.columns[c] for c in (*bench.config, bench.time) if c in bench.columns}
+    if bench is HACKBENCH:
+        cols["change"] = bench.columns["change"]
+    real = measured_frame(real, cols, f"measure({bench.name!r}, ...)'s frame")
+    keys = ["change", *bench.config] if "change" in real.columns else list(bench.config)
     df = real
     if "change" in df.columns:
         df = df.with_columns(pl.col("change").cast(pl.String).fill_null("plain"))
-    el = pl.col("elapsed_s").cast(pl.Float64).fill_nan(None)
+    el = pl.col(bench.time).cast(pl.Float64).fill_nan(None)
     cfg = (
         df.group_by(keys)
         .agg(
@@ -808,19 +751,19 @@ def rep_noise(real: pl.DataFrame) -> pl.DataFrame:
                 f"slowest of {r['reps']} reps {r['spread']:.2f}× the fastest "
                 f"(threshold ×{NOISY_SPREAD:g})"
             )
-    fam = [k for k in keys if k != "groups"]
+    fam = [k for k in keys if k != size]
     for i, a in enumerate(rows):
         for j, b in enumerate(rows):
             same = all(a[k] == b[k] for k in fam)
-            if not same or a["groups"] >= b["groups"] or a["elapsed_min"] is None:
+            if not same or a[size] >= b[size] or a["elapsed_min"] is None:
                 continue
             if b["elapsed_max"] is not None and a["elapsed_min"] > b["elapsed_max"]:
                 span = (
                     f"{a['elapsed_min']:.3g}–{a['elapsed_max']:.3g} s against "
                     f"{b['elapsed_min']:.3g}–{b['elapsed_max']:.3g} s"
                 )
-                why[i].append(f"every rep slower than groups={b['groups']}'s ({span})")
-                why[j].append(f"every rep faster than groups={a['groups']}'s ({span})")
+                why[i].append(f"every rep slower than {size}={b[size]}'s ({span})")
+                why[j].append(f"every rep faster than {size}={a[size]}'s ({span})")
     return pl.DataFrame(
         {
             **{k: [r[k] for r in rows] for k in keys},
@@ -855,17 +798,19 @@ def calibration_warnings(report: pl.DataFrame, noise: pl.DataFrame) -> tuple[str
         .agg(pl.col("ratio").log().median().exp().alias("m"))
     )
     medians = dict(zip(med["metric"].to_list(), med["m"].to_list(), strict=True))
+    bench = AIM7 if "children" in report.columns else HACKBENCH
+    size = bench.size
     for r in report.filter(pl.col("outlier").fill_null(False)).iter_rows(named=True):
-        where = _family(None, r["ipc"], r["mode"], r["loops"])
+        where = bench.where(r)
         out.append(
-            f"outlier: {where}, groups={r['groups']} ({r['role']}), {r['metric']}: "
+            f"outlier: {where}, {size}={r[size]} ({r['role']}), {r['metric']}: "
             f"model/real ×{r['ratio']:.3g} where the metric's median is "
             f"×{medians[r['metric']]:.3g} (beyond ×{OUTLIER_FACTOR:g} and "
             f"{OUTLIER_MADS:g} robust SDs of it)"
         )
     for r in noise.filter(pl.col("noisy")).iter_rows(named=True):
-        where = _family(r.get("change"), r["ipc"], r["mode"], r["loops"])
-        out.append(f"noisy: {where}, groups={r['groups']}: {r['why']}")
+        where = bench.where(r, r.get("change"))
+        out.append(f"noisy: {where}, {size}={r[size]}: {r['why']}")
     return tuple(out)
 
 
@@ -873,7 +818,8 @@ def format_calibration(cal: Calibration) -> str:
     """``cal`` as text: the factors, the held-out relative errors per metric
     and the warnings (what ``print(cal)`` shows)."""
     lines = [repr(cal)]
-    fitted = cal.report.filter(pl.col("role") == "fitted").select(list(CONFIG)).unique().height
+    keys = list(BENCHES[cal.bench].config)
+    fitted = cal.report.filter(pl.col("role") == "fitted").select(keys).unique().height
     lines.append(
         f"fitted on {', '.join(cal.fitted_metrics)} at {fitted} configurations "
         f"({cal.evaluations} model evaluations)"

@@ -34,7 +34,11 @@ from . import changes as _changes
 
 #: The events ``measure`` counts (``perf stat -e``).
 EVENTS = ("task-clock", "context-switches", "cpu-migrations")
-BENCHES = ("hackbench", "pipe")
+BENCHES = ("hackbench", "pipe", "aim7")
+#: ``measure``'s default group counts (hackbench).
+GROUPS = (1, 2, 5, 10, 20)
+#: ``measure("aim7")``'s default children counts.
+AIM7_CHILDREN = (1, 2, 4)
 #: The hackbench variants it runs: the core's names of them.
 IPCS = tuple(_core.HACKBENCH_IPCS)
 MODES = tuple(_core.HACKBENCH_MODES)
@@ -371,6 +375,40 @@ def _bools(name: str, v: Any) -> list[bool]:
 Runner = Callable[[list[str]], "subprocess.CompletedProcess[Any]"]
 
 
+def _measure_aim7(
+    children: Any, reaim: Any, jobs: Any, reps: Any, progress: Any, runner: Runner | None
+) -> pl.DataFrame:
+    """``measure("aim7", ...)``: its arguments checked, then
+    ``host.aim7.measure_aim7``."""
+    from . import aim7 as _aim7
+
+    for name, v in (("jobs", jobs), ("reps", reps)):
+        if is_list(v):
+            raise ConfigTypeError(f"invalid type for {name}: got {type_name(v)}, expected int")
+    kids = int_list("children", AIM7_CHILDREN if children is None else children, 1, 10_000)
+    nj = int_list("jobs", 100 if jobs is None else jobs, 1, 100_000)[0]
+    nrep = int_list("reps", reps, 1, 1000)[0]
+    need_bool("progress", progress)
+    if runner is not None and not callable(runner):
+        raise ConfigTypeError(
+            f"invalid type for runner: got {type_name(runner)} {show(runner)}, expected a "
+            "callable (command list -> subprocess.CompletedProcess) or None"
+        )
+    if reaim is None:
+        raise ConfigError(
+            "invalid reaim=None: bench='aim7' needs the directory of a re-aim-7 build "
+            f"(with {', '.join(_aim7.REAIM_FILES)}); schedlab does not ship it"
+        )
+    user = runner
+
+    def run(cmd: list[str], cwd: Path) -> Any:
+        if user is not None:
+            return user(cmd)
+        return subprocess.run(cmd, capture_output=True, check=False, cwd=cwd)
+
+    return _aim7.measure_aim7(kids, reaim, nj, nrep, progress, run, host_info)
+
+
 def run_command(cmd: list[str]) -> subprocess.CompletedProcess[bytes]:
     """Run ``cmd``, capturing its output as bytes (the default ``Runner``;
     ``completed_output`` reads them as UTF-8, whatever the locale)."""
@@ -394,7 +432,7 @@ def run_one(runner: Runner, cmd: list[str]) -> Any:
 def measure(
     bench: str = "hackbench",
     *,
-    groups: int | Sequence[int] = (1, 2, 5, 10, 20),
+    groups: int | Sequence[int] = GROUPS,
     ipc: str | Sequence[str] = IPCS,
     mode: str | Sequence[str] = MODES,
     loops: int | None = None,
@@ -407,6 +445,9 @@ def measure(
     interrupts: Callable[[], str | None] | None = None,
     sysctl_root: str | Path = "/proc/sys/kernel",
     cgroup_root: str | Path | None = None,
+    children: int | Sequence[int] | None = None,
+    reaim: str | Path | None = None,
+    jobs: int | None = None,
 ) -> pl.DataFrame:
     """Run ``perf bench sched messaging`` (``bench="hackbench"``) or ``perf
     bench sched pipe`` (``bench="pipe"``) on this host under ``perf stat -x,
@@ -461,6 +502,22 @@ def measure(
     ``cg_burst_s`` (NaN for runs without a group). ``cgroup_root``: where
     the groups are made (default the host's ``cpu`` hierarchy; tests give a
     directory).
+
+    ``bench="aim7"`` runs re-aim-7 instead (``host.aim7``): ``reaim`` is the
+    directory of its build, holding ``reaim``, ``workfile.compute`` and
+    ``reaim.config`` (schedlab does not ship it); each run is one load point
+    of the compute mix, ``reaim -sN -eN -i1 -t -jJOBS``, for N in
+    ``children`` (default 1, 2, 4) and ``jobs`` jobs per child (default
+    100, reaim's own), ``reps`` times (reps outermost). No perf is needed.
+    Its frame (``host.aim7.COLUMNS``): ``bench``, ``children``, ``jobs``,
+    ``rep``, reaim's own figures ``jobs_per_min``, ``jobs_per_min_per_child``,
+    ``jti``, ``real_s`` (parent time), ``cpu_s`` (children's user + system
+    time: ``child_user_s`` + ``child_sys_s``), ``std_dev_s``, and the host
+    columns. ``runner`` then gets the reaim command (it runs in a fresh
+    temporary directory when ``runner`` is None). The hackbench arguments
+    (``groups``, ``ipc``, ``mode``, ``loops``, ``pinned``, ``changes``,
+    ``perf``, ``interrupts``, ``cgroup_root``) are refused with it, and
+    ``children``, ``reaim``, ``jobs`` with the other benches.
     """
     if not isinstance(bench, str):
         raise ConfigTypeError(
@@ -469,6 +526,31 @@ def measure(
         )
     if bench not in BENCHES:
         raise ConfigError(f"invalid bench={show(bench)}: expected one of {', '.join(BENCHES)}")
+    aim7_args = {"children": children, "reaim": reaim, "jobs": jobs}
+    if bench == "aim7":
+        hb_args = {
+            "groups": groups is not GROUPS,
+            "ipc": ipc is not IPCS,
+            "mode": mode is not MODES,
+            "loops": loops is not None,
+            "pinned": pinned is not None,
+            "changes": changes is not None,
+            "perf": perf != "perf",
+            "interrupts": interrupts is not None,
+            "cgroup_root": cgroup_root is not None,
+        }
+        given = [k for k, v in hb_args.items() if v]
+        if given:
+            raise ConfigError(
+                f"invalid {given[0]} for bench='aim7': it is an argument of the perf benches "
+                "(hackbench, pipe); re-aim-7 takes children, reaim, jobs and reps"
+            )
+        return _measure_aim7(children, reaim, jobs, reps, progress, runner)
+    given = [k for k, v in aim7_args.items() if v is not None]
+    if given:
+        raise ConfigError(
+            f"invalid {given[0]} for bench={bench!r}: it is an argument of bench='aim7'"
+        )
     # one value each (a list would silently run only its first)
     for name, v in (("loops", loops), ("reps", reps)):
         if is_list(v):

@@ -31,13 +31,12 @@ from . import changes as _changes
 from .calibration import (
     CONFIG,
     Calibration,
-    Column,
     calibrate,
-    measured_frame,
     model_runs,
     rep_noise,
 )
 from .calibration import FRAME_COLUMNS as CALIBRATE_COLUMNS
+from .columns import Column, measured_frame
 
 #: The measured metric, the model's metric it is compared with, and the
 #: target for the median |predicted ÷ measured − 1| of the effects (None:
