@@ -458,6 +458,20 @@ _WORKLOAD_VALID: dict[str, dict[str, st.SearchStrategy[Any]]] = {
             st.dictionaries(st.sampled_from(["page_test", "sieve"]), st.integers(0, 10_000)),
         ),
     },
+    # short runs: each second is a few hundred requests
+    "schbench": {
+        "message_threads": st.integers(1, 2),
+        "workers": st.one_of(st.none(), st.integers(1, 4)),
+        "runtime_s": st.integers(1, 2),
+        "warmup_s": st.integers(0, 2),
+        "operations": st.integers(0, 3),
+        "sleep_us": st.integers(0, 200),
+        "requests_per_sec": st.sampled_from([0, 0, 20]),
+        "cache_footprint_kb": st.integers(0, 64),
+        "pipe_bytes": st.sampled_from([0, 0, 64]),
+        "skip_locking": st.booleans(),
+        "mac_ns": st.floats(0.1, 5),
+    },
     # rt-app descriptions and recorded schedules (docs/replay.md): small
     # finite ones, so a run is a few hundred events
     "rt_app": {

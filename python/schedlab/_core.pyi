@@ -69,6 +69,7 @@ __all__ = [
     "AIM7_MAX_SHARED_LINES",
     "AIM7_SHARED_LINES",
     "AIM7_WORKFILES",
+    "SCHBENCH_MAC_NS",
 ]
 
 class MachineFields(TypedDict):
@@ -349,6 +350,7 @@ AIM7_MAX_FILE_KB: int
 AIM7_MAX_SHARED_LINES: int
 AIM7_SHARED_LINES: list[int]
 AIM7_WORKFILES: list[str]
+SCHBENCH_MAC_NS: float
 KERNEL_RETIRED_FIELDS: list[tuple[str, str]]
 COST_FIELDS: list[str]
 IDLE_TYPES: list[str]

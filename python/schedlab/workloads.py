@@ -689,6 +689,70 @@ def aim7(
     return Workload("aim7", params, args)
 
 
+#: One multiply-add of schbench's matrix loop on the development VM, ns
+#: (``schbench -C``; docs/guide/workloads.md, "schbench").
+SCHBENCH_MAC_NS: float = _core.SCHBENCH_MAC_NS
+
+
+@_checked_args
+def schbench(
+    message_threads: int = 1,
+    workers: int | None = None,
+    runtime_s: int = 30,
+    *,
+    warmup_s: int = 0,
+    operations: int = 5,
+    sleep_us: int = 100,
+    requests_per_sec: int = 0,
+    cache_footprint_kb: int = 256,
+    pipe_bytes: int = 0,
+    skip_locking: bool = False,
+    mac_ns: float = SCHBENCH_MAC_NS,
+) -> Workload:
+    """schbench (masoncl/schbench): ``message_threads`` message threads
+    (``-m``), each waking ``workers`` worker threads (``-t``; None: the
+    machine's CPUs divided among the message threads, rounded up, as
+    schbench does) through futexes for ``runtime_s`` seconds (``-r``). A
+    worker records its wake-up latency, then runs a request: ``usleep(
+    sleep_us)`` (``-s``) and ``operations`` (``-n``) multiplications of
+    matrices sized to ``cache_footprint_kb`` (``-F``) under the lock of
+    the CPU it runs on (``skip_locking``: ``-L``), and records the request
+    latency. ``requests_per_sec`` (``-R``) makes the message threads hand
+    out that many requests a second instead; ``pipe_bytes`` (``-p``) is
+    schbench's pipe mode (a ``memset()`` of that many bytes per wake-up,
+    no request work); ``warmup_s`` (``-w``) drops the samples of the first
+    seconds (schbench ignores it below 30 s of runtime). ``mac_ns``: one
+    multiply-add of the matrix loop (``SCHBENCH_MAC_NS``, measured on the
+    development VM), times the cost model's ``work_pct``.
+
+    Metrics as schbench prints them, with its histogram and percentile
+    rule: ``wakeup_p50_us``, ``wakeup_p90_us``, ``wakeup_p99_us``,
+    ``wakeup_p999_us`` (and ``_p20_``, ``_min_``, ``_max_``,
+    ``wakeup_samples``), the same ``request_*``, ``rps`` (its "average
+    rps": requests / runtime; also ``throughput``), ``rps_p20``,
+    ``rps_p50``, ``rps_p90`` (the once-a-second samples), ``requests``,
+    ``workers``, and in pipe mode ``ops_per_sec``. A percentile without
+    samples is 0, as schbench prints it. docs/guide/workloads.md describes
+    the model and what it leaves out.
+    """
+    params: dict[str, Any] = {
+        "message_threads": need_int("message_threads", message_threads, lo=1, hi=100_000),
+        "workers": None if workers is None else need_int("workers", workers, lo=1, hi=100_000),
+        "runtime_s": need_int("runtime_s", runtime_s, lo=1, hi=86_400),
+        "warmup_s": need_int("warmup_s", warmup_s, lo=0, hi=86_400),
+        "operations": need_int("operations", operations, lo=0, hi=1_000_000),
+        "sleep_us": need_int("sleep_us", sleep_us, lo=0, hi=10_000_000),
+        "requests_per_sec": need_int("requests_per_sec", requests_per_sec, lo=0, hi=10_000_000),
+        "cache_footprint_kb": need_int("cache_footprint_kb", cache_footprint_kb, lo=0, hi=16 << 20),
+        "pipe_bytes": need_int("pipe_bytes", pipe_bytes, lo=0, hi=1 << 20),
+        "skip_locking": need_bool("skip_locking", skip_locking),
+        "mac_ns": need_number("mac_ns", mac_ns),
+    }
+    _core.workload_check("schbench", params)
+    args = {k: params[k] for k in params}
+    return Workload("schbench", params, args)
+
+
 def _sync_io_ns(v: Any) -> int | None:
     """``sync_io_us`` (µs, 0 allowed) as ns, or None."""
     if v is None:
@@ -868,6 +932,7 @@ _FACTORIES: dict[str, Callable[..., Workload]] = {
     "pipe_pingpong": pipe_pingpong,
     "volano": volano,
     "aim7": aim7,
+    "schbench": schbench,
     "rt_app": rt_app,
     "from_trace": from_trace,
 }
@@ -953,6 +1018,7 @@ __all__ = [
     "mix",
     "pipe_pingpong",
     "rt_app",
+    "schbench",
     "spinners",
     "volano",
 ]

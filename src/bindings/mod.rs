@@ -32,6 +32,7 @@ use crate::workload::attrs::{TaskAttrs, WithTasks};
 use crate::workload::hackbench::{Hackbench, HackbenchParams, Ipc, Mode};
 use crate::workload::mix::Mix;
 use crate::workload::pipe_pingpong::PipePingpong;
+use crate::workload::schbench::{Schbench, SchbenchParams};
 use crate::workload::spinners::{Dist, SpinnerTask, Spinners};
 use crate::workload::volano::{Volano, VolanoParams};
 use crate::workload::Workload;
@@ -410,6 +411,24 @@ fn workload_base(
                 p.finish()?;
                 Box::new(Aim7::new(ap).map_err(|e| py_err(py, e))?)
             }
+            "schbench" => {
+                let mut p = Params::new(params, "schbench", "");
+                let sp = SchbenchParams {
+                    message_threads: p.get("message_threads")?,
+                    workers: p.get("workers")?,
+                    runtime_s: p.get("runtime_s")?,
+                    warmup_s: p.get("warmup_s")?,
+                    operations: p.get("operations")?,
+                    sleep_us: p.get("sleep_us")?,
+                    requests_per_sec: p.get("requests_per_sec")?,
+                    cache_footprint_kb: p.get("cache_footprint_kb")?,
+                    pipe_bytes: p.get("pipe_bytes")?,
+                    skip_locking: p.get("skip_locking")?,
+                    mac_ns: p.get("mac_ns")?,
+                };
+                p.finish()?;
+                Box::new(Schbench::new(sp).map_err(|e| py_err(py, e))?)
+            }
             "rt_app" => Box::new(script::script_from(py, "rt_app", params)?),
             "from_trace" => Box::new(script::script_from(py, "from_trace", params)?),
             "mix" => {
@@ -463,7 +482,7 @@ fn workload_base(
                 crate::CoreError::invalid(
                     "workload",
                     format!("{other:?}"),
-                    "one of \"spinners\", \"hackbench\", \"pipe_pingpong\", \"volano\", \"aim7\", \"rt_app\", \"from_trace\", \"mix\"",
+                    "one of \"spinners\", \"hackbench\", \"pipe_pingpong\", \"volano\", \"aim7\", \"schbench\", \"rt_app\", \"from_trace\", \"mix\"",
                 ),
             )),
         };
@@ -953,6 +972,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         ("pipe_pingpong", crate::workload::pipe_pingpong::ROLES),
         ("volano", crate::workload::volano::ROLES),
         ("aim7", crate::workload::aim7::ROLES),
+        ("schbench", crate::workload::schbench::ROLES),
         ("rt_app", crate::workload::script::ROLES),
         ("from_trace", crate::workload::script::ROLES),
     ] {
@@ -962,6 +982,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SCRIPT_OPS", script::OPS.to_vec())?;
     m.add("SCRIPT_MAX_OPS", crate::workload::script::MAX_OPS)?;
     m.add("AIM7_WORKFILES", crate::workload::aim7::workfile_names())?;
+    m.add("SCHBENCH_MAC_NS", SchbenchParams::default().mac_ns)?;
     m.add("AIM7_MAX_FILE_KB", crate::workload::aim7::MAX_FILE_KB)?;
     m.add(
         "AIM7_MAX_SHARED_LINES",

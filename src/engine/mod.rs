@@ -186,13 +186,14 @@ impl<'a> Sim<'a> {
         machine: &'a Machine,
         kernel: &'a Kernel,
         cost: &'a CostModel,
-        workload: Box<dyn Workload>,
+        mut workload: Box<dyn Workload>,
         opts: RunOptions,
         cancel: &dyn Fn() -> bool,
     ) -> CoreResult<Self> {
         use crate::config::Fields;
         kernel.validate()?;
         cost.validate()?;
+        workload.for_machine(machine);
         workload.validate(machine)?;
         if let Some(k) = workload.rt_kthreads() {
             k.validate(machine.nr_cpus())?;

@@ -223,6 +223,9 @@ impl Workload for WithTasks {
     fn task_attrs(&self) -> &[TaskAttrs] {
         &self.attrs
     }
+    fn for_machine(&mut self, machine: &Machine) {
+        self.inner.for_machine(machine);
+    }
     fn validate(&self, machine: &Machine) -> CoreResult<()> {
         for c in self.attrs.iter().filter_map(|a| a.cpus.as_deref()) {
             check_cpuset(c, machine)?;

@@ -171,6 +171,11 @@ impl Workload for Mix {
             .flat_map(|p| p.w.all_task_attrs())
             .collect()
     }
+    fn for_machine(&mut self, machine: &Machine) {
+        for p in &mut self.parts {
+            p.w.for_machine(machine);
+        }
+    }
     fn validate(&self, machine: &Machine) -> CoreResult<()> {
         self.parts.iter().try_for_each(|p| p.w.validate(machine))
     }

@@ -15,6 +15,8 @@ pub mod hackbench;
 pub mod ipc;
 pub mod mix;
 pub mod pipe_pingpong;
+pub mod schbench;
+mod schbench_stats;
 pub mod script;
 pub mod spinners;
 pub mod volano;
@@ -293,6 +295,12 @@ pub trait Workload: Send {
             .into_iter()
             .map(|(n, v)| (n.to_string(), v))
             .collect()
+    }
+    /// Settle what the workload takes from the machine it runs on (e.g.
+    /// schbench's worker count, one per CPU by default), before `validate`
+    /// and `nr_tasks`; nothing by default.
+    fn for_machine(&mut self, machine: &Machine) {
+        let _ = machine;
     }
     /// Refuse inputs the machine cannot honour (e.g. pinning to CPU 9 of 8).
     fn validate(&self, machine: &Machine) -> CoreResult<()>;

@@ -14,7 +14,7 @@ import polars as pl
 
 from ..exceptions import ConfigError
 from ..run.args import workload_arg
-from ..workloads import Workload, aim7, hackbench
+from ..workloads import Workload, aim7, hackbench, schbench
 from .columns import Column
 
 
@@ -31,7 +31,9 @@ class Bench:
     elapsed-time metric; ``columns``: what each read column must hold;
     ``fit``, ``fitted``: the default factors and fitted metrics;
     ``factors``: the factors that can move its model; ``kind``: the
-    workload kind its model runs; ``default``: its base workload."""
+    workload kind its model runs; ``default``: its base workload;
+    ``default_train``: which configurations train by default; ``bools``:
+    the config columns holding booleans."""
 
     name: str
     config: tuple[str, ...]
@@ -47,6 +49,7 @@ class Bench:
     kind: str
     default: Callable[[], Workload]
     default_train: Callable[[pl.DataFrame], list[bool]]
+    bools: tuple[str, ...] = ()
 
     def where(self, row: Mapping[str, Any], change: str | None = None) -> str:
         """A configuration's family in words (its config but ``size``)."""
@@ -142,18 +145,66 @@ AIM7 = Bench(
     default_train=_fewest_children,
 )
 
+
+def _fewest_workers(cfg: pl.DataFrame) -> list[bool]:
+    """The configurations with the fewest workers in all (message threads
+    × workers): the least contended, where a request is the work alone and
+    a wake-up finds a CPU; the contended ones are predicted."""
+    total = [m * w for m, w in zip(cfg["message_threads"], cfg["workers"], strict=True)]
+    least = min(total)
+    return [t == least for t in total]
+
+
+_SB_OPTIONS = (
+    "warmup_s",
+    "operations",
+    "sleep_us",
+    "requests_per_sec",
+    "cache_footprint_kb",
+    "pipe_bytes",
+    "skip_locking",
+)
+_SB_METRICS = ("rps", "wakeup_p50_us", "wakeup_p99_us", "request_p50_us", "request_p99_us")
+SCHBENCH = Bench(
+    name="schbench",
+    config=("message_threads", "workers", "runtime_s", *_SB_OPTIONS),
+    params={c: c for c in ("message_threads", "workers", "runtime_s", *_SB_OPTIONS)},
+    text=(),
+    metrics=_SB_METRICS,
+    size="workers",
+    time="request_p50_us",
+    columns={
+        "bench": Column("text"),
+        "message_threads": Column("int", lo=1, hi=100_000),
+        "workers": Column("int", lo=1, hi=100_000),
+        "runtime_s": Column("int", lo=1, hi=86_400),
+        **{c: Column("int", lo=0, hi=2**31) for c in _SB_OPTIONS if c != "skip_locking"},
+        "skip_locking": Column("bool"),
+        **{m: Column("number", nulls=True) for m in _SB_METRICS},
+        "cpus": Column("int", required=False, nulls=True, lo=0, hi=2**31),
+        "cpu_model": Column("text", required=False, nulls=True),
+    },
+    fit=("work", "wakeup_idle"),
+    fitted=("request_p50_us", "wakeup_p50_us"),
+    factors=("work", "wakeup_idle", "switch", "futex"),
+    kind="schbench",
+    default=schbench,
+    default_train=_fewest_workers,
+    bools=("skip_locking",),
+)
+
 #: The benches ``calibrate`` takes, by the name in a frame's ``bench`` column.
-BENCHES = {b.name: b for b in (HACKBENCH, AIM7)}
+BENCHES = {b.name: b for b in (HACKBENCH, AIM7, SCHBENCH)}
 
 
 def bench_of(real: Any) -> Bench:
-    """The bench of a measured frame: ``AIM7`` when its ``bench`` column
-    says ``"aim7"`` on every row, ``HACKBENCH`` otherwise (its own checks
-    refuse rows of another bench)."""
+    """The bench of a measured frame: ``AIM7`` or ``SCHBENCH`` when its
+    ``bench`` column says ``"aim7"`` or ``"schbench"`` on every row,
+    ``HACKBENCH`` otherwise (its own checks refuse rows of another bench)."""
     if isinstance(real, pl.DataFrame) and "bench" in real.columns and real.height:
         col = real["bench"]
         if col.dtype == pl.String or isinstance(col.dtype, pl.Categorical | pl.Enum):
             names = set(col.cast(pl.String).to_list())
-            if names == {"aim7"}:
-                return AIM7
+            if len(names) == 1 and (name := names.pop()) in ("aim7", "schbench"):
+                return BENCHES[name]
     return HACKBENCH

@@ -34,7 +34,7 @@ from ..run.estimate import check_memory
 from ..run.execute import execute
 from ..run.plan import Run, RunList, derive_seed, plan_runs
 from ..workloads import Workload, hackbench
-from .benches import AIM7, BENCHES, HACKBENCH, Bench, bench_of
+from .benches import BENCHES, HACKBENCH, Bench, bench_of
 from .columns import Column, measured_frame
 
 #: The scale factors ``fit`` may name, and the CostModel fields each scales.
@@ -47,6 +47,7 @@ FACTORS: dict[str, tuple[str, ...]] = {
     "copy": ("copy_kib_ns",),
     "work": ("work_pct",),
     "io": ("io_pct",),
+    "futex": ("futex_ns",),
 }
 #: The factors each is tried at before the least-squares refinement.
 COARSE = (0.5, 0.7, 1.4, 2.0)
@@ -266,15 +267,17 @@ def _need_train(train: Any, cfg: pl.DataFrame, bench: Bench = HACKBENCH) -> list
                 )
             for k, v in t.items():
                 text = k in bench.text
-                ok = (
-                    isinstance(v, str)
-                    if text
-                    else isinstance(v, numbers.Integral) and not isinstance(v, bool | np.bool_)
-                )
+                if text:
+                    ok, want = isinstance(v, str), "a str"
+                elif k in bench.bools:
+                    ok, want = isinstance(v, bool | np.bool_), "a bool"
+                else:
+                    ok = isinstance(v, numbers.Integral) and not isinstance(v, bool | np.bool_)
+                    want = "an int"
                 if not ok:
                     raise ConfigTypeError(
                         f"invalid type for train entry {k}: got {type_name(v)} {show(v)}, "
-                        f"expected {'a str' if text else 'an int'}"
+                        f"expected {want}"
                     )
             hit = [i for i, r in enumerate(rows) if all(r[k] == v for k, v in t.items())]
             if not hit:
@@ -798,7 +801,7 @@ def calibration_warnings(report: pl.DataFrame, noise: pl.DataFrame) -> tuple[str
         .agg(pl.col("ratio").log().median().exp().alias("m"))
     )
     medians = dict(zip(med["metric"].to_list(), med["m"].to_list(), strict=True))
-    bench = AIM7 if "children" in report.columns else HACKBENCH
+    bench = next((b for b in BENCHES.values() if set(b.config) <= set(report.columns)), HACKBENCH)
     size = bench.size
     for r in report.filter(pl.col("outlier").fill_null(False)).iter_rows(named=True):
         where = bench.where(r)

@@ -34,7 +34,7 @@ from . import changes as _changes
 
 #: The events ``measure`` counts (``perf stat -e``).
 EVENTS = ("task-clock", "context-switches", "cpu-migrations")
-BENCHES = ("hackbench", "pipe", "aim7")
+BENCHES = ("hackbench", "pipe", "aim7", "schbench")
 #: ``measure``'s default group counts (hackbench).
 GROUPS = (1, 2, 5, 10, 20)
 #: ``measure("aim7")``'s default children counts.
@@ -409,6 +409,44 @@ def _measure_aim7(
     return _aim7.measure_aim7(kids, reaim, nj, nrep, progress, run, host_info)
 
 
+def _measure_schbench(
+    binary: Any,
+    message_threads: Any,
+    workers: Any,
+    runtime_s: Any,
+    options: Any,
+    reps: Any,
+    progress: Any,
+    runner: Runner | None,
+) -> pl.DataFrame:
+    """``measure("schbench", ...)``: its arguments checked, then
+    ``host.schbench.measure_schbench``."""
+    from . import schbench as _sb
+
+    for name, v in (("runtime_s", runtime_s), ("reps", reps)):
+        if is_list(v):
+            raise ConfigTypeError(f"invalid type for {name}: got {type_name(v)}, expected int")
+    ms = int_list("message_threads", 1 if message_threads is None else message_threads, 1, 100_000)
+    ws = _sb.int_or_none_list("workers", workers)
+    rt = int_list("runtime_s", 30 if runtime_s is None else runtime_s, 1, 86_400)[0]
+    nrep = int_list("reps", reps, 1, 1000)[0]
+    need_bool("progress", progress)
+    if runner is not None and not callable(runner):
+        raise ConfigTypeError(
+            f"invalid type for runner: got {type_name(runner)} {show(runner)}, expected a "
+            "callable (command list -> subprocess.CompletedProcess) or None"
+        )
+    if binary is None:
+        raise ConfigError(
+            "invalid schbench=None: bench='schbench' needs the path of a built schbench "
+            "(masoncl/schbench); schedlab does not ship it"
+        )
+    _sb.options_arg(options)
+    return _sb.measure_schbench(
+        binary, ms, ws, rt, options, nrep, progress, runner or run_command, host_info
+    )
+
+
 def run_command(cmd: list[str]) -> subprocess.CompletedProcess[bytes]:
     """Run ``cmd``, capturing its output as bytes (the default ``Runner``;
     ``completed_output`` reads them as UTF-8, whatever the locale)."""
@@ -448,6 +486,11 @@ def measure(
     children: int | Sequence[int] | None = None,
     reaim: str | Path | None = None,
     jobs: int | None = None,
+    schbench: str | Path | None = None,
+    message_threads: int | Sequence[int] | None = None,
+    workers: int | Sequence[int] | None = None,
+    runtime_s: int | None = None,
+    options: dict[str, Any] | None = None,
 ) -> pl.DataFrame:
     """Run ``perf bench sched messaging`` (``bench="hackbench"``) or ``perf
     bench sched pipe`` (``bench="pipe"``) on this host under ``perf stat -x,
@@ -518,6 +561,19 @@ def measure(
     (``groups``, ``ipc``, ``mode``, ``loops``, ``pinned``, ``changes``,
     ``perf``, ``interrupts``, ``cgroup_root``) are refused with it, and
     ``children``, ``reaim``, ``jobs`` with the other benches.
+
+    ``bench="schbench"`` runs schbench (``host.schbench``): ``schbench`` is
+    the path of a built binary (masoncl/schbench; not shipped), run at each
+    ``message_threads`` (``-m``, default 1) × ``workers`` (``-t``; None, the
+    default, lets schbench choose) for ``runtime_s`` seconds (``-r``,
+    default 30), with ``options`` (a dict of ``host.schbench.OPTIONS``:
+    ``warmup_s``, ``operations``, ``sleep_us``, ``requests_per_sec``,
+    ``cache_footprint_kb``, ``pipe_bytes``, ``skip_locking``, the model's
+    keywords), ``reps`` times. No perf is needed. Its frame
+    (``host.schbench.COLUMNS``): the configuration, ``rep``, the report's
+    figures under the model's metric names (``rps``, ``wakeup_p50_us`` …,
+    ``request_p99_us`` …, ``rps_p50`` …, ``sched_delay_worker_us``) and the
+    host columns. The arguments of the other benches are refused with it.
     """
     if not isinstance(bench, str):
         raise ConfigTypeError(
@@ -527,7 +583,14 @@ def measure(
     if bench not in BENCHES:
         raise ConfigError(f"invalid bench={show(bench)}: expected one of {', '.join(BENCHES)}")
     aim7_args = {"children": children, "reaim": reaim, "jobs": jobs}
-    if bench == "aim7":
+    sb_args = {
+        "schbench": schbench,
+        "message_threads": message_threads,
+        "workers": workers,
+        "runtime_s": runtime_s,
+        "options": options,
+    }
+    if bench in ("aim7", "schbench"):
         hb_args = {
             "groups": groups is not GROUPS,
             "ipc": ipc is not IPCS,
@@ -539,17 +602,24 @@ def measure(
             "interrupts": interrupts is not None,
             "cgroup_root": cgroup_root is not None,
         }
+        own, other = (aim7_args, sb_args) if bench == "aim7" else (sb_args, aim7_args)
         given = [k for k, v in hb_args.items() if v]
+        given += [k for k, v in other.items() if v is not None]
         if given:
             raise ConfigError(
-                f"invalid {given[0]} for bench='aim7': it is an argument of the perf benches "
-                "(hackbench, pipe); re-aim-7 takes children, reaim, jobs and reps"
+                f"invalid {given[0]} for bench={bench!r}: not one of its arguments; it takes "
+                f"{', '.join(own)}, reps and progress"
             )
-        return _measure_aim7(children, reaim, jobs, reps, progress, runner)
-    given = [k for k, v in aim7_args.items() if v is not None]
+        if bench == "aim7":
+            return _measure_aim7(children, reaim, jobs, reps, progress, runner)
+        return _measure_schbench(
+            schbench, message_threads, workers, runtime_s, options, reps, progress, runner
+        )
+    given = [k for k, v in {**aim7_args, **sb_args}.items() if v is not None]
     if given:
         raise ConfigError(
-            f"invalid {given[0]} for bench={bench!r}: it is an argument of bench='aim7'"
+            f"invalid {given[0]} for bench={bench!r}: it is an argument of "
+            f"bench={'aim7' if given[0] in aim7_args else 'schbench'!r}"
         )
     # one value each (a list would silently run only its first)
     for name, v in (("loops", loops), ("reps", reps)):

@@ -1,0 +1,344 @@
+"""schbench (masoncl/schbench) on this host: ``measure("schbench", ...)``
+runs it and reads what it prints into the names the model's
+``sl.workloads.schbench`` metrics have, so the two sit side by side and
+``calibrate`` can fit one to the other.
+
+schbench is not part of schedlab: the user builds it (``make`` in a clone
+of masoncl/schbench) and passes the binary. Its report (``show_latencies()``
+in schbench.c, on stderr) is read by ``parse_schbench``, a pure function
+of the text, tested on recorded output.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+import re
+import stat
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from .._check import is_list, need_bool, show, type_name
+from ..exceptions import ConfigError, ConfigTypeError, MeasureError
+
+#: The report's blocks (``show_latencies()``'s label) and the prefix of
+#: their metrics.
+BLOCKS = {"Wakeup Latencies": "wakeup", "Request Latencies": "request", "RPS": "rps"}
+#: The percentiles schbench prints per block (``PLIST_FOR_LAT``,
+#: ``PLIST_FOR_RPS``; the pipe mode adds the 20th to the wake-ups).
+_SUFFIX = {"20.0": "p20", "50.0": "p50", "90.0": "p90", "99.0": "p99", "99.9": "p999"}
+_HEADER = re.compile(
+    r"^(Wakeup Latencies|Request Latencies|RPS) percentiles \((usec|requests)\) runtime "
+    r"(\d+) \(s\) \((\d+) total samples\)$"
+)
+_PCT = re.compile(r"^(?:\* )?(\d+\.\d)th: (\d+)\s+\((\d+) samples\)$")
+_MINMAX = re.compile(r"^min=(\d+), max=(\d+)$")
+_AVG = re.compile(r"^average rps: (\d+(?:\.\d+)?)$")
+_PIPE = re.compile(r"^avg worker transfer: (\d+(?:\.\d+)?) ops/sec ")
+_DELAY = re.compile(r"^sched delay: message (\d+) \(usec\) worker (\d+) \(usec\)$")
+_WORKERS = re.compile(r"^setting worker threads to (\d+)$")
+
+#: ``measure("schbench")``'s options beside ``message_threads`` and
+#: ``workers`` (the model's keywords) and the flag each becomes.
+OPTIONS = {
+    "warmup_s": "-w",
+    "operations": "-n",
+    "sleep_us": "-s",
+    "requests_per_sec": "-R",
+    "cache_footprint_kb": "-F",
+    "pipe_bytes": "-p",
+    "skip_locking": "-L",
+}
+#: The metrics a run's row has (the model's names), in order.
+METRICS = (
+    "rps",
+    "wakeup_p50_us",
+    "wakeup_p90_us",
+    "wakeup_p99_us",
+    "wakeup_p999_us",
+    "wakeup_samples",
+    "request_p50_us",
+    "request_p90_us",
+    "request_p99_us",
+    "request_p999_us",
+    "request_samples",
+    "rps_p20",
+    "rps_p50",
+    "rps_p90",
+    "sched_delay_message_us",
+    "sched_delay_worker_us",
+)
+#: The frame's columns, in order.
+COLUMNS = (
+    "bench",
+    "message_threads",
+    "workers",
+    "runtime_s",
+    *OPTIONS,
+    "rep",
+    *METRICS,
+    "kernel_release",
+    "cpus",
+    "cpu_model",
+    "date",
+    "loadavg",
+)
+#: Default values of the options (schbench's own).
+DEFAULTS: dict[str, Any] = {
+    "warmup_s": 0,
+    "operations": 5,
+    "sleep_us": 100,
+    "requests_per_sec": 0,
+    "cache_footprint_kb": 256,
+    "pipe_bytes": 0,
+    "skip_locking": False,
+}
+
+
+def _bad(lineno: int, line: str, why: str) -> MeasureError:
+    return MeasureError(f"schbench output line {lineno}: {why} (line {line.strip()[:200]!r})")
+
+
+def parse_schbench(text: str) -> dict[str, float]:
+    """schbench's final report as the model's metric names: per block
+    (``Wakeup Latencies``, ``Request Latencies``, ``RPS``) the percentiles
+    it prints (``wakeup_p50_us`` … ``_p999_us``, ``request_*``, ``rps_p20``
+    … ``rps_p90``) and its sample count (``wakeup_samples``, …), ``rps``
+    (its ``average rps``; in pipe mode ``ops_per_sec``, its ``avg worker
+    transfer``), ``sched_delay_message_us``/``_worker_us`` and ``workers``
+    when it says how many it set. A report printed every interval is
+    superseded by the last one. Text that is not such a report — no final
+    line, a block's line that does not parse, a block without its min/max
+    line — is a ``MeasureError`` naming the line."""
+    if not isinstance(text, str):
+        raise ConfigTypeError(f"invalid type for text: got {type_name(text)}, expected str")
+    lines = [ln.strip() for ln in text.splitlines()]
+    out: dict[str, float] = {}
+    end = None
+    for i, ln in enumerate(lines):
+        if _AVG.match(ln) or _PIPE.match(ln):
+            end = i
+    if end is None:
+        raise MeasureError(
+            "schbench output has no 'average rps:' or 'avg worker transfer:' line: "
+            f"not a finished schbench run ({len(lines)} lines)"
+        )
+    m = _AVG.match(lines[end])
+    if m:
+        out["rps"] = float(m.group(1))
+    else:
+        out["ops_per_sec"] = float(_PIPE.match(lines[end]).group(1))  # type: ignore[union-attr]
+    seen: dict[str, int] = {}
+    i = 0
+    while i < end:
+        h = _HEADER.match(lines[i])
+        if h:
+            seen[h.group(1)] = i
+        i += 1
+    if "Wakeup Latencies" not in seen:
+        raise MeasureError(
+            f"schbench output has no 'Wakeup Latencies percentiles' block before line {end + 1}"
+        )
+    for label, start in seen.items():
+        prefix = BLOCKS[label]
+        h = _HEADER.match(lines[start])
+        assert h is not None
+        unit = "_us" if prefix != "rps" else ""
+        out[f"{prefix}_samples"] = float(h.group(4))
+        j = start + 1
+        while j < len(lines):
+            p = _PCT.match(lines[j])
+            if not p:
+                break
+            if p.group(1) not in _SUFFIX:
+                raise _bad(j + 1, lines[j], f"an unknown percentile {p.group(1)}")
+            out[f"{prefix}_{_SUFFIX[p.group(1)]}{unit}"] = float(p.group(2))
+            j += 1
+        if j == start + 1:
+            raise _bad(j + 1, lines[j] if j < len(lines) else "", f"{label}: no percentile line")
+        mm = _MINMAX.match(lines[j]) if j < len(lines) else None
+        if not mm:
+            raise _bad(
+                j + 1, lines[j] if j < len(lines) else "", f"{label}: expected 'min=N, max=N'"
+            )
+        out[f"{prefix}_min{unit}"] = float(mm.group(1))
+        out[f"{prefix}_max{unit}"] = float(mm.group(2))
+    for ln in lines[end:]:
+        d = _DELAY.match(ln)
+        if d:
+            out["sched_delay_message_us"] = float(d.group(1))
+            out["sched_delay_worker_us"] = float(d.group(2))
+    for ln in lines:
+        w = _WORKERS.match(ln)
+        if w:
+            out["workers"] = float(w.group(1))
+    return out
+
+
+def schbench_binary(path: Any) -> Path:
+    """``schbench`` (``measure``'s parameter) checked: an executable
+    regular file; anything else is a ``ConfigError`` naming it."""
+    if not isinstance(path, str | os.PathLike):
+        raise ConfigTypeError(
+            f"invalid type for schbench: got {type_name(path)} {show(path)}, expected the "
+            "path of a built schbench binary"
+        )
+    p = Path(path)
+    try:
+        st = p.stat()
+    except OSError as e:
+        raise ConfigError(
+            f"invalid schbench={str(p)!r}: {e.strerror}; expected the path of a built schbench "
+            "binary (make in a clone of masoncl/schbench)"
+        ) from None
+    if not stat.S_ISREG(st.st_mode) or not os.access(p, os.X_OK):
+        raise ConfigError(f"invalid schbench={str(p)!r}: not an executable file")
+    return p
+
+
+def options_arg(options: Any) -> dict[str, Any]:
+    """``options`` (a mapping of ``OPTIONS`` keys) with schbench's defaults
+    filled in; an unknown key or a value of the wrong type is refused."""
+    if options is None:
+        return dict(DEFAULTS)
+    if not isinstance(options, Mapping):
+        raise ConfigTypeError(
+            f"invalid type for options: got {type_name(options)}, expected a dict of "
+            f"{', '.join(OPTIONS)}"
+        )
+    out = dict(DEFAULTS)
+    for k, v in options.items():
+        if k not in OPTIONS:
+            raise ConfigError(f"invalid options key {k!r}: expected keys from {', '.join(OPTIONS)}")
+        if k == "skip_locking":
+            out[k] = need_bool("options['skip_locking']", v)
+        elif isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise ConfigError(f"invalid options[{k!r}]={show(v)}: expected an integer >= 0")
+        else:
+            out[k] = v
+    return out
+
+
+def schbench_command(
+    binary: Path, message_threads: int, workers: int | None, runtime_s: int, opts: Mapping[str, Any]
+) -> list[str]:
+    """The command line of one run (options at schbench's defaults left out)."""
+    cmd = [str(binary), "-m", str(message_threads)]
+    if workers is not None:
+        cmd += ["-t", str(workers)]
+    cmd += ["-r", str(runtime_s)]
+    for k, flag in OPTIONS.items():
+        v = opts[k]
+        if v == DEFAULTS[k]:
+            continue
+        if k == "skip_locking":
+            cmd.append(flag)
+        else:
+            cmd += [flag, str(v)]
+    return cmd
+
+
+def measure_schbench(
+    binary: Any,
+    message_threads: Sequence[int],
+    workers: Sequence[int | None],
+    runtime_s: int,
+    options: Any,
+    reps: int,
+    progress: bool,
+    runner: Callable[[list[str]], Any],
+    host_info: Callable[[], dict[str, Any]],
+) -> pl.DataFrame:
+    """``measure("schbench", ...)``'s runs: every message_threads ×
+    workers, reps outermost; a run that exits non-zero or prints no report
+    is a ``MeasureError`` with its output's tail."""
+    b = schbench_binary(binary)
+    opts = options_arg(options)
+    configs = list(itertools.product(message_threads, workers))
+    bar = None
+    if progress:
+        from .._progress import progress_bar
+
+        bar = progress_bar(total=reps * len(configs), desc="schbench", unit="run")
+    rows: list[dict[str, Any]] = []
+    try:
+        for rep in range(reps):
+            for m, w in configs:
+                host = host_info()
+                cmd = schbench_command(b, m, w, runtime_s, opts)
+                try:
+                    p = runner(cmd)
+                except OSError as e:
+                    raise MeasureError(f"cannot run {cmd[0]!r}: {e}") from None
+                code = getattr(p, "returncode", None)
+                text = _text(getattr(p, "stdout", b"")) + "\n" + _text(getattr(p, "stderr", b""))
+                if code != 0:
+                    raise MeasureError(f"{' '.join(cmd)} exited with {code}:\n{text[-2000:]}")
+                got = parse_schbench(text)
+                nw = w if w is not None else got.get("workers")
+                if nw is None:
+                    raise MeasureError(
+                        f"{' '.join(cmd)}: no -t given and no 'setting worker threads to N' line"
+                    )
+                rows.append(
+                    {
+                        "bench": "schbench",
+                        "message_threads": m,
+                        "workers": int(nw),
+                        "runtime_s": runtime_s,
+                        **opts,
+                        "rep": rep,
+                        **{k: got.get(k, math.nan) for k in METRICS},
+                        **host,
+                    }
+                )
+                if bar is not None:
+                    bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
+    schema: dict[str, Any] = {
+        "bench": pl.String,
+        "message_threads": pl.Int64,
+        "workers": pl.Int64,
+        "runtime_s": pl.Int64,
+        **{k: (pl.Boolean if k == "skip_locking" else pl.Int64) for k in OPTIONS},
+        "rep": pl.Int64,
+        **dict.fromkeys(METRICS, pl.Float64),
+        "kernel_release": pl.String,
+        "cpus": pl.Int64,
+        "cpu_model": pl.String,
+        "date": pl.String,
+        "loadavg": pl.Float64,
+    }
+    return pl.DataFrame(rows, schema=schema).select(COLUMNS)
+
+
+def int_or_none_list(name: str, v: Any) -> list[int | None]:
+    """``workers``: None (schbench's default), one int or a list of them."""
+    if v is None:
+        return [None]
+    vals = list(v) if is_list(v) else [v]
+    out: list[int | None] = []
+    for x in vals:
+        if x is None:
+            out.append(None)
+            continue
+        if isinstance(x, bool) or not isinstance(x, int) or not 1 <= x <= 100_000:
+            raise ConfigError(f"invalid {name}={show(x)}: expected an integer from 1 to 100000")
+        out.append(x)
+    if not out or len(set(out)) != len(out):
+        raise ConfigError(f"invalid {name}={show(vals)}: expected distinct values")
+    return out
+
+
+def _text(b: Any) -> str:
+    if b is None:
+        return ""
+    if isinstance(b, bytes | bytearray):
+        return bytes(b).decode("utf-8", errors="replace")
+    return str(b)
