@@ -19,10 +19,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 import polars as pl
 import schedlab as sl
-from schedlab.host.measurement import metadata
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _sitting  # noqa: E402  (the scripts' shared options)
 
 #: The issue's targets, median |model/real − 1| over the held-out children.
 TARGETS = {"jobs_per_min": 0.10, "real_s": 0.15, "cpu_s": 0.20}
@@ -56,23 +59,14 @@ def scores(cals: dict[str, sl.Calibration]) -> pl.DataFrame:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    src = ap.add_mutually_exclusive_group(required=True)
-    src.add_argument("--reaim", help="re-aim-7's build directory (measure here)")
-    src.add_argument("--frame", help="a stored measure('aim7') frame (Parquet)")
+    _sitting.add_common(ap, "aim7", "reaim", "re-aim-7's build directory")
     ap.add_argument("--children", default="1,2,3,4")
     ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--seeds", type=int, default=3)
-    ap.add_argument("--machine", default="vm-2")
-    ap.add_argument("--kernel", default="v6.18")
-    ap.add_argument("--out", help="write the measured frame here (Parquet)")
     a = ap.parse_args(argv)
-    if a.frame:
-        real = pl.read_parquet(a.frame)
-    else:
-        kids = [int(x) for x in a.children.split(",")]
-        real = sl.measure("aim7", children=kids, reaim=a.reaim, reps=a.reps)
-        if a.out:
-            real.write_parquet(a.out, metadata=metadata(real))
+    kids = [int(x) for x in a.children.split(",")]
+    real = _sitting.frame_or_measure(
+        a, lambda: sl.measure("aim7", children=kids, reaim=a.reaim, reps=a.reps)
+    )
     spread = (
         real.group_by("children")
         .agg(
