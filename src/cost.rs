@@ -116,7 +116,7 @@ config_struct! {
     futex_ns: u64 [COST] = 800,
         "a futex wake (a Java `notify()` with a waiter)";
     work_pct: u64 [int(1, 10_000)] = 100,
-        "the measured CPU work of a workload that carries it (AIM7's per-test user and system times) × this %: 100 is as measured on the development VM; `calibrate` fits it (factor `work`) to the day's runs of the benchmark";
+        "the measured CPU work of a workload that carries it (AIM7's per-test user and system times, schbench's matrix arithmetic) × this %: 100 is as measured on the development VM; `calibrate` fits it (factor `work`) to the day's runs of the benchmark";
     io_pct: u64 [int(0, 10_000)] = 100,
         "the measured blocked time of a workload that carries it (AIM7's per-test I/O waits and, unless `sync_io_us` is given, its `sync()` waits) × this %: 100 is as measured on the development VM; `calibrate` fits it (factor `io`) to the day's runs";
     sys_jitter_pct: u64 [int(0, 50)] = 5,

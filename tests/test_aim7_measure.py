@@ -278,6 +278,10 @@ def test_cli_measure_aim7_refuses_the_perf_options(capsys):
     assert main(["measure", "aim7", "--reaim", "/nonexistent", "--groups", "3"]) == 2
     assert "invalid --groups for measure aim7" in capsys.readouterr().err
     assert main(["measure", "pipe", "--children", "2"]) == 2
-    assert "invalid --children for measure pipe: it is aim7's" in capsys.readouterr().err
+    assert "invalid --children with measure pipe: it is measure aim7's" in capsys.readouterr().err
+    assert main(["measure", "record", "--jobs", "2", "-o", "x.txt"]) == 2
+    assert "invalid --jobs with measure record" in capsys.readouterr().err
+    assert main(["measure", "aim7"]) == 2
+    assert "invalid measure aim7 without --reaim" in capsys.readouterr().err
     assert main(["measure", "aim7", "--reaim", "/nonexistent"]) == 2
     assert "invalid reaim='/nonexistent': not a directory" in capsys.readouterr().err

@@ -110,9 +110,34 @@ def test_parse_recorded_reports():
     ("cut", "words"),
     [
         (lambda t: t.replace("average rps", "averge rps"), "no 'average rps:'"),
-        (lambda t: t.replace("* 99.0th: 5896", "* 99.0th: x5896"), "expected 'min=N, max=N'"),
-        (lambda t: t.replace("99.9th: 10448", "99.7th: 10448"), "unknown percentile 99.7"),
-        (lambda t: t.replace("Wakeup Latencies", "Wakeup Latency"), "no 'Wakeup Latencies"),
+        (
+            lambda t: t.replace("* 99.0th: 5896", "* 99.0th: x5896"),
+            "line 23: Wakeup Latencies: expected its 99.0th",
+        ),
+        (
+            lambda t: t.replace("99.9th: 10448", "99.7th: 10448"),
+            "line 24: Wakeup Latencies: expected its 99.9th",
+        ),
+        (lambda t: t.replace("Wakeup Latencies", "Wakeup Latency"), "no final 'Wakeup Latencies"),
+        # only the final report's header garbled: the interval report is not taken instead
+        (
+            lambda t: t[::-1].replace("seicnetaL puekaW", "ycnetaL puekaW", 1)[::-1],
+            "no final 'Wakeup Latencies percentiles' header in lines 20-",
+        ),
+        (
+            lambda t: t.replace(
+                "RPS percentiles (requests) runtime 12", "RPS percentile runtime 12"
+            ),
+            "expected the final 'RPS percentiles' header",
+        ),
+        (
+            lambda t: t.replace("\t  50.0th: 21536      (635 samples)\n", ""),
+            "Request Latencies: expected its 50.0th",
+        ),
+        (
+            lambda t: t.replace("\t  min=4842, max=92931\n", "\t  min=4842, max=92931\nextra\n"),
+            "expected the final 'RPS percentiles' header (line 'extra')",
+        ),
         (lambda t: "", "no 'average rps:'"),
     ],
 )
@@ -216,7 +241,7 @@ def test_calibrate_fits_schbenchs_work_speed():
 def test_the_sitting_script_scores_the_stored_sitting(capsys):
     """scripts/validation/schbench_sitting.py on the frame measured here
     (2026-12-06): RPS predicted within 15 % on the held-out worker counts,
-    and the model without wake-up preemption far off on it."""
+    and the model without wake-up preemption far off on it at 4 workers."""
     import importlib.util
 
     import polars as pl
@@ -234,6 +259,36 @@ def test_the_sitting_script_scores_the_stored_sitting(capsys):
     wrong = t.filter(pl.col("model") == "wrong: no wake-up preemption")
     assert right["workers"].to_list() == [1, 4, 8]
     assert right["rps_err"].max() <= mod.RPS_TARGET
-    assert wrong["rps_err"].median() > 3 * right["rps_err"].median()
+    # RPS tells the two apart where workers share CPUs and locks (4 workers),
+    # not in the median over the three (docs/guide/workloads.md says so)
+    at4 = {
+        n: f.filter(pl.col("workers") == 4)["rps_err"].item()
+        for n, f in (("r", right), ("w", wrong))
+    }
+    assert at4["w"] > 3 * at4["r"]
     assert mod.main(["--frame", str(frame), "--seeds", "1"]) == 0
     assert "calibrated" in capsys.readouterr().out
+
+
+def test_the_memory_estimate_counts_schbenchs_workers_on_the_machine():
+    from schedlab import _core
+
+    w = sl.workloads.schbench(message_threads=2)
+    assert _core.workload_tasks("schbench", w.params, 112) == 2 * (1 + 56)
+    assert _core.workload_tasks("schbench", w.params, 2) == 2 * (1 + 1)
+    fixed = sl.workloads.schbench(message_threads=2, workers=3)
+    assert _core.workload_tasks("schbench", fixed.params, 112) == 2 * (1 + 3)
+    # the run makes what the estimate counts
+    r = sl.simulate("skl-sp-2s", "v6.18", sl.workloads.schbench(runtime_s=1), seed=1)
+    assert r.tasks.height == 1 + 1 + 112
+
+
+def test_rps_below_the_message_threads_is_the_normal_mode():
+    # main() divides -R by -m before anything tests it: -R 3 -m 4 is the normal mode
+    m = run(message_threads=4, requests_per_sec=3, machine="quad-4c").metrics
+    assert m["requests"] > 100 and m["wakeup_samples"] > 0
+
+
+def test_a_request_of_more_than_1000_s_of_work_is_refused_by_name():
+    with pytest.raises(sl.ConfigError, match="invalid operations=1000000 .*1000 s of work"):
+        sl.workloads.schbench(operations=1_000_000, cache_footprint_kb=16 << 20, mac_ns=1000)

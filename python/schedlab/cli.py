@@ -501,6 +501,11 @@ def _cmd_measure(args: argparse.Namespace) -> int:
     from .host.measurement import measure, metadata
 
     output = _check_output(args.output, args.force) if args.output else None
+    aim7_only = [f for f, v in (("--reaim", args.reaim), ("--children", args.children),
+                                ("--jobs", args.jobs)) if v is not None]  # fmt: skip
+    if aim7_only and (args.bench != "aim7" or args.sched_latency):
+        what = "--sched-latency" if args.bench == "aim7" else f"measure {args.bench}"
+        raise ConfigError(f"invalid {aim7_only[0]} with {what}: it is measure aim7's")
     if args.bench in ("rt-app", "record"):
         return _cmd_measure_script(args, output)
     if args.target:
@@ -512,10 +517,6 @@ def _cmd_measure(args: argparse.Namespace) -> int:
         return _cmd_measure_latency(args, output)
     if args.bench == "aim7":
         return _cmd_measure_aim7(args, output)
-    aim7_only = [f for f, v in (("--reaim", args.reaim), ("--children", args.children),
-                                ("--jobs", args.jobs)) if v is not None]  # fmt: skip
-    if aim7_only:
-        raise ConfigError(f"invalid {aim7_only[0]} for measure {args.bench}: it is aim7's")
     kw: dict[str, Any] = {
         "mode": _csv(args.mode, str, "--mode"),
         "reps": args.reps,
@@ -562,6 +563,11 @@ def _cmd_measure_aim7(args: argparse.Namespace, output: Path | None) -> int:
         raise ConfigError(
             f"invalid {given[0]} for measure aim7: it is an option of the perf benches; "
             "aim7 takes --reaim, --children, --jobs and --reps"
+        )
+    if args.reaim is None:
+        raise ConfigError(
+            "invalid measure aim7 without --reaim: give the directory of a re-aim-7 build "
+            "(reaim, workfile.compute, reaim.config); schedlab does not ship it"
         )
     kw: dict[str, Any] = {"reps": args.reps, "progress": not args.no_progress}
     kw["reaim"] = args.reaim

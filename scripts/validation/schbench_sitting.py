@@ -1,7 +1,8 @@
 """schbench calibrated in the sitting: run schbench here at several worker
 counts (one message thread; 4 and 8 workers oversubscribe a 2-CPU VM), fit
 the model's work speed and idle wake-up (``work_pct``, ``ipi_latency_ns``)
-on the least contended configuration, and predict the others.
+on one worker count (``--train``, default 2: a worker per CPU), and predict
+the others.
 
     python scripts/validation/schbench_sitting.py --schbench ~/.cache/schbench/schbench \\
         --workers 1,2,4,8 --runtime 10 --reps 3 --out schbench.parquet

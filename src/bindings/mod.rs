@@ -495,10 +495,20 @@ fn workload_check(py: Python<'_>, kind: &str, params: &Bound<'_, PyDict>) -> PyR
     workload_from(py, kind, params).map(|_| ())
 }
 
-/// The number of tasks a workload creates (`Workload::nr_tasks`).
+/// The number of tasks a workload creates (`Workload::nr_tasks`; on a
+/// machine of `nr_cpus` CPUs, `Workload::nr_tasks_on`).
 #[pyfunction]
-fn workload_tasks(py: Python<'_>, kind: &str, params: &Bound<'_, PyDict>) -> PyResult<u64> {
-    workload_from(py, kind, params).map(|w| w.nr_tasks())
+#[pyo3(signature = (kind, params, nr_cpus=None))]
+fn workload_tasks(
+    py: Python<'_>,
+    kind: &str,
+    params: &Bound<'_, PyDict>,
+    nr_cpus: Option<usize>,
+) -> PyResult<u64> {
+    workload_from(py, kind, params).map(|w| match nr_cpus {
+        Some(n) => w.nr_tasks_on(n),
+        None => w.nr_tasks(),
+    })
 }
 
 /// The estimated peak bytes of one run (`limits::estimate`), by what they

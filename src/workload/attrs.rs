@@ -244,6 +244,9 @@ impl Workload for WithTasks {
     fn nr_tasks(&self) -> u64 {
         self.inner.nr_tasks()
     }
+    fn nr_tasks_on(&self, nr_cpus: usize) -> u64 {
+        self.inner.nr_tasks_on(nr_cpus)
+    }
     fn finite(&self) -> bool {
         self.inner.finite()
     }

@@ -191,6 +191,9 @@ impl Workload for Mix {
     fn nr_tasks(&self) -> u64 {
         self.parts.iter().map(|p| p.w.nr_tasks()).sum()
     }
+    fn nr_tasks_on(&self, nr_cpus: usize) -> u64 {
+        self.parts.iter().map(|p| p.w.nr_tasks_on(nr_cpus)).sum()
+    }
     fn finite(&self) -> bool {
         self.parts.iter().any(|p| p.w.finite())
     }

@@ -319,6 +319,13 @@ pub trait Workload: Send {
     /// The most tasks the workload creates over a run, a harness's one main
     /// task aside (its memory grows with them: `limits::MAX_TASKS`).
     fn nr_tasks(&self) -> u64;
+    /// `nr_tasks` on a machine of `nr_cpus` CPUs, before `for_machine` (a
+    /// workload whose task count follows the machine's says; the others'
+    /// is `nr_tasks`).
+    fn nr_tasks_on(&self, nr_cpus: usize) -> u64 {
+        let _ = nr_cpus;
+        self.nr_tasks()
+    }
     /// True if the workload ends by itself once all its tasks have exited;
     /// false if it needs a `duration_s` bound.
     fn finite(&self) -> bool;

@@ -62,6 +62,8 @@ const USEC: u64 = 1_000;
 const SEC: u64 = 1_000_000_000;
 /// The most tasks a run may make (message threads × workers).
 const MAX_THREADS: u64 = 100_000;
+/// The most CPU work one request may ask for (at `work_pct` 100), ns.
+const MAX_WORK_NS: f64 = 1e12;
 
 /// schbench's options (`parse_options()`), with its defaults.
 #[derive(Clone, Debug, PartialEq)]
@@ -121,6 +123,7 @@ enum Ph {
     WakeNext,
     StopCheck,
     Wait,
+    WaitBlock,
     RpsNext,
     RpsSleep,
     PostWorkers,
@@ -158,6 +161,8 @@ struct T {
     taken: u64,
     /// `td->pending` (-R).
     pending: u64,
+    /// The pipe mode's `memset()` of this round is done.
+    memset_done: bool,
     loops: u64,
     start: u64,
     runtime_us: u64,
@@ -179,6 +184,7 @@ impl T {
             queued: 0,
             taken: 0,
             pending: 0,
+            memset_done: false,
             loops: 0,
             start: 0,
             runtime_us: 0,
@@ -196,6 +202,8 @@ struct Msg {
     list: Vec<usize>,
     splice: Vec<usize>,
     spliced_at: u64,
+    /// The worker whose `memset()` (pipe mode) the message thread has done.
+    memset_for: Option<usize>,
     created: u32,
     rps_i: u64,
     rps_start: u64,
@@ -206,6 +214,9 @@ struct Msg {
 #[derive(Clone, Debug)]
 pub struct Schbench {
     p: SchbenchParams,
+    /// `requests_per_sec / message_threads`, as `main()` divides it before
+    /// anything tests it: 0 (below `message_threads`) is the normal mode.
+    rps_per_msg: u64,
     workers: u32,
     nr_cpus: usize,
     t: Vec<T>,
@@ -306,9 +317,26 @@ impl Schbench {
                 "a number of ns above 0, at most 1000",
             );
         }
+        let n = matrix_size(p.cache_footprint_kb) as f64;
+        let work = f64::from(p.operations) * n * n * n * p.mac_ns;
+        if work > MAX_WORK_NS {
+            return bad(
+                "operations",
+                format!(
+                    "{} (with cache_footprint_kb={}, mac_ns={}: {:.3} s a request)",
+                    p.operations,
+                    p.cache_footprint_kb,
+                    p.mac_ns,
+                    work / 1e9
+                ),
+                "operations × (matrix size)³ × mac_ns at most 1000 s of work a request",
+            );
+        }
         let workers = p.workers.unwrap_or(1);
+        let rps_per_msg = u64::from(p.requests_per_sec / p.message_threads);
         Ok(Schbench {
             p,
+            rps_per_msg,
             workers,
             nr_cpus: 1,
             t: Vec::new(),
@@ -414,7 +442,7 @@ impl Schbench {
                     // sleep_for_runtime(): one round a second
                     let now = ctx.now;
                     let done = us(now) - us(self.start) >= u64::from(self.p.runtime_s) * 1_000_000;
-                    let rps_mode = self.p.requests_per_sec > 0;
+                    let rps_mode = self.rps_per_msg > 0;
                     let pipe = self.p.pipe_bytes > 0;
                     let warm = self.warmup() * 1_000_000;
                     if !rps_mode
@@ -491,7 +519,7 @@ impl Schbench {
                         self.msgs[m].created += 1;
                         return sys(c.clone_ns);
                     }
-                    if self.p.requests_per_sec > 0 {
+                    if self.rps_per_msg > 0 {
                         self.msgs[m].rps_start = ctx.now;
                         self.msgs[m].rps_i = 0;
                         self.t[i].ph = Ph::RpsNext;
@@ -509,22 +537,24 @@ impl Schbench {
                     self.t[i].ph = Ph::WakeNext;
                 }
                 Ph::WakeNext => {
-                    let Some(w) = self.msgs[m].splice.pop() else {
+                    let Some(&w) = self.msgs[m].splice.last() else {
                         self.t[i].ph = Ph::StopCheck;
                         continue;
                     };
-                    let mut cost = 0;
-                    if self.p.pipe_bytes > 0 {
-                        cost += self.memset_ns(ctx);
-                        self.t[w].wake_time = ctx.now + cost;
+                    if self.p.pipe_bytes > 0 && self.msgs[m].memset_for != Some(w) {
+                        // pipe mode: memset() the worker's page, then read the clock
+                        self.msgs[m].memset_for = Some(w);
+                        return user(self.memset_ns(ctx));
+                    }
+                    self.msgs[m].splice.pop();
+                    self.msgs[m].memset_for = None;
+                    self.t[w].wake_time = if self.p.pipe_bytes > 0 {
+                        ctx.now
                     } else {
-                        self.t[w].wake_time = self.msgs[m].spliced_at;
-                    }
+                        self.msgs[m].spliced_at
+                    };
                     if self.fpost(w, ctx) {
-                        cost += c.futex_ns;
-                    }
-                    if cost > 0 {
-                        return sys(cost);
+                        return sys(c.futex_ns);
                     }
                 }
                 Ph::StopCheck => {
@@ -541,13 +571,21 @@ impl Schbench {
                     self.t[i].ph = Ph::Wait;
                 }
                 Ph::Wait => {
-                    // fwait(): a post already there, or FUTEX_WAIT
+                    // fwait(): a post already there, or FUTEX_WAIT (its system
+                    // call, during which a post still counts, then the sleep)
                     if self.t[i].futex {
                         self.t[i].ph = Ph::WakeAll;
                         continue;
                     }
                     self.t[i].waiting = true;
-                    return Action::Block;
+                    self.t[i].ph = Ph::WaitBlock;
+                    return sys(c.futex_ns);
+                }
+                Ph::WaitBlock => {
+                    if self.t[i].waiting {
+                        return Action::Block;
+                    }
+                    self.t[i].ph = Ph::Wait;
                 }
                 Ph::RpsNext => return self.rps_next(i, m, ctx),
                 Ph::RpsSleep => {
@@ -594,7 +632,7 @@ impl Schbench {
     /// One request of `run_rps_thread()`'s second.
     fn rps_next(&mut self, i: usize, m: usize, ctx: &mut Ctx) -> Action {
         let c = ctx.cost;
-        let per = u64::from(self.p.requests_per_sec / self.p.message_threads);
+        let per = self.rps_per_msg;
         if self.stopping || self.msgs[m].rps_i >= per {
             self.t[i].ph = Ph::RpsSleep;
             return Action::Compute {
@@ -623,7 +661,7 @@ impl Schbench {
     fn worker_step(&mut self, i: usize, ctx: &mut Ctx) -> Action {
         let c = ctx.cost;
         let m = self.t[i].msg;
-        let rps_mode = self.p.requests_per_sec > 0;
+        let rps_mode = self.rps_per_msg > 0;
         loop {
             match self.t[i].ph {
                 Ph::Top => {
@@ -631,8 +669,13 @@ impl Schbench {
                         self.t[i].runtime_us = us(ctx.now) - us(self.t[i].start);
                         return self.exit(i, ctx);
                     }
-                    // msg_and_wait()
-                    let mut cost = self.memset_ns(ctx);
+                    // msg_and_wait(): the pipe mode's memset() (user time) first
+                    if self.p.pipe_bytes > 0 && !self.t[i].memset_done {
+                        self.t[i].memset_done = true;
+                        return user(self.memset_ns(ctx));
+                    }
+                    self.t[i].memset_done = false;
+                    let mut cost = 0;
                     self.t[i].futex = false;
                     self.t[i].wake_time = ctx.now;
                     if rps_mode {
@@ -642,9 +685,6 @@ impl Schbench {
                             self.t[i].futex = true;
                             self.t[i].taken = q;
                             self.t[i].ph = Ph::Request;
-                            if cost > 0 {
-                                return user(cost);
-                            }
                             continue;
                         }
                     } else {
@@ -656,12 +696,10 @@ impl Schbench {
                     }
                     self.t[i].ph = Ph::Waited;
                     if !self.stopping && !self.t[i].futex {
+                        // the post's system call (if it made one), then
+                        // FUTEX_WAIT's; a post during them still counts
                         self.t[i].waiting = true;
-                        if cost > 0 {
-                            // the post's system call, then FUTEX_WAIT
-                            return sys(cost + c.futex_ns);
-                        }
-                        return Action::Block;
+                        return sys(cost + c.futex_ns);
                     }
                     if cost > 0 {
                         return sys(cost);
@@ -807,6 +845,14 @@ impl Workload for Schbench {
     }
     fn nr_tasks(&self) -> u64 {
         u64::from(self.p.message_threads) * (1 + u64::from(self.workers))
+    }
+    fn nr_tasks_on(&self, nr_cpus: usize) -> u64 {
+        let m = u64::from(self.p.message_threads);
+        let w = match self.p.workers {
+            Some(w) => u64::from(w),
+            None => (nr_cpus as u64).div_ceil(m).max(1),
+        };
+        m * (1 + w)
     }
     fn finite(&self) -> bool {
         true

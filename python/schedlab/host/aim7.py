@@ -159,7 +159,7 @@ def reaim_dir(reaim: Any) -> Path:
             f"invalid type for reaim: got {type_name(reaim)} {show(reaim)}, expected the path "
             "of re-aim-7's build directory (with reaim, workfile.compute and reaim.config)"
         )
-    d = Path(reaim)
+    d = Path(reaim).expanduser()
     if not d.is_dir():
         raise ConfigError(
             f"invalid reaim={str(d)!r}: not a directory; expected re-aim-7's build directory "

@@ -67,9 +67,10 @@ class Bench:
             return self.default()
         w = workload_arg(workload)
         if w.kind != self.kind:
+            hint = " (e.g. with parent_wakee_flips)" if self.kind == "hackbench" else ""
             raise ConfigError(
                 f"invalid workload={w.kind!r}: the measured configurations are {self.name} "
-                f"runs; expected schedlab.workloads.{self.kind}(...)"
+                f"runs; expected schedlab.workloads.{self.kind}(...){hint}"
             )
         return w
 

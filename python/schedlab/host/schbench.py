@@ -22,7 +22,7 @@ from typing import Any
 
 import polars as pl
 
-from .._check import is_list, need_bool, show, type_name
+from .._check import is_list, show, type_name
 from ..exceptions import ConfigError, ConfigTypeError, MeasureError
 
 #: The report's blocks (``show_latencies()``'s label) and the prefix of
@@ -71,6 +71,7 @@ METRICS = (
     "rps_p90",
     "sched_delay_message_us",
     "sched_delay_worker_us",
+    "ops_per_sec",
 )
 #: The frame's columns, in order.
 COLUMNS = (
@@ -103,21 +104,61 @@ def _bad(lineno: int, line: str, why: str) -> MeasureError:
     return MeasureError(f"schbench output line {lineno}: {why} (line {line.strip()[:200]!r})")
 
 
+#: The percentiles each block must print (``show_latencies()``'s masks:
+#: ``PLIST_FOR_LAT``, ``PLIST_FOR_RPS``; the pipe mode adds the 20th to the
+#: wake-ups).
+_EXPECT = {
+    "Wakeup Latencies": ("50.0", "90.0", "99.0", "99.9"),
+    "Request Latencies": ("50.0", "90.0", "99.0", "99.9"),
+    "RPS": ("20.0", "50.0", "90.0"),
+}
+_INTERVAL = re.compile(r"^current rps: ")
+
+
+def _block(lines: list[str], start: int, label: str, pipe: bool) -> tuple[dict[str, float], int]:
+    """One block from its header at ``start``: its metrics and the index
+    after its min/max line."""
+    prefix = BLOCKS[label]
+    unit = "_us" if prefix != "rps" else ""
+    h = _HEADER.match(lines[start])
+    assert h is not None
+    out = {f"{prefix}_samples": float(h.group(4))}
+    want = _EXPECT[label]
+    if pipe and label == "Wakeup Latencies":
+        want = ("20.0", *want)
+    j = start + 1
+    for p in want:
+        m = _PCT.match(lines[j]) if j < len(lines) else None
+        if not m or m.group(1) != p:
+            got = lines[j] if j < len(lines) else ""
+            raise _bad(j + 1, got, f"{label}: expected its {p}th percentile line")
+        out[f"{prefix}_{_SUFFIX[p]}{unit}"] = float(m.group(2))
+        j += 1
+    mm = _MINMAX.match(lines[j]) if j < len(lines) else None
+    if not mm:
+        raise _bad(j + 1, lines[j] if j < len(lines) else "", f"{label}: expected 'min=N, max=N'")
+    out[f"{prefix}_min{unit}"] = float(mm.group(1))
+    out[f"{prefix}_max{unit}"] = float(mm.group(2))
+    return out, j + 1
+
+
 def parse_schbench(text: str) -> dict[str, float]:
     """schbench's final report as the model's metric names: per block
     (``Wakeup Latencies``, ``Request Latencies``, ``RPS``) the percentiles
     it prints (``wakeup_p50_us`` … ``_p999_us``, ``request_*``, ``rps_p20``
-    … ``rps_p90``) and its sample count (``wakeup_samples``, …), ``rps``
-    (its ``average rps``; in pipe mode ``ops_per_sec``, its ``avg worker
-    transfer``), ``sched_delay_message_us``/``_worker_us`` and ``workers``
-    when it says how many it set. A report printed every interval is
-    superseded by the last one. Text that is not such a report — no final
-    line, a block's line that does not parse, a block without its min/max
-    line — is a ``MeasureError`` naming the line."""
+    … ``rps_p90``), min, max and sample count (``wakeup_samples``, …),
+    ``rps`` (its ``average rps``; in pipe mode ``ops_per_sec``, its ``avg
+    worker transfer``), ``sched_delay_message_us``/``_worker_us`` and
+    ``workers`` when it says how many it set. The final report is what
+    follows the last interval report (which ends with ``current rps:``):
+    its blocks must be there in schbench's order — the wake-ups, and but in
+    pipe mode the requests and the RPS — each with its header, every
+    percentile line it prints and its min/max line; anything else (no
+    final line, a block missing, garbled, cut short or repeated) is a
+    ``MeasureError`` naming the line."""
     if not isinstance(text, str):
         raise ConfigTypeError(f"invalid type for text: got {type_name(text)}, expected str")
     lines = [ln.strip() for ln in text.splitlines()]
-    out: dict[str, float] = {}
     end = None
     for i, ln in enumerate(lines):
         if _AVG.match(ln) or _PIPE.match(ln):
@@ -127,46 +168,43 @@ def parse_schbench(text: str) -> dict[str, float]:
             "schbench output has no 'average rps:' or 'avg worker transfer:' line: "
             f"not a finished schbench run ({len(lines)} lines)"
         )
+    out: dict[str, float] = {}
     m = _AVG.match(lines[end])
+    pipe = m is None
     if m:
         out["rps"] = float(m.group(1))
     else:
         out["ops_per_sec"] = float(_PIPE.match(lines[end]).group(1))  # type: ignore[union-attr]
-    seen: dict[str, int] = {}
-    i = 0
-    while i < end:
-        h = _HEADER.match(lines[i])
-        if h:
-            seen[h.group(1)] = i
-        i += 1
-    if "Wakeup Latencies" not in seen:
-        raise MeasureError(
-            f"schbench output has no 'Wakeup Latencies percentiles' block before line {end + 1}"
+    first = 0
+    for i in range(end):
+        if _INTERVAL.match(lines[i]):
+            first = i + 1
+    labels = ["Wakeup Latencies"] if pipe else ["Wakeup Latencies", "Request Latencies", "RPS"]
+    # the final report's first header (lines before it: schbench's notes,
+    # e.g. "setting worker threads to N")
+    starts = [
+        i for i in range(first, end) if (h := _HEADER.match(lines[i])) and h.group(1) == labels[0]
+    ]
+    if not starts:
+        raise _bad(
+            end + 1,
+            lines[end],
+            f"no final 'Wakeup Latencies percentiles' header in lines {first + 1}-{end}",
         )
-    for label, start in seen.items():
-        prefix = BLOCKS[label]
-        h = _HEADER.match(lines[start])
-        assert h is not None
-        unit = "_us" if prefix != "rps" else ""
-        out[f"{prefix}_samples"] = float(h.group(4))
-        j = start + 1
-        while j < len(lines):
-            p = _PCT.match(lines[j])
-            if not p:
-                break
-            if p.group(1) not in _SUFFIX:
-                raise _bad(j + 1, lines[j], f"an unknown percentile {p.group(1)}")
-            out[f"{prefix}_{_SUFFIX[p.group(1)]}{unit}"] = float(p.group(2))
+    j = starts[-1]
+    for label in labels:
+        while j < end and not lines[j]:
             j += 1
-        if j == start + 1:
-            raise _bad(j + 1, lines[j] if j < len(lines) else "", f"{label}: no percentile line")
-        mm = _MINMAX.match(lines[j]) if j < len(lines) else None
-        if not mm:
-            raise _bad(
-                j + 1, lines[j] if j < len(lines) else "", f"{label}: expected 'min=N, max=N'"
-            )
-        out[f"{prefix}_min{unit}"] = float(mm.group(1))
-        out[f"{prefix}_max{unit}"] = float(mm.group(2))
+        h = _HEADER.match(lines[j]) if j < end else None
+        if not h or h.group(1) != label:
+            got = lines[j] if j < end else lines[end]
+            raise _bad(j + 1, got, f"expected the final '{label} percentiles' header")
+        got_block, j = _block(lines, j, label, pipe)
+        out.update(got_block)
+    while j < end and not lines[j]:
+        j += 1
+    if j != end:
+        raise _bad(j + 1, lines[j], f"unexpected after the final blocks, before line {end + 1}")
     for ln in lines[end:]:
         d = _DELAY.match(ln)
         if d:
@@ -187,7 +225,7 @@ def schbench_binary(path: Any) -> Path:
             f"invalid type for schbench: got {type_name(path)} {show(path)}, expected the "
             "path of a built schbench binary"
         )
-    p = Path(path)
+    p = Path(path).expanduser()
     try:
         st = p.stat()
     except OSError as e:
@@ -202,7 +240,9 @@ def schbench_binary(path: Any) -> Path:
 
 def options_arg(options: Any) -> dict[str, Any]:
     """``options`` (a mapping of ``OPTIONS`` keys) with schbench's defaults
-    filled in; an unknown key or a value of the wrong type is refused."""
+    filled in; an unknown key is refused, and each value is checked as
+    ``sl.workloads.schbench`` checks it (the same bounds: ``pipe_bytes`` at
+    most schbench's 1 MiB, …), by name."""
     if options is None:
         return dict(DEFAULTS)
     if not isinstance(options, Mapping):
@@ -210,17 +250,14 @@ def options_arg(options: Any) -> dict[str, Any]:
             f"invalid type for options: got {type_name(options)}, expected a dict of "
             f"{', '.join(OPTIONS)}"
         )
-    out = dict(DEFAULTS)
-    for k, v in options.items():
+    for k in options:
         if k not in OPTIONS:
             raise ConfigError(f"invalid options key {k!r}: expected keys from {', '.join(OPTIONS)}")
-        if k == "skip_locking":
-            out[k] = need_bool("options['skip_locking']", v)
-        elif isinstance(v, bool) or not isinstance(v, int) or v < 0:
-            raise ConfigError(f"invalid options[{k!r}]={show(v)}: expected an integer >= 0")
-        else:
-            out[k] = v
-    return out
+    from ..workloads import schbench
+
+    out = {**DEFAULTS, **options}
+    schbench(**out)  # refuses a bad value by name
+    return {k: (bool(v) if k == "skip_locking" else int(v)) for k, v in out.items()}
 
 
 def schbench_command(

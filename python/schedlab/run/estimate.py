@@ -215,8 +215,8 @@ def estimate(plan: Plan, walls: list[float], left: int) -> Estimate:
 
 def _footprint(spec: dict[str, Any]) -> int:
     """The core's estimate of one sweep run's peak bytes (no vmstat, no trace)."""
-    tasks = _core.workload_tasks(spec["workload_kind"], spec["workload"])
     machine = spec["machine"]
+    tasks = _core.workload_tasks(spec["workload_kind"], spec["workload"], machine["nr_cpus"])
     return _core.footprint(
         tasks,
         machine["nr_cpus"],
