@@ -878,3 +878,12 @@ def test_parent_wakee_flips_survives_with_tasks_and_mix():
     assert cs(w) != cs(plain)
     assert cs(w.with_tasks(nice=0)) == cs(w)
     assert cs(W.mix([w])) == cs(w)
+
+
+def test_tasks_takes_one_name_as_from_trace_does():
+    # a headerless text: every task but the idle task; tasks= keeps the named ones
+    one = sl.schedule_stats(_lines(header=False), tasks="a")
+    many = sl.schedule_stats(_lines(header=False), tasks=["a"])
+    assert one.equals(many) and one["tasks"].to_list() == [1]
+    with pytest.raises(sl.ConfigTypeError, match="expected a task name \\(str\\), a list"):
+        sl.schedule_stats(_lines(header=False), tasks=3)

@@ -335,7 +335,7 @@ def schedule_events(
     *,
     roles: Roles = None,
     fds: int = 20,
-    tasks: Sequence[str] | None = None,
+    tasks: str | Sequence[str] | None = None,
 ) -> Schedule:
     """The events and chosen tasks of ``source`` (a recording or a
     ``Result`` with a trace); ``roles`` (for a recording) and ``tasks``
@@ -343,12 +343,12 @@ def schedule_events(
     from ..result import Result
 
     fds = need_int("fds", fds, lo=1, hi=100_000)
-    if tasks is not None and (
-        isinstance(tasks, str) or not is_list(tasks) or not all(isinstance(t, str) for t in tasks)
-    ):
+    if isinstance(tasks, str):  # one name, as from_trace takes it
+        tasks = [tasks]
+    if tasks is not None and (not is_list(tasks) or not all(isinstance(t, str) for t in tasks)):
         raise ConfigTypeError(
-            f"invalid type for tasks: got {type_name(tasks)} {show(tasks)}, expected a list of "
-            "task names (str) or None"
+            f"invalid type for tasks: got {type_name(tasks)} {show(tasks)}, expected a task "
+            "name (str), a list of them or None"
         )
     if isinstance(source, Schedule):
         return source
@@ -507,7 +507,7 @@ def schedule_samples(
     *,
     roles: Roles = None,
     fds: int = 20,
-    tasks: Sequence[str] | None = None,
+    tasks: str | Sequence[str] | None = None,
 ) -> pl.DataFrame:
     """The samples behind the distributions: a row per burst and per
     wake-up delay of a chosen task — ``role``, ``pid``, ``kind``
@@ -542,7 +542,7 @@ def schedule_stats(
     *,
     roles: Roles = None,
     fds: int = 20,
-    tasks: Sequence[str] | None = None,
+    tasks: str | Sequence[str] | None = None,
 ) -> pl.DataFrame:
     """A row per role (and ``all``) of ``source``'s schedule: ``STATS``.
     Keyword arguments as ``schedule_events``."""
