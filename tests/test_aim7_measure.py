@@ -285,3 +285,33 @@ def test_cli_measure_aim7_refuses_the_perf_options(capsys):
     assert "invalid measure aim7 without --reaim" in capsys.readouterr().err
     assert main(["measure", "aim7", "--reaim", "/nonexistent"]) == 2
     assert "invalid reaim='/nonexistent': not a directory" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("row", "words"),
+    [
+        ("1,17823.53,17823.53,abcd,0.34,0.28,0.06,0.00,100.00,0.34,0.34", "JPS_C is 'abcd'"),
+        ("1,٣٧٨٧٥,17823.53,297.06,0.34,0.28,0.06,0.00,100.00,0.34,0.34", "JPM is"),
+        ("1,0.00,0.00,0.00,0.00,0.00,0.00,0.00,100.00,0.00,0.00", "jobs_per_min is 0"),
+        ("1,17823.53,17823.53,297.06,0.34,0.28,0.06,0.00,100.00,0.34," + "9" * 40, "min_c is"),
+    ],
+)
+def test_parse_reaim_csv_checks_every_field(row, words):
+    with pytest.raises(sl.MeasureError, match="reaim CSV line 2") as e:
+        ha.parse_reaim_csv(",".join(ha.CSV_HEADER) + "\n" + row + "\n")
+    assert words in str(e.value)
+
+
+def test_measure_aim7_refuses_odd_runner_results_and_paths(tmp_path):
+    d = _reaim_dir(tmp_path)
+    with pytest.raises(sl.MeasureError, match="the runner returned int"):
+        sl.measure("aim7", children=1, reaim=d, reps=1, progress=False, runner=lambda c: 3)
+
+    def raises(cmd):
+        raise ValueError("bad")
+
+    with pytest.raises(sl.MeasureError, match="cannot run"):
+        sl.measure("aim7", children=1, reaim=d, reps=1, progress=False, runner=raises)
+    for path in ("/tmp/a\x00", "~nouser-xyz/run", "/tmp/" + "a" * 5000):
+        with pytest.raises(sl.ConfigError, match="invalid reaim="):
+            sl.measure("aim7", reaim=path, progress=False, runner=raises)

@@ -160,21 +160,21 @@ def test_measure_schbench_runs_each_configuration(tmp_path):
         return subprocess.CompletedProcess(cmd, 0, b"", report.encode())
 
     df = sl.measure(
-        "schbench", schbench=binary, workers=[2, 4], runtime_s=5, reps=2,
+        "schbench", schbench=binary, workers=[2, 4], runtime_s=12, reps=2,
         options={"sleep_us": 50, "skip_locking": True}, runner=runner, progress=False,
     )  # fmt: skip
     assert df.columns == list(hs.COLUMNS)
     assert df["workers"].to_list() == [2, 4, 2, 4] and df["rep"].to_list() == [0, 0, 1, 1]
-    assert calls[0] == [str(binary), "-m", "1", "-t", "2", "-r", "5", "-s", "50", "-L"]
+    assert calls[0] == [str(binary), "-m", "1", "-t", "2", "-r", "12", "-s", "50", "-L"]
     assert df["wakeup_p50_us"].to_list() == [775.0] * 4
     assert df["sleep_us"].to_list() == [50] * 4 and df["operations"].to_list() == [5] * 4
     # without -t, the count schbench says it set; a report without it is refused
     with pytest.raises(sl.MeasureError, match="no 'setting worker threads to N' line"):
-        sl.measure("schbench", schbench=binary, runtime_s=5, reps=1, runner=runner,
+        sl.measure("schbench", schbench=binary, runtime_s=12, reps=1, runner=runner,
                    progress=False)  # fmt: skip
-    assert calls[-1] == [str(binary), "-m", "1", "-r", "5"]
+    assert calls[-1] == [str(binary), "-m", "1", "-r", "12"]
     report = (DATA / "rps200-r3.txt").read_text()
-    df2 = sl.measure("schbench", schbench=binary, runtime_s=5, reps=1, runner=runner,
+    df2 = sl.measure("schbench", schbench=binary, runtime_s=3, reps=1, runner=runner,
                      progress=False)  # fmt: skip
     assert df2["workers"].to_list() == [2] and df2["rps"].to_list() == [200.0]
 
@@ -292,3 +292,75 @@ def test_rps_below_the_message_threads_is_the_normal_mode():
 def test_a_request_of_more_than_1000_s_of_work_is_refused_by_name():
     with pytest.raises(sl.ConfigError, match="invalid operations=1000000 .*1000 s of work"):
         sl.workloads.schbench(operations=1_000_000, cache_footprint_kb=16 << 20, mac_ns=1000)
+
+
+def test_measure_schbench_checks_the_report_against_the_command(tmp_path):
+    binary = tmp_path / "schbench"
+    binary.write_text("#!/bin/sh\n")
+    binary.chmod(0o755)
+    rps = (DATA / "rps200-r3.txt").read_text()
+    pipe = (DATA / "pipe-4096-r3.txt").read_text()
+
+    def mk(text, code=0):
+        return lambda cmd: subprocess.CompletedProcess(cmd, code, b"", text.encode())
+
+    def bad(text, match, **kw):
+        kw.setdefault("runtime_s", 3)
+        with pytest.raises(sl.MeasureError, match=match):
+            sl.measure("schbench", schbench=binary, reps=1, progress=False, runner=mk(text), **kw)
+
+    bad(rps, "report says runtime 3 s, the command -r 1", runtime_s=1)
+    bad(pipe, "a pipe-mode report for a command without -p")
+    bad(rps, "a request report for a command with -p", options={"pipe_bytes": 4096})
+    bad(rps.replace("threads to 2", "threads to " + "9" * 400), "beyond any figure")
+    bad(rps.replace("threads to 2", "threads to 0"), "a worker count outside 1-100000")
+    # a worker count schbench set that differs from -t
+    bad(rps, "says it set 2 workers where -t asked 7", workers=7)
+    bad(rps.replace("50.0th: 54", "50.0th: ٥٤"), "expected its 50.0th")
+    with pytest.raises(sl.MeasureError, match="the runner returned NoneType"):
+        sl.measure("schbench", schbench=binary, runtime_s=3, progress=False,
+                   runner=lambda cmd: None)  # fmt: skip
+
+    def raises(cmd):
+        raise ValueError("embedded null byte")
+
+    with pytest.raises(sl.MeasureError, match="cannot run"):
+        sl.measure("schbench", schbench=binary, runtime_s=3, progress=False, runner=raises)
+    for path in ("/tmp/a\x00", "~nouser-xyz/schbench"):
+        with pytest.raises(sl.ConfigError, match="invalid schbench="):
+            sl.measure("schbench", schbench=path, progress=False, runner=raises)
+    import numpy as np
+
+    df = sl.measure("schbench", schbench=binary, workers=np.int64(2), runtime_s=3, reps=1,
+                    progress=False, runner=mk(rps))  # fmt: skip
+    assert df["workers"].to_list() == [2]
+    with pytest.raises(sl.ConfigTypeError, match="invalid type for workers"):
+        sl.measure("schbench", schbench=binary, workers="4", progress=False, runner=raises)
+
+
+def test_parse_schbench_refuses_a_repeated_final_block_and_a_second_worker_line():
+    t = (DATA / "rps200-r3.txt").read_text()
+    lines = t.splitlines()
+    block = lines[1:7]  # the Wakeup block
+    twice = "\n".join(lines[:7] + block + lines[7:]) + "\n"
+    with pytest.raises(sl.MeasureError, match="repeats its blocks"):
+        hs.parse_schbench(twice)
+    with pytest.raises(sl.MeasureError, match="a second 'setting worker threads' line"):
+        hs.parse_schbench("setting worker threads to 4\n" + t)
+
+
+def test_a_run_cut_short_reports_the_rate_of_the_time_it_ran():
+    full = sl.simulate("vm-2", "v6.18", sl.workloads.schbench(runtime_s=2), seed=1).metrics
+    cut = sl.simulate(
+        "vm-2", "v6.18", sl.workloads.schbench(runtime_s=2), seed=1, duration_s=0.5
+    ).metrics
+    assert cut["requests"] < full["requests"] / 2
+    assert cut["rps"] == pytest.approx(full["rps"], rel=0.1)
+
+
+def test_calibrate_refuses_schbench_pipe_mode_rows():
+    import polars as pl
+
+    frame = _frame(sl.CostModel.preset("vm-2"), (2,)).with_columns(pl.lit(4096).alias("pipe_bytes"))
+    with pytest.raises(sl.ConfigError, match="pipe mode"):
+        sl.calibrate(frame, "vm-2", "v6.18", progress=False)

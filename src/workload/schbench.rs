@@ -313,7 +313,7 @@ impl Schbench {
         if !(p.mac_ns.is_finite() && p.mac_ns > 0.0 && p.mac_ns <= 1000.0) {
             return bad(
                 "mac_ns",
-                p.mac_ns.to_string(),
+                format!("{:?}", p.mac_ns),
                 "a number of ns above 0, at most 1000",
             );
         }
@@ -323,7 +323,7 @@ impl Schbench {
             return bad(
                 "operations",
                 format!(
-                    "{} (with cache_footprint_kb={}, mac_ns={}: {:.3} s a request)",
+                    "{} (with cache_footprint_kb={}, mac_ns={:?}: {:.3e} s a request)",
                     p.operations,
                     p.cache_footprint_kb,
                     p.mac_ns,
@@ -863,7 +863,10 @@ impl Workload for Schbench {
         let pct = |s: &Stats, p: f64| s.percentile(p).map_or(0.0, f64::from);
         let loops: u64 = self.t.iter().map(|t| t.loops).sum();
         let runtime_us: u64 = self.t.iter().map(|t| t.runtime_us).sum();
-        let rps = loops as f64 / f64::from(self.p.runtime_s);
+        // requests / runtime, as schbench prints it; a run cut short (a
+        // duration_s below runtime_s) divides by the time it ran
+        let ran = (elapsed_ns as f64 / 1e9).min(f64::from(self.p.runtime_s));
+        let rps = if ran > 0.0 { loops as f64 / ran } else { 0.0 };
         let mut out = vec![
             ("elapsed_s", elapsed_ns as f64 / 1e9),
             ("requests", loops as f64),

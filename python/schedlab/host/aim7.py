@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import stat
 import tempfile
 from collections.abc import Callable, Sequence
@@ -93,13 +94,14 @@ _SCHEMA: dict[str, Any] = {
 CSV_MAX_BYTES = 1 << 20
 
 
+#: A number as reaim prints it (``%.2f`` or an integer): ASCII digits.
+_NUMBER = re.compile(r"[0-9]{1,15}(?:\.[0-9]+)?", re.ASCII)
+
+
 def _number(field: str, token: str, lineno: int, line: str) -> float:
     tok = token.strip()
-    try:
-        v = float(tok)
-    except ValueError:
-        v = math.nan
-    if not tok or not math.isfinite(v) or v < 0 or not tok.replace(".", "", 1).isdigit():
+    v = float(tok) if _NUMBER.fullmatch(tok) else math.nan
+    if not math.isfinite(v):
         raise MeasureError(
             f"reaim CSV line {lineno}: {field} is {tok[:40]!r}, expected a number >= 0 "
             f"(line {line.strip()[:200]!r})"
@@ -134,6 +136,8 @@ def parse_reaim_csv(text: str) -> dict[str, float]:
                 f"reaim CSV line {lineno}: {len(fields)} fields, expected {len(CSV_HEADER)} "
                 f"(line {line.strip()[:200]!r})"
             )
+        for name, tok in zip(CSV_HEADER, fields, strict=True):
+            _number(name, tok, lineno, line)
     lineno, line = lines[-1]
     vals = dict(zip(CSV_HEADER, line.split(","), strict=True))
     forks = _number("Forks", vals["Forks"], lineno, line)
@@ -145,6 +149,12 @@ def parse_reaim_csv(text: str) -> dict[str, float]:
     out: dict[str, float] = {"children": forks}
     for k, col in CSV_FIELDS.items():
         out[col] = _number(k, vals[k], lineno, line)
+    for k in ("jobs_per_min", "real_s"):
+        if out[k] <= 0:
+            raise MeasureError(
+                f"reaim CSV line {lineno}: {k} is 0: the run was shorter than reaim's clock tick "
+                f"(10 ms here); run more jobs per child (line {line.strip()[:200]!r})"
+            )
     out["cpu_s"] = out["child_user_s"] + out["child_sys_s"]
     return out
 
@@ -159,8 +169,12 @@ def reaim_dir(reaim: Any) -> Path:
             f"invalid type for reaim: got {type_name(reaim)} {show(reaim)}, expected the path "
             "of re-aim-7's build directory (with reaim, workfile.compute and reaim.config)"
         )
-    d = Path(reaim).expanduser()
-    if not d.is_dir():
+    try:
+        d = Path(reaim).expanduser()
+        is_dir = d.is_dir()
+    except (RuntimeError, ValueError, OSError) as e:  # ~nouser, a NUL byte, a long name
+        raise ConfigError(f"invalid reaim={show(str(reaim))}: {e}") from None
+    if not is_dir:
         raise ConfigError(
             f"invalid reaim={str(d)!r}: not a directory; expected re-aim-7's build directory "
             "holding reaim, workfile.compute and reaim.config (docs/guide/workloads.md, "
@@ -231,13 +245,18 @@ def measure_aim7(
                     cmd = reaim_command(d, n, jobs, prefix)
                     try:
                         p = runner(cmd, Path(tmp))
-                    except OSError as e:
+                    except (OSError, ValueError) as e:
                         raise MeasureError(f"cannot run {cmd[0]!r}: {e}") from None
-                    code = getattr(p, "returncode", None)
+                    if not hasattr(p, "returncode"):
+                        raise MeasureError(
+                            f"the runner returned {type_name(p)} for {' '.join(cmd)}; expected "
+                            "a subprocess.CompletedProcess"
+                        )
+                    code = p.returncode
                     out = _text(getattr(p, "stdout", b"")) + _text(getattr(p, "stderr", b""))
                     csv = prefix.with_suffix(".csv")
-                    if code != 0:
-                        raise MeasureError(f"{' '.join(cmd)} exited with {code}:\n{out[-2000:]}")
+                    if code != 0 or isinstance(code, bool) or not isinstance(code, int):
+                        raise MeasureError(f"{' '.join(cmd)} exited with {code!r}:\n{out[-2000:]}")
                     if not csv.is_file():
                         raise MeasureError(
                             f"{' '.join(cmd)} wrote no {csv.name} (is reaim.config's DISKDIR "

@@ -229,6 +229,11 @@ def _configs(real: pl.DataFrame, bench: Bench = HACKBENCH) -> pl.DataFrame:
             )
     if df.height == 0:
         raise ConfigError(f"invalid real: no rows; expected measured {name} runs")
+    if bench.name == "schbench" and bool((df["pipe_bytes"] > 0).any()):
+        raise ConfigError(
+            "invalid real: rows of schbench's pipe mode (pipe_bytes > 0); calibrate fits its "
+            "request mode (schbench reports no requests or RPS with -p)"
+        )
     if bench is HACKBENCH:
         for c, allowed in (("ipc", ("pipe", "socket")), ("mode", ("process", "thread"))):
             bad = sorted(set(df[c].to_list()) - set(allowed))
@@ -455,12 +460,22 @@ def calibrate(
     ``aim7(tasks=1)``, as ``tasks`` and ``jobs``), the metrics
     ``jobs_per_min``, ``real_s`` and ``cpu_s`` (reaim's figures and the
     model's metrics of the same names; ``metrics`` defaults to
-    ``("jobs_per_min",)``), ``fit`` defaults to ``("work",)`` — the cost
-    model's ``work_pct``, the speed at which this day's CPU runs the tests'
-    own code — and ``train`` to the fewest children measured: what one
-    child does alone fixes the speed, and how several share the CPUs is
-    predicted. ``fit`` names only factors whose fields AIM7's model charges
-    (``benches.AIM7.factors``).
+    ``("real_s", "cpu_s")``), ``fit`` defaults to ``("work", "io")`` — the
+    cost model's ``work_pct``, the speed at which this day's CPU runs the
+    tests' own code, and ``io_pct``, their disk waits — and ``train`` to
+    the fewest children measured: what one child does alone fixes both, and
+    how several share the CPUs is predicted. ``fit`` names only factors
+    whose fields AIM7's model charges (``benches.AIM7.factors``).
+
+    **schbench.** A frame of ``measure("schbench", ...)`` (``bench``
+    ``"schbench"``; ``benches.SCHBENCH.columns``): the config columns are
+    ``message_threads``, ``workers``, ``runtime_s`` and the options (each a
+    parameter of ``schbench()``), the metrics ``rps``, ``wakeup_p50_us``,
+    ``wakeup_p99_us``, ``request_p50_us``, ``request_p99_us``; ``metrics``
+    defaults to ``("request_p50_us", "wakeup_p50_us")``, ``fit`` to
+    ``("work", "wakeup_idle")``, ``train`` to the fewest workers in all.
+    Pipe-mode rows (``pipe_bytes`` > 0) are refused: schbench reports no
+    requests there.
     """
     from scipy.optimize import least_squares
 
@@ -765,9 +780,10 @@ def rep_noise(real: pl.DataFrame) -> pl.DataFrame:
             if not same or a[size] >= b[size] or a["elapsed_min"] is None:
                 continue
             if b["elapsed_max"] is not None and a["elapsed_min"] > b["elapsed_max"]:
+                unit = "µs" if bench.time.endswith("_us") else "s"
                 span = (
-                    f"{a['elapsed_min']:.3g}–{a['elapsed_max']:.3g} s against "
-                    f"{b['elapsed_min']:.3g}–{b['elapsed_max']:.3g} s"
+                    f"{a['elapsed_min']:.3g}–{a['elapsed_max']:.3g} {unit} against "
+                    f"{b['elapsed_min']:.3g}–{b['elapsed_max']:.3g} {unit}"
                 )
                 why[i].append(f"every rep slower than {size}={b[size]}'s ({span})")
                 why[j].append(f"every rep faster than {size}={a[size]}'s ({span})")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import numbers
 import os
 import re
 import stat
@@ -20,6 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from .._check import is_list, show, type_name
@@ -33,14 +35,14 @@ BLOCKS = {"Wakeup Latencies": "wakeup", "Request Latencies": "request", "RPS": "
 _SUFFIX = {"20.0": "p20", "50.0": "p50", "90.0": "p90", "99.0": "p99", "99.9": "p999"}
 _HEADER = re.compile(
     r"^(Wakeup Latencies|Request Latencies|RPS) percentiles \((usec|requests)\) runtime "
-    r"(\d+) \(s\) \((\d+) total samples\)$"
+    r"([0-9]+) \(s\) \(([0-9]+) total samples\)$"
 )
-_PCT = re.compile(r"^(?:\* )?(\d+\.\d)th: (\d+)\s+\((\d+) samples\)$")
-_MINMAX = re.compile(r"^min=(\d+), max=(\d+)$")
-_AVG = re.compile(r"^average rps: (\d+(?:\.\d+)?)$")
-_PIPE = re.compile(r"^avg worker transfer: (\d+(?:\.\d+)?) ops/sec ")
-_DELAY = re.compile(r"^sched delay: message (\d+) \(usec\) worker (\d+) \(usec\)$")
-_WORKERS = re.compile(r"^setting worker threads to (\d+)$")
+_PCT = re.compile(r"^(?:\* )?([0-9]+\.[0-9])th: ([0-9]+)\s+\(([0-9]+) samples\)$")
+_MINMAX = re.compile(r"^min=([0-9]+), max=([0-9]+)$")
+_AVG = re.compile(r"^average rps: ([0-9]+(?:\.[0-9]+)?)$")
+_PIPE = re.compile(r"^avg worker transfer: ([0-9]+(?:\.[0-9]+)?) ops/sec ")
+_DELAY = re.compile(r"^sched delay: message ([0-9]+) \(usec\) worker ([0-9]+) \(usec\)$")
+_WORKERS = re.compile(r"^setting worker threads to ([0-9]+)$")
 
 #: ``measure("schbench")``'s options beside ``message_threads`` and
 #: ``workers`` (the model's keywords) and the flag each becomes.
@@ -100,6 +102,19 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
+#: The largest figure a report may hold (a count or µs; schbench's are
+#: unsigned ints and doubles of such counts): a longer number is not its.
+_MAX_FIGURE = 1e15
+
+
+def _fig(text: str, lineno: int, line: str) -> float:
+    """A number of the report, within ``_MAX_FIGURE``."""
+    v = float(text)
+    if not v <= _MAX_FIGURE:
+        raise _bad(lineno, line, f"{text[:30]} is beyond any figure schbench prints")
+    return v
+
+
 def _bad(lineno: int, line: str, why: str) -> MeasureError:
     return MeasureError(f"schbench output line {lineno}: {why} (line {line.strip()[:200]!r})")
 
@@ -122,7 +137,7 @@ def _block(lines: list[str], start: int, label: str, pipe: bool) -> tuple[dict[s
     unit = "_us" if prefix != "rps" else ""
     h = _HEADER.match(lines[start])
     assert h is not None
-    out = {f"{prefix}_samples": float(h.group(4))}
+    out = {f"{prefix}_samples": _fig(h.group(4), start + 1, lines[start])}
     want = _EXPECT[label]
     if pipe and label == "Wakeup Latencies":
         want = ("20.0", *want)
@@ -132,13 +147,13 @@ def _block(lines: list[str], start: int, label: str, pipe: bool) -> tuple[dict[s
         if not m or m.group(1) != p:
             got = lines[j] if j < len(lines) else ""
             raise _bad(j + 1, got, f"{label}: expected its {p}th percentile line")
-        out[f"{prefix}_{_SUFFIX[p]}{unit}"] = float(m.group(2))
+        out[f"{prefix}_{_SUFFIX[p]}{unit}"] = _fig(m.group(2), j + 1, lines[j])
         j += 1
     mm = _MINMAX.match(lines[j]) if j < len(lines) else None
     if not mm:
         raise _bad(j + 1, lines[j] if j < len(lines) else "", f"{label}: expected 'min=N, max=N'")
-    out[f"{prefix}_min{unit}"] = float(mm.group(1))
-    out[f"{prefix}_max{unit}"] = float(mm.group(2))
+    out[f"{prefix}_min{unit}"] = _fig(mm.group(1), j + 1, lines[j])
+    out[f"{prefix}_max{unit}"] = _fig(mm.group(2), j + 1, lines[j])
     return out, j + 1
 
 
@@ -172,9 +187,11 @@ def parse_schbench(text: str) -> dict[str, float]:
     m = _AVG.match(lines[end])
     pipe = m is None
     if m:
-        out["rps"] = float(m.group(1))
+        out["rps"] = _fig(m.group(1), end + 1, lines[end])
     else:
-        out["ops_per_sec"] = float(_PIPE.match(lines[end]).group(1))  # type: ignore[union-attr]
+        pm = _PIPE.match(lines[end])
+        assert pm is not None
+        out["ops_per_sec"] = _fig(pm.group(1), end + 1, lines[end])
     first = 0
     for i in range(end):
         if _INTERVAL.match(lines[i]):
@@ -186,12 +203,12 @@ def parse_schbench(text: str) -> dict[str, float]:
         i for i in range(first, end) if (h := _HEADER.match(lines[i])) and h.group(1) == labels[0]
     ]
     if not starts:
-        raise _bad(
-            end + 1,
-            lines[end],
-            f"no final 'Wakeup Latencies percentiles' header in lines {first + 1}-{end}",
-        )
-    j = starts[-1]
+        where = f"lines {first + 1}-{end}" if first < end else f"after line {first}"
+        why = f"no final 'Wakeup Latencies percentiles' header in {where}"
+        raise _bad(end + 1, lines[end], why)
+    if len(starts) > 1:
+        raise _bad(starts[0] + 1, lines[starts[0]], "the final report repeats its blocks")
+    j = starts[0]
     for label in labels:
         while j < end and not lines[j]:
             j += 1
@@ -205,15 +222,22 @@ def parse_schbench(text: str) -> dict[str, float]:
         j += 1
     if j != end:
         raise _bad(j + 1, lines[j], f"unexpected after the final blocks, before line {end + 1}")
-    for ln in lines[end:]:
+    for k, ln in enumerate(lines[end:], end + 1):
         d = _DELAY.match(ln)
         if d:
-            out["sched_delay_message_us"] = float(d.group(1))
-            out["sched_delay_worker_us"] = float(d.group(2))
-    for ln in lines:
-        w = _WORKERS.match(ln)
-        if w:
-            out["workers"] = float(w.group(1))
+            out["sched_delay_message_us"] = _fig(d.group(1), k, ln)
+            out["sched_delay_worker_us"] = _fig(d.group(2), k, ln)
+    said = [(k, w) for k, ln in enumerate(lines, 1) if (w := _WORKERS.match(ln))]
+    if len(said) > 1:
+        raise _bad(said[1][0], lines[said[1][0] - 1], "a second 'setting worker threads' line")
+    if said:
+        k, w = said[0]
+        n = _fig(w.group(1), k, lines[k - 1])
+        if not 1 <= n <= 100_000:
+            raise _bad(k, lines[k - 1], "a worker count outside 1-100000")
+        out["workers"] = n
+    # every block's "runtime N (s)"
+    out["runtime_s"] = float(_HEADER.match(lines[starts[0]]).group(3))  # type: ignore[union-attr]
     return out
 
 
@@ -225,9 +249,11 @@ def schbench_binary(path: Any) -> Path:
             f"invalid type for schbench: got {type_name(path)} {show(path)}, expected the "
             "path of a built schbench binary"
         )
-    p = Path(path).expanduser()
     try:
+        p = Path(path).expanduser()
         st = p.stat()
+    except (RuntimeError, ValueError) as e:  # ~nouser; a NUL byte
+        raise ConfigError(f"invalid schbench={show(str(path))}: {e}") from None
     except OSError as e:
         raise ConfigError(
             f"invalid schbench={str(p)!r}: {e.strerror}; expected the path of a built schbench "
@@ -309,13 +335,19 @@ def measure_schbench(
                 cmd = schbench_command(b, m, w, runtime_s, opts)
                 try:
                     p = runner(cmd)
-                except OSError as e:
+                except (OSError, ValueError) as e:
                     raise MeasureError(f"cannot run {cmd[0]!r}: {e}") from None
-                code = getattr(p, "returncode", None)
+                if not hasattr(p, "returncode"):
+                    raise MeasureError(
+                        f"the runner returned {type_name(p)} for {' '.join(cmd)}; expected a "
+                        "subprocess.CompletedProcess"
+                    )
+                code = p.returncode
                 text = _text(getattr(p, "stdout", b"")) + "\n" + _text(getattr(p, "stderr", b""))
-                if code != 0:
-                    raise MeasureError(f"{' '.join(cmd)} exited with {code}:\n{text[-2000:]}")
+                if code != 0 or isinstance(code, bool) or not isinstance(code, int):
+                    raise MeasureError(f"{' '.join(cmd)} exited with {code!r}:\n{text[-2000:]}")
                 got = parse_schbench(text)
+                _matches(cmd, got, w, runtime_s, opts)
                 nw = w if w is not None else got.get("workers")
                 if nw is None:
                     raise MeasureError(
@@ -355,21 +387,49 @@ def measure_schbench(
     return pl.DataFrame(rows, schema=schema).select(COLUMNS)
 
 
+def _matches(
+    cmd: list[str], got: dict[str, float], workers: int | None, runtime_s: int, opts: Any
+) -> None:
+    """The report is of the command run: its runtime, its mode, and the
+    worker count schbench says it set when ``-t`` was not given."""
+    run = " ".join(cmd)
+    if got["runtime_s"] != runtime_s:
+        raise MeasureError(
+            f"{run}: the report says runtime {int(got['runtime_s'])} s, the command -r {runtime_s}"
+        )
+    pipe = "ops_per_sec" in got
+    if pipe != (opts["pipe_bytes"] > 0):
+        raise MeasureError(
+            f"{run}: a {'pipe-mode' if pipe else 'request'} report for a command "
+            f"{'without' if pipe else 'with'} -p"
+        )
+    if workers is not None and "workers" in got and got["workers"] != workers:
+        raise MeasureError(
+            f"{run}: schbench says it set {int(got['workers'])} workers where -t asked {workers}"
+        )
+
+
 def int_or_none_list(name: str, v: Any) -> list[int | None]:
     """``workers``: None (schbench's default), one int or a list of them."""
     if v is None:
         return [None]
     vals = list(v) if is_list(v) else [v]
+    if not vals:
+        raise ConfigError(f"invalid {name}=[]: expected None, an integer or a list of them")
     out: list[int | None] = []
     for x in vals:
         if x is None:
             out.append(None)
             continue
-        if isinstance(x, bool) or not isinstance(x, int) or not 1 <= x <= 100_000:
+        if isinstance(x, bool | np.bool_) or not isinstance(x, numbers.Integral):
+            raise ConfigTypeError(
+                f"invalid type for {name}: got {type_name(x)} {show(x)}, expected an int or None"
+            )
+        if not 1 <= int(x) <= 100_000:
             raise ConfigError(f"invalid {name}={show(x)}: expected an integer from 1 to 100000")
-        out.append(x)
-    if not out or len(set(out)) != len(out):
-        raise ConfigError(f"invalid {name}={show(vals)}: expected distinct values")
+        out.append(int(x))
+    if len(set(out)) != len(out):
+        raise ConfigError(f"invalid {name}={show(vals)}: a value named twice")
     return out
 
 
