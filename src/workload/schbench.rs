@@ -261,54 +261,62 @@ impl Schbench {
                 );
             }
         }
-        if p.runtime_s == 0 || p.runtime_s > 86_400 {
-            return bad(
+        // (name, value, lowest, highest, what is allowed)
+        let ranges: [(&str, u64, u64, u64, &str); 7] = [
+            (
                 "runtime_s",
-                p.runtime_s.to_string(),
+                p.runtime_s.into(),
+                1,
+                86_400,
                 "an integer from 1 to 86400 (s)",
-            );
-        }
-        if p.warmup_s > 86_400 {
-            return bad(
+            ),
+            (
                 "warmup_s",
-                p.warmup_s.to_string(),
+                p.warmup_s.into(),
+                0,
+                86_400,
                 "an integer from 0 to 86400 (s)",
-            );
-        }
-        if p.operations > 1_000_000 {
-            return bad(
+            ),
+            (
                 "operations",
-                p.operations.to_string(),
+                p.operations.into(),
+                0,
+                1_000_000,
                 "an integer from 0 to 1000000",
-            );
-        }
-        if p.sleep_us > 10_000_000 {
-            return bad(
+            ),
+            (
                 "sleep_us",
-                p.sleep_us.to_string(),
+                p.sleep_us,
+                0,
+                10_000_000,
                 "an integer from 0 to 10000000 (µs)",
-            );
-        }
-        if p.requests_per_sec > 10_000_000 {
-            return bad(
+            ),
+            (
                 "requests_per_sec",
-                p.requests_per_sec.to_string(),
+                p.requests_per_sec.into(),
+                0,
+                10_000_000,
                 "an integer from 0 (off) to 10000000",
-            );
-        }
-        if p.cache_footprint_kb > 16 << 20 {
-            return bad(
+            ),
+            (
                 "cache_footprint_kb",
-                p.cache_footprint_kb.to_string(),
+                p.cache_footprint_kb,
+                0,
+                16 << 20,
                 "an integer from 0 to 16777216 (KB)",
-            );
-        }
-        if p.pipe_bytes > 1 << 20 {
-            return bad(
+            ),
+            (
                 "pipe_bytes",
-                p.pipe_bytes.to_string(),
+                p.pipe_bytes.into(),
+                0,
+                1 << 20,
                 "an integer from 0 (off) to 1048576 (schbench's PIPE_TRANSFER_BUFFER)",
-            );
+            ),
+        ];
+        for (name, v, lo, hi, want) in ranges {
+            if !(lo..=hi).contains(&v) {
+                return bad(name, v.to_string(), want);
+            }
         }
         if !(p.mac_ns.is_finite() && p.mac_ns > 0.0 && p.mac_ns <= 1000.0) {
             return bad(

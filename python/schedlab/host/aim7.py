@@ -13,6 +13,7 @@ of the text, tested on recorded output).
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
@@ -24,8 +25,9 @@ from typing import Any
 
 import polars as pl
 
-from .._check import need_bool, show, type_name
+from .._check import show, type_name
 from ..exceptions import ConfigError, ConfigTypeError, MeasureError
+from .measurement import completed_output, run_one
 
 #: The header of reaim's CSV (driver.c writes it before the first load point).
 CSV_HEADER = (
@@ -229,7 +231,6 @@ def measure_aim7(
     non-zero or leaves no CSV is a ``MeasureError`` with its output's tail.
     """
     d = reaim_dir(reaim)
-    need_bool("progress", progress)
     bar = None
     if progress:
         from .._progress import progress_bar
@@ -243,20 +244,14 @@ def measure_aim7(
                 with tempfile.TemporaryDirectory(prefix="schedlab-reaim-") as tmp:
                     prefix = Path(tmp) / "run"
                     cmd = reaim_command(d, n, jobs, prefix)
-                    try:
-                        p = runner(cmd, Path(tmp))
-                    except (OSError, ValueError) as e:
-                        raise MeasureError(f"cannot run {cmd[0]!r}: {e}") from None
-                    if not hasattr(p, "returncode"):
-                        raise MeasureError(
-                            f"the runner returned {type_name(p)} for {' '.join(cmd)}; expected "
-                            "a subprocess.CompletedProcess"
-                        )
-                    code = p.returncode
-                    out = _text(getattr(p, "stdout", b"")) + _text(getattr(p, "stderr", b""))
+                    p = run_one(
+                        functools.partial(_in_dir, runner, Path(tmp)), cmd, "check the reaim build"
+                    )
+                    code, stdout, stderr = completed_output(p, cmd, strict=False)
+                    out = stdout + stderr
                     csv = prefix.with_suffix(".csv")
-                    if code != 0 or isinstance(code, bool) or not isinstance(code, int):
-                        raise MeasureError(f"{' '.join(cmd)} exited with {code!r}:\n{out[-2000:]}")
+                    if code != 0:
+                        raise MeasureError(f"{' '.join(cmd)} exited with {code}:\n{out[-2000:]}")
                     if not csv.is_file():
                         raise MeasureError(
                             f"{' '.join(cmd)} wrote no {csv.name} (is reaim.config's DISKDIR "
@@ -292,9 +287,6 @@ def measure_aim7(
     return pl.DataFrame(rows, schema=_SCHEMA).select(COLUMNS)
 
 
-def _text(b: Any) -> str:
-    if b is None:
-        return ""
-    if isinstance(b, bytes | bytearray):
-        return bytes(b).decode("utf-8", errors="replace")
-    return str(b)
+def _in_dir(runner: Callable[[list[str], Path], Any], cwd: Path, cmd: list[str]) -> Any:
+    """``runner(cmd, cwd)``, as ``run_one`` calls a runner: with the command alone."""
+    return runner(cmd, cwd)

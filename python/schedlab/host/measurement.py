@@ -376,24 +376,16 @@ Runner = Callable[[list[str]], "subprocess.CompletedProcess[Any]"]
 
 
 def _measure_aim7(
-    children: Any, reaim: Any, jobs: Any, reps: Any, progress: Any, runner: Runner | None
+    children: Any, reaim: Any, jobs: Any, nrep: int, progress: bool, runner: Runner | None
 ) -> pl.DataFrame:
-    """``measure("aim7", ...)``: its arguments checked, then
-    ``host.aim7.measure_aim7``."""
+    """``measure("aim7", ...)``: its own arguments checked (``measure``
+    checked the shared ones), then ``host.aim7.measure_aim7``."""
     from . import aim7 as _aim7
 
-    for name, v in (("jobs", jobs), ("reps", reps)):
-        if is_list(v):
-            raise ConfigTypeError(f"invalid type for {name}: got {type_name(v)}, expected int")
+    if is_list(jobs):
+        raise ConfigTypeError(f"invalid type for jobs: got {type_name(jobs)}, expected int")
     kids = int_list("children", AIM7_CHILDREN if children is None else children, 1, 10_000)
     nj = int_list("jobs", 100 if jobs is None else jobs, 1, 100_000)[0]
-    nrep = int_list("reps", reps, 1, 1000)[0]
-    need_bool("progress", progress)
-    if runner is not None and not callable(runner):
-        raise ConfigTypeError(
-            f"invalid type for runner: got {type_name(runner)} {show(runner)}, expected a "
-            "callable (command list -> subprocess.CompletedProcess) or None"
-        )
     if reaim is None:
         raise ConfigError(
             "invalid reaim=None: bench='aim7' needs the directory of a re-aim-7 build "
@@ -415,33 +407,27 @@ def _measure_schbench(
     workers: Any,
     runtime_s: Any,
     options: Any,
-    reps: Any,
-    progress: Any,
+    nrep: int,
+    progress: bool,
     runner: Runner | None,
 ) -> pl.DataFrame:
-    """``measure("schbench", ...)``: its arguments checked, then
-    ``host.schbench.measure_schbench``."""
+    """``measure("schbench", ...)``: its own arguments checked (``measure``
+    checked the shared ones), then ``host.schbench.measure_schbench``
+    (which checks the binary and the options)."""
     from . import schbench as _sb
 
-    for name, v in (("runtime_s", runtime_s), ("reps", reps)):
-        if is_list(v):
-            raise ConfigTypeError(f"invalid type for {name}: got {type_name(v)}, expected int")
+    if is_list(runtime_s):
+        raise ConfigTypeError(
+            f"invalid type for runtime_s: got {type_name(runtime_s)}, expected int"
+        )
     ms = int_list("message_threads", 1 if message_threads is None else message_threads, 1, 100_000)
     ws = _sb.int_or_none_list("workers", workers)
     rt = int_list("runtime_s", 30 if runtime_s is None else runtime_s, 1, 86_400)[0]
-    nrep = int_list("reps", reps, 1, 1000)[0]
-    need_bool("progress", progress)
-    if runner is not None and not callable(runner):
-        raise ConfigTypeError(
-            f"invalid type for runner: got {type_name(runner)} {show(runner)}, expected a "
-            "callable (command list -> subprocess.CompletedProcess) or None"
-        )
     if binary is None:
         raise ConfigError(
             "invalid schbench=None: bench='schbench' needs the path of a built schbench "
             "(masoncl/schbench); schedlab does not ship it"
         )
-    _sb.options_arg(options)
     return _sb.measure_schbench(
         binary, ms, ws, rt, options, nrep, progress, runner or run_command, host_info
     )
@@ -453,15 +439,18 @@ def run_command(cmd: list[str]) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(cmd, capture_output=True, check=False)
 
 
-def run_one(runner: Runner, cmd: list[str]) -> Any:
-    """``runner(cmd)``; a command that cannot be started (perf missing, not
-    executable, not a program) is a ``MeasureError`` naming it."""
+def run_one(
+    runner: Runner,
+    cmd: list[str],
+    missing: str = "install perf (Debian: apt-get install linux-perf)",
+) -> Any:
+    """``runner(cmd)``; a command that cannot be started (the program
+    missing — ``missing`` says what to do —, not executable, not a program)
+    is a ``MeasureError`` naming it."""
     try:
         return runner(cmd)
     except FileNotFoundError as e:
-        raise MeasureError(
-            f"cannot run {cmd[0]!r}: {e}; install perf (Debian: apt-get install linux-perf)"
-        ) from None
+        raise MeasureError(f"cannot run {cmd[0]!r}: {e}; {missing}") from None
     except (OSError, ValueError) as e:  # not executable, ENOEXEC, a NUL byte
         raise MeasureError(f"cannot run {cmd[0]!r}: {e}") from None
 
@@ -582,6 +571,17 @@ def measure(
         )
     if bench not in BENCHES:
         raise ConfigError(f"invalid bench={show(bench)}: expected one of {', '.join(BENCHES)}")
+    # one value each (a list would silently run only its first)
+    for name, v in (("loops", loops), ("reps", reps)):
+        if is_list(v):
+            raise ConfigTypeError(f"invalid type for {name}: got {type_name(v)}, expected int")
+    need_bool("progress", progress)
+    if runner is not None and not callable(runner):
+        raise ConfigTypeError(
+            f"invalid type for runner: got {type_name(runner)} {show(runner)}, expected a "
+            "callable (command list -> subprocess.CompletedProcess) or None"
+        )
+    nrep = int_list("reps", reps, 1, 1000)[0]
     aim7_args = {"children": children, "reaim": reaim, "jobs": jobs}
     sb_args = {
         "schbench": schbench,
@@ -611,9 +611,9 @@ def measure(
                 f"{', '.join(own)}, reps and progress"
             )
         if bench == "aim7":
-            return _measure_aim7(children, reaim, jobs, reps, progress, runner)
+            return _measure_aim7(children, reaim, jobs, nrep, progress, runner)
         return _measure_schbench(
-            schbench, message_threads, workers, runtime_s, options, reps, progress, runner
+            schbench, message_threads, workers, runtime_s, options, nrep, progress, runner
         )
     given = [k for k, v in {**aim7_args, **sb_args}.items() if v is not None]
     if given:
@@ -621,17 +621,7 @@ def measure(
             f"invalid {given[0]} for bench={bench!r}: it is an argument of "
             f"bench={'aim7' if given[0] in aim7_args else 'schbench'!r}"
         )
-    # one value each (a list would silently run only its first)
-    for name, v in (("loops", loops), ("reps", reps)):
-        if is_list(v):
-            raise ConfigTypeError(f"invalid type for {name}: got {type_name(v)}, expected int")
     need_str("perf", perf)
-    need_bool("progress", progress)
-    if runner is not None and not callable(runner):
-        raise ConfigTypeError(
-            f"invalid type for runner: got {type_name(runner)} {show(runner)}, expected a "
-            "callable (command list -> subprocess.CompletedProcess) or None"
-        )
     modes = choice_list("mode", mode, MODES)
     if bench == "hackbench":
         ipcs = choice_list("ipc", ipc, IPCS)
@@ -642,7 +632,6 @@ def measure(
         ipcs, gs = ["pipe"], [1]
         lp = int_list("loops", 20_000 if loops is None else loops, 1, 100_000_000)[0]
         pins = _bools("pinned", [False, True] if pinned is None else pinned)
-    nrep = int_list("reps", reps, 1, 1000)[0]
     todo = _changes.need_changes(changes)
     if interrupts is not None and not callable(interrupts):
         raise ConfigTypeError(

@@ -26,6 +26,7 @@ import polars as pl
 
 from .._check import is_list, show, type_name
 from ..exceptions import ConfigError, ConfigTypeError, MeasureError
+from .measurement import completed_output, run_one
 
 #: The report's blocks (``show_latencies()``'s label) and the prefix of
 #: their metrics.
@@ -333,19 +334,11 @@ def measure_schbench(
             for m, w in configs:
                 host = host_info()
                 cmd = schbench_command(b, m, w, runtime_s, opts)
-                try:
-                    p = runner(cmd)
-                except (OSError, ValueError) as e:
-                    raise MeasureError(f"cannot run {cmd[0]!r}: {e}") from None
-                if not hasattr(p, "returncode"):
-                    raise MeasureError(
-                        f"the runner returned {type_name(p)} for {' '.join(cmd)}; expected a "
-                        "subprocess.CompletedProcess"
-                    )
-                code = p.returncode
-                text = _text(getattr(p, "stdout", b"")) + "\n" + _text(getattr(p, "stderr", b""))
-                if code != 0 or isinstance(code, bool) or not isinstance(code, int):
-                    raise MeasureError(f"{' '.join(cmd)} exited with {code!r}:\n{text[-2000:]}")
+                p = run_one(runner, cmd, "build schbench (make in masoncl/schbench)")
+                code, stdout, stderr = completed_output(p, cmd, strict=False)
+                text = stdout + "\n" + stderr
+                if code != 0:
+                    raise MeasureError(f"{' '.join(cmd)} exited with {code}:\n{text[-2000:]}")
                 got = parse_schbench(text)
                 _matches(cmd, got, w, runtime_s, opts)
                 nw = w if w is not None else got.get("workers")
@@ -431,11 +424,3 @@ def int_or_none_list(name: str, v: Any) -> list[int | None]:
     if len(set(out)) != len(out):
         raise ConfigError(f"invalid {name}={show(vals)}: a value named twice")
     return out
-
-
-def _text(b: Any) -> str:
-    if b is None:
-        return ""
-    if isinstance(b, bytes | bytearray):
-        return bytes(b).decode("utf-8", errors="replace")
-    return str(b)
