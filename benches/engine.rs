@@ -13,7 +13,7 @@
 //!    later, as a charge of overhead moves a burst end). Best of 3 runs.
 //!    `cargo bench --bench engine -- --queue` runs this part alone.
 
-use schedlab::engine::queue::EventQueue;
+use schedlab::queue::EventQueue;
 use schedlab::rng::Rng;
 use schedlab::workload::hackbench::{Hackbench, HackbenchParams, Ipc, Mode};
 use schedlab::workload::spinners::{Dist, SpinnerTask, Spinners};

@@ -42,8 +42,8 @@
 //! One row alone: `--child hackbench SHAPE LOOPS REPS [GROUPS|auto]
 //! [KERNEL]` (groups default to CPUs / 2, the kernel to v3.8).
 
-use schedlab::engine::queue::Entry;
 use schedlab::engine::Sim;
+use schedlab::queue::Entry;
 use schedlab::rng::Rng;
 use schedlab::workload::hackbench::{Hackbench, HackbenchParams, Ipc, Mode};
 use schedlab::workload::spinners::{Dist, SpinnerTask, Spinners};

@@ -31,14 +31,14 @@ named_enum! {
         /// `avg_idle < migration_cost` test; skip when the root domain is not
         /// overloaded or `avg_idle` is below the lowest domain's
         /// `max_newidle_lb_cost`; the 3.13 per-domain budget; the cost and
-        /// its decay kept by `update_newidle_cost()` (`sched::newidle`).
+        /// its decay kept by `update_newidle_cost()` (`sched::balance::newidle`).
         LbCost = "lb_cost",
     }
 }
 
 named_enum! {
     /// What a CFS bandwidth throttle does to a group's tasks
-    /// (`sched::bandwidth`).
+    /// (`sched::group::bandwidth`).
     pub enum CfsThrottle {
         /// 3.2-6.17: `throttle_cfs_rq()` dequeues the group's runqueue,
         /// every task of it at once.
@@ -203,7 +203,7 @@ named_enum! {
         /// `avg_load`, `fix_small_imbalance()` (`sched::balance`).
         CpuLoad = "cpu_load",
         /// 5.5+ (0b0695f2b34a) as 6.6-6.18 have it: group types, migration
-        /// types, PELT load/util/runnable (`sched::lb_group`).
+        /// types, PELT load/util/runnable (`sched::balance::fbg_v55`).
         GroupType = "group_type",
     }
 }
@@ -229,7 +229,7 @@ named_enum! {
 named_enum! {
     /// The fair class's pick: CFS (leftmost vruntime, with buddies and the
     /// wake-up granularity) or EEVDF (147f3efaa241, v6.6: the eligible
-    /// entity with the earliest virtual deadline; `sched::eevdf`).
+    /// entity with the earliest virtual deadline; `sched::fair::eevdf`).
     pub enum Pick { Cfs = "cfs", Eevdf = "eevdf" }
 }
 

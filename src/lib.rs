@@ -3,8 +3,11 @@
 //!
 //! Module map: `topology` (Machine), `kernel` (Kernel profile), `cost`
 //! (CostModel), `engine` (the event loop, `engine::Sim`, which owns the
-//! scheduler), `sched` (the scheduler: `sched::Sched`, CFS/EEVDF, balancing,
-//! the RT class, and the hooks through which it posts events), `workload`
+//! scheduler), `queue` (the event queue, a data structure), `sched` (the
+//! scheduler: `sched::Sched`, CFS/EEVDF, balancing and the domains, the RT
+//! class, task groups, accounting, and the events it posts through its
+//! hooks), `power` (the power model's machine data), `sweep` (a sweep's
+//! points run in parallel), `error`, `workload`
 //! (task state machines), `result` (columns), `trace`, `config` (named
 //! fields), `rng`, `limits` (memory limits of a run), `export` (the
 //! Perfetto trace's body, encoded from the result's columns). `bindings` (feature
@@ -13,13 +16,13 @@
 
 pub mod config;
 pub mod cost;
-pub mod domains;
 pub mod engine;
 pub mod error;
 pub mod export;
 pub mod kernel;
 pub mod limits;
 pub mod power;
+pub mod queue;
 pub mod result;
 pub mod rng;
 pub mod sched;

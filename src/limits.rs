@@ -71,14 +71,14 @@ pub fn check_tasks(what: &str, shown: impl std::fmt::Display, tasks: u64) -> Cor
 }
 
 /// The most tasks a run with `latency=True` may create: each keeps
-/// `sched::latency::LAT_TASK_BYTES` (4.3 KB) of histograms, so the limit
+/// `sched::stats::latency::LAT_TASK_BYTES` (4.3 KB) of histograms, so the limit
 /// keeps them within about 430 MB.
 pub const MAX_LATENCY_TASKS: u64 = 100_000;
 
 /// Refuse `latency=True` for a workload of more than `MAX_LATENCY_TASKS`.
 pub fn check_latency_tasks(tasks: u64) -> CoreResult<()> {
     if tasks > MAX_LATENCY_TASKS {
-        let per = crate::sched::latency::LAT_TASK_BYTES;
+        let per = crate::sched::stats::latency::LAT_TASK_BYTES;
         return Err(CoreError::invalid(
             "latency",
             "True",

@@ -2,7 +2,8 @@
 //! to Python as numpy arrays. Output types only: `engine::report` builds
 //! them from the engine's and the scheduler's state.
 
-use crate::sched::latency::Latency;
+pub use crate::sched::pelt::PeltColumns;
+use crate::sched::stats::latency::Latency;
 use crate::trace::Trace;
 use ndarray::Array2;
 
@@ -44,16 +45,6 @@ impl Status {
             _ => String::new(),
         }
     }
-}
-
-/// PELT signals per row (task or CPU), present only when the kernel
-/// tracks them (`Kernel::pelt`): the value at the task's exit or at the end
-/// of the run, a blocked entity or idle runqueue decayed to then.
-#[derive(Clone, Debug, Default)]
-pub struct PeltColumns {
-    pub load_avg: Vec<f64>,
-    pub runnable_avg: Vec<f64>,
-    pub util_avg: Vec<f64>,
 }
 
 /// One row per task.
@@ -152,7 +143,7 @@ pub struct SimResult {
     pub latency: Option<Latency>,
     /// Engine statistic, not a model result (not in the Python frames):
     /// the mean number of events held in the queue at each pop (a re-armed
-    /// burst end replaces its CPU's pending one: `engine::queue`);
+    /// burst end replaces its CPU's pending one: `queue`);
     /// benches/scale.rs sizes its bare-heap reference by it.
     pub mean_pending_events: f64,
 }

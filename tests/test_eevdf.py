@@ -1,7 +1,7 @@
 """EEVDF (``pick="eevdf"``, 6.6+) end to end: runs finish and are deterministic,
 and the model shows the policy's known properties. The arithmetic itself
 (V, lag, eligibility, deadlines, the pick) is unit-tested in
-``src/sched/eevdf.rs``."""
+``src/sched/fair/eevdf.rs``."""
 
 from __future__ import annotations
 

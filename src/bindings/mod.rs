@@ -22,8 +22,8 @@ use crate::config::{Fields, NamedEnum};
 use crate::engine::RunOptions;
 use crate::result::SimResult;
 use crate::sched::group::GroupSpec;
-use crate::sched::latency::{bucket_bounds, quantile, Latency, LAT_BUCKETS, LAT_KINDS};
 use crate::sched::rt::{RtKthreads, RtPolicy};
+use crate::sched::stats::latency::{bucket_bounds, quantile, Latency, LAT_BUCKETS, LAT_KINDS};
 use crate::sched::task::Policy;
 use crate::topology::{Machine, MACHINE_PRESETS};
 use crate::trace::{EVENT_NAMES, PREV_STATE_NAMES};
@@ -667,7 +667,7 @@ fn result_to_py<'py>(py: Python<'py>, r: SimResult) -> PyResult<Bound<'py, PyDic
     Ok(out)
 }
 
-/// A run's `sched::latency::Latency` as numpy arrays: `hist` (tasks × 2 ×
+/// A run's `sched::stats::latency::Latency` as numpy arrays: `hist` (tasks × 2 ×
 /// buckets, kind 0 all delays, 1 wake-up delays), `count`, `sum_ns`,
 /// `max_ns` (tasks × 2) and `max_start_ns` (tasks).
 fn latency_to_py(py: Python<'_>, l: Latency) -> PyResult<Bound<'_, PyDict>> {
@@ -693,7 +693,7 @@ fn latency_to_py(py: Python<'_>, l: Latency) -> PyResult<Bound<'_, PyDict>> {
 
 /// The `q`-quantiles of each row of `hist` (rows × `LATENCY_BUCKETS`
 /// counts) whose largest values are `max_ns`, in ns: NaN for an empty row
-/// (`sched::latency::quantile`, the rule the run's own metrics use).
+/// (`sched::stats::latency::quantile`, the rule the run's own metrics use).
 #[pyfunction]
 fn latency_quantiles<'py>(
     py: Python<'py>,
@@ -939,7 +939,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // holds every delay from its edge up).
     let edges: Vec<u64> = (0..LAT_BUCKETS).map(|i| bucket_bounds(i).0).collect();
     m.add("LATENCY_BUCKETS", edges)?;
-    m.add("LATENCY_TASK_BYTES", crate::sched::latency::LAT_TASK_BYTES)?;
+    m.add(
+        "LATENCY_TASK_BYTES",
+        crate::sched::stats::latency::LAT_TASK_BYTES,
+    )?;
     m.add("PREV_STATES", PREV_STATE_NAMES.to_vec())?;
     m.add("BALANCE_KINDS", crate::trace::BALANCE_KIND_NAMES.to_vec())?;
     m.add(

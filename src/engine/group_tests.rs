@@ -1,5 +1,5 @@
 //! Task groups and CFS bandwidth in whole runs (`sched::group`,
-//! `sched::bandwidth`): shares between groups, a throttled group runs
+//! `sched::group::bandwidth`): shares between groups, a throttled group runs
 //! nothing until its period timer, the burst bound, CPU-time conservation
 //! and every preset with groups (debug builds check the arithmetic).
 

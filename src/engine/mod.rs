@@ -1,5 +1,5 @@
 //! The discrete-event engine: the simulation driver (`Sim`), the event loop
-//! and its clock, the event queue (`queue`), the vmstat sampler
+//! and its clock, its own timers, the vmstat sampler
 //! (`sampler`), the progress watchdog, the system-call layer that carries
 //! out a workload's actions (`syscall`) and the building of the result
 //! (`report`).
@@ -13,13 +13,16 @@
 //! scheduler's clock and calls a scheduler entry point (`scheduler_tick`,
 //! `try_to_wake_up`, `active_balance`, …, in `sched::core` and its
 //! neighbours) or, at a burst's end, the workload (`syscall`). The
-//! scheduler posts events only through its hooks; the engine posts its own
-//! (the vmstat sample, the time bound) through `hooks::Events::post`.
+//! scheduler declares its events and posts them only through its hooks, into
+//! the queue (`crate::queue`) the loop pops; the engine keeps its own two
+//! timers (the vmstat sample, the time bound) beside that queue, each with
+//! a sequence number drawn from it, and takes whichever of the two comes
+//! first in `(time, seq)` order.
 //!
 //! Time is `u64` nanoseconds. A running task consumes its current CPU burst
 //! at rate one; scheduler overhead (context switch, tick, wake-up costs) is
 //! queued per CPU as system time consumed *before* the task's own work, so
-//! busy + idle time is conserved exactly on every CPU (`sched::cputime`). A
+//! busy + idle time is conserved exactly on every CPU (`sched::stats::cputime`). A
 //! task's burst end is one `SegmentEnd` event per CPU, re-armed whenever the
 //! end moves: the queue replaces the CPU's pending one (`EventQueue::arm`,
 //! through `Sched::rearm`). The `events` metric counts the events popped
@@ -29,7 +32,6 @@
 mod group_tests;
 #[cfg(test)]
 mod policy_tests;
-pub mod queue;
 mod report;
 pub(crate) mod sampler;
 #[cfg(test)]
@@ -43,48 +45,55 @@ use crate::error::{CoreError, CoreResult};
 use crate::kernel::Kernel;
 use crate::result::{SimResult, Status};
 use crate::rng::Rng;
-use crate::sched::cputime::{Overhead, OVERHEAD_KINDS};
-use crate::sched::fair::TaskId;
 use crate::sched::group::{validate_groups, GroupSpec, TaskGroups};
+use crate::sched::hooks::Event;
+use crate::sched::overhead::{Overhead, OVERHEAD_KINDS};
+use crate::sched::task::TaskId;
 use crate::sched::Sched;
 use crate::topology::Machine;
 use crate::workload::{Ctx, TaskSpec, Workload};
 use sampler::Sampler;
 
+/// The engine's own timers: the vmstat sample and the `duration_s` bound.
+/// They are kept here rather than in the scheduler's queue, each with a
+/// sequence number taken from the queue when armed (`Events::next_seq`),
+/// so they run exactly where one queue would run them.
+#[derive(Clone, Copy, Debug, Default)]
+struct OwnTimers {
+    /// `(time, seq)` of the next vmstat sample.
+    sample: Option<(u64, u64)>,
+    /// `(time, seq)` of the time bound.
+    end: Option<(u64, u64)>,
+}
+
+/// One of the engine's own timers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Event {
-    /// `scheduler_tick()` on a busy CPU (idle CPUs stop their tick: NOHZ).
-    Tick { cpu: u32 },
-    /// The running task's current burst (and queued overhead) is done.
-    SegmentEnd { cpu: u32, gen: u32 },
-    /// A sleeping task's hrtimer fires.
-    Timer { task: TaskId, gen: u32 },
-    /// A reschedule IPI (or idle wake) reaches `cpu`.
-    Resched { cpu: u32 },
-    /// vmstat-style sampling point.
+enum Own {
     Sample,
-    /// The `duration_s` bound.
     End,
-    /// The stopper thread on `src` runs an active balance towards `dst`.
-    ActiveBalance { src: u32, dst: u32, lvl: u32 },
-    /// The NOHZ idle-balancer kick reaches `cpu`.
-    NohzKick { cpu: u32 },
-    /// An RT task's interrupt or timer wakes it (`sched::rt_class`).
-    RtWake { task: u32 },
-    /// The RT task running on `cpu` is done with its burst.
-    RtDone { cpu: u32, gen: u32 },
-    /// An RT push irq_work reaches `cpu` (`src`: the chain's source CPU,
-    /// or `rt_class::RD_WORK` for the root domain's walk).
-    RtIrqWork { cpu: u32, src: u32 },
-    /// The RT period timer refills a throttled CPU's runtime.
-    RtUnthrottle { cpu: u32 },
-    /// The RT period timer of the workload's RT tasks on `cpu`
-    /// (`sched::rt_task`).
-    RtPeriod { cpu: u32 },
-    /// A task group's CFS bandwidth period timer (`sched::bandwidth`).
-    CfsPeriod { group: u32 },
-    /// A task group's CFS bandwidth slack timer.
-    CfsSlack { group: u32 },
+}
+
+impl OwnTimers {
+    /// The earlier armed timer, by `(time, seq)`.
+    fn next(&self) -> Option<((u64, u64), Own)> {
+        match (self.sample, self.end) {
+            (Some(s), Some(e)) if e < s => Some((e, Own::End)),
+            (Some(s), _) => Some((s, Own::Sample)),
+            (None, Some(e)) => Some((e, Own::End)),
+            (None, None) => None,
+        }
+    }
+
+    /// Timers armed.
+    fn len(&self) -> usize {
+        usize::from(self.sample.is_some()) + usize::from(self.end.is_some())
+    }
+}
+
+/// What the loop takes next: a scheduler event or one of its own timers.
+enum Next {
+    Sched(Event),
+    Own(Own),
 }
 
 /// Options of one run (everything but machine, kernel, costs and workload).
@@ -103,7 +112,7 @@ pub struct RunOptions {
     /// the whole run) — what a sweep uses, so a run's memory does not grow
     /// with simulated time.
     pub max_sample_bytes: u64,
-    /// Keep every task's scheduling delays (`sched::latency`): histograms
+    /// Keep every task's scheduling delays (`sched::stats::latency`): histograms
     /// bounded by the task count, no trace needed.
     pub latency: bool,
     /// The run's task groups (`sched::group`); empty: none, and no group
@@ -165,6 +174,8 @@ pub struct Sim<'a> {
     events: u64,
     /// Sum over popped events of the queue's length before the pop.
     pending_sum: u64,
+    /// The engine's own timers, beside the scheduler's queue.
+    own: OwnTimers,
     opts: RunOptions,
 }
 
@@ -295,6 +306,7 @@ impl<'a> Sim<'a> {
             sampler_truncated: false,
             events: 0,
             pending_sum: 0,
+            own: OwnTimers::default(),
             opts,
         })
     }
@@ -305,12 +317,10 @@ impl<'a> Sim<'a> {
     pub fn run(mut self, cancel: &dyn Fn() -> bool) -> SimResult {
         self.init();
         if self.opts.max_sample_bytes > 0 {
-            self.sched
-                .events
-                .post(self.opts.sample_interval_ns, Event::Sample);
+            self.own.sample = Some((self.opts.sample_interval_ns, self.sched.events.next_seq()));
         }
         if let Some(d) = self.opts.duration_ns {
-            self.sched.events.post(d, Event::End);
+            self.own.end = Some((d, self.sched.events.next_seq()));
         }
         self.sched.rt_init();
         let mut same_instant = 0u64;
@@ -330,11 +340,23 @@ impl<'a> Sim<'a> {
             if self.events % CANCEL_POLL_EVENTS == 0 && cancel() {
                 break Status::Cancelled;
             }
-            let Some(e) = self.sched.events.pop() else {
-                break self.nothing_left();
+            let own = self.own.next();
+            let limit = own.map_or((u64::MAX, u64::MAX), |(k, _)| k);
+            let (time, ev) = match self.sched.events.pop_before(limit) {
+                Some(e) => (e.time, Next::Sched(e.ev)),
+                None => match own {
+                    Some(((t, _), which)) => {
+                        match which {
+                            Own::Sample => self.own.sample = None,
+                            Own::End => self.own.end = None,
+                        }
+                        (t, Next::Own(which))
+                    }
+                    None => break self.nothing_left(),
+                },
             };
-            self.pending_sum += self.sched.events.len() as u64 + 1;
-            if e.time == self.sched.now {
+            self.pending_sum += (self.sched.events.len() + self.own.len()) as u64 + 1;
+            if time == self.sched.now {
                 same_instant += 1;
                 if same_instant > MAX_EVENTS_AT_ONE_INSTANT {
                     break self.no_progress();
@@ -342,8 +364,8 @@ impl<'a> Sim<'a> {
             } else {
                 same_instant = 0;
             }
-            debug_assert!(e.time >= self.sched.now, "time went backwards");
-            self.sched.now = e.time;
+            debug_assert!(time >= self.sched.now, "time went backwards");
+            self.sched.now = time;
             self.events += 1;
             // The watchdog: state changes only at events, so over
             // (previous event, now] the runnable count was what it is now.
@@ -354,21 +376,22 @@ impl<'a> Sim<'a> {
                     break s;
                 }
             }
-            match e.ev {
-                Event::End => {
+            match ev {
+                Next::Own(Own::End) => {
                     break if self.workload.finite() {
                         Status::TimeLimit
                     } else {
                         Status::Ok
                     }
                 }
-                Event::Sample => {
+                Next::Own(Own::Sample) => {
                     // Only the sampler (and the time bound) left queued:
                     // nothing can ever run again. Runnable tasks would be
                     // stranded on CPUs with nothing scheduled to run them —
                     // an engine bug, reported rather than sampled for ever.
                     let end_queued = self.opts.duration_ns.is_some_and(|d| d > self.sched.now);
-                    if self.live_tasks > 0 && self.sched.events.len() == usize::from(end_queued) {
+                    let pending = self.sched.events.len() + self.own.len();
+                    if self.live_tasks > 0 && pending == usize::from(end_queued) {
                         break self.nothing_left();
                     }
                     self.sched.sync_all();
@@ -385,35 +408,42 @@ impl<'a> Sim<'a> {
                     // covers the rest of the run (reported as truncated).
                     let row = crate::limits::vmstat_row_bytes(self.sched.rqs.len());
                     if (self.sampler.rows() as u64 + 1) * row <= self.opts.max_sample_bytes {
-                        self.sched
-                            .events
-                            .post(self.sched.now + self.opts.sample_interval_ns, Event::Sample);
+                        let at = self.sched.now + self.opts.sample_interval_ns;
+                        self.own.sample = Some((at, self.sched.events.next_seq()));
                     } else {
                         self.sampler_truncated = true;
                     }
                 }
-                Event::Tick { cpu } => self.sched.scheduler_tick(cpu as usize),
-                Event::SegmentEnd { cpu, gen } => self.segment_end(cpu as usize, gen),
-                Event::Timer { task, gen } => self.sched.timer_fired(task, gen),
-                Event::Resched { cpu } => self.sched.resched_ipi(cpu as usize),
-                Event::ActiveBalance { src, dst, lvl } => {
-                    self.sched
-                        .active_balance(src as usize, dst as usize, lvl as usize)
-                }
-                Event::NohzKick { cpu } => self.sched.nohz_idle_balance(cpu as usize),
-                Event::RtWake { task } => self.sched.rt_wake(task as usize),
-                Event::RtDone { cpu, gen } => self.sched.rt_done(cpu as usize, gen),
-                Event::RtIrqWork { cpu, src } => self.sched.rt_irq_work(cpu as usize, src),
-                Event::RtUnthrottle { cpu } => self.sched.rt_unthrottle(cpu as usize),
-                Event::RtPeriod { cpu } => self.sched.rt_task_period_timer(cpu as usize),
-                Event::CfsPeriod { group } => self.sched.cfs_period_timer(group as usize),
-                Event::CfsSlack { group } => self.sched.cfs_slack_timer(group as usize),
+                Next::Sched(ev) => self.dispatch(ev),
             }
             if self.sched.progress_at == self.sched.now {
                 self.overhead_at_progress = self.sched.overhead;
             }
         };
         self.finish(status)
+    }
+
+    /// Hand a scheduler event to its entry point.
+    #[inline]
+    fn dispatch(&mut self, ev: Event) {
+        match ev {
+            Event::Tick { cpu } => self.sched.scheduler_tick(cpu as usize),
+            Event::SegmentEnd { cpu, gen } => self.segment_end(cpu as usize, gen),
+            Event::Timer { task, gen } => self.sched.timer_fired(task, gen),
+            Event::Resched { cpu } => self.sched.resched_ipi(cpu as usize),
+            Event::ActiveBalance { src, dst, lvl } => {
+                self.sched
+                    .active_balance(src as usize, dst as usize, lvl as usize)
+            }
+            Event::NohzKick { cpu } => self.sched.nohz_idle_balance(cpu as usize),
+            Event::RtWake { task } => self.sched.rt_wake(task as usize),
+            Event::RtDone { cpu, gen } => self.sched.rt_done(cpu as usize, gen),
+            Event::RtIrqWork { cpu, src } => self.sched.rt_irq_work(cpu as usize, src),
+            Event::RtUnthrottle { cpu } => self.sched.rt_unthrottle(cpu as usize),
+            Event::RtPeriod { cpu } => self.sched.rt_task_period_timer(cpu as usize),
+            Event::CfsPeriod { group } => self.sched.cfs_period_timer(group as usize),
+            Event::CfsSlack { group } => self.sched.cfs_slack_timer(group as usize),
+        }
     }
 
     /// Too many events at one instant.

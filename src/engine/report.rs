@@ -3,8 +3,8 @@
 //! the CPU timeline, `/proc/schedstat`'s domain lines and the scalar metrics.
 
 use super::sampler::Sampler;
-use crate::domains::Domain;
 use crate::result::{CpuTable, SchedstatTable, SimResult, Status, TaskTable, VmstatTable};
+use crate::sched::balance::domains::Domain;
 use crate::sched::balance::IDLE_TYPE_NAMES;
 use crate::sched::group::TaskGroups;
 use crate::sched::rq::{DomainStats, Rq};

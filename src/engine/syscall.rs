@@ -8,7 +8,7 @@
 //! workload interface; `sched` sees tasks and runqueues only.
 
 use super::{Sim, MAX_ZERO_STEPS};
-use crate::sched::fair::TaskId;
+use crate::sched::task::TaskId;
 use crate::sched::task::{Task, TaskState, Work};
 use crate::workload::{attrs, Action, Ctx, TaskSpec};
 
@@ -136,7 +136,7 @@ impl Sim<'_> {
         // The task is between two actions — the return to user space — so
         // a pending reschedule happens now even if its next burst is a
         // system call; a task whose group is throttled here is throttled
-        // now (6.18, sched::bandwidth).
+        // now (6.18, sched::group::bandwidth).
         let boundary = self.sched.groups.as_ref().is_some_and(|g| g.bandwidth_used)
             && self.sched.rqs[cpu].curr() == Some(t)
             && self.sched.throttle_at_boundary(cpu, t);

@@ -4,24 +4,25 @@
 //! `check_preempt_curr()`, `activate_task()`/`deactivate_task()`,
 //! `set_task_cpu()`, and the scheduler side of the system calls the engine
 //! carries out (`do_nanosleep()`, `do_sched_yield()`, `do_exit()`). Three
-//! classes are modelled: fair (here and in `sched::fair` / `sched::eevdf`),
-//! RT (`sched::rt`, `sched::rt_class`) and stop (the stopper `migration/N`
+//! classes are modelled: fair (here and in `sched::fair` / `sched::fair::eevdf`),
+//! RT (`sched::rt`, `sched::rt::class`) and stop (the stopper `migration/N`
 //! of active balancing, `sched::balance`). An RT task's run is charged to
 //! its CPU as system time queued ahead of the fair task, which stays
 //! `cfs_rq->curr` meanwhile (the RT runqueue keeps its own `curr`); the
 //! stopper preempts the fair task, moves a task and reschedules at once,
 //! its run charged the same way. So `rq->curr` here is `cfs_rq->curr` and
-//! the idle task is "no task". Placement is in `sched::wakeup`, balancing
+//! the idle task is "no task". Placement is in `sched::fair::wakeup`, balancing
 //! in `sched::balance`.
 
-use super::balance::avg_idle_sample;
-use super::cputime::Overhead;
-use super::fair::{DequeueFlags, EnqueueFlags, SchedEntity, TaskId};
-use super::latency::Delay;
-use super::task::{Policy, Task, TaskState, Work};
-use super::weights::task_weight;
-use super::Sched;
 use crate::kernel::{AvgIdleCap, TtwuQueue};
+use crate::sched::balance::avg_idle_sample;
+use crate::sched::fair::weights::task_weight;
+use crate::sched::fair::SchedEntity;
+use crate::sched::overhead::Overhead;
+use crate::sched::stats::latency::Delay;
+use crate::sched::task::{DequeueFlags, EnqueueFlags, TaskId};
+use crate::sched::task::{Policy, Task, TaskState, Work};
+use crate::sched::Sched;
 use crate::trace::{TraceKind, PREV_STATE_DEAD, PREV_STATE_RUNNING, PREV_STATE_SLEEPING};
 
 /// ftrace pid of a task (0 is the idle task, "swapper").
@@ -562,7 +563,7 @@ impl Sched<'_> {
                 }
             }
         }
-        // put_prev_entity()'s check_cfs_rq_runtime() (sched::bandwidth).
+        // put_prev_entity()'s check_cfs_rq_runtime() (sched::group::bandwidth).
         if self.groups.as_ref().is_some_and(|g| g.bandwidth_used) {
             let p = prev.filter(|_| !prev_rt);
             let boundary = p.is_some() && self.boundary == p;

@@ -1,10 +1,10 @@
 //! Unit tests of the scheduler core (`sched::core`) on a scheduler built
 //! without a workload or an engine (`Sched::for_test`).
 
-use super::task::Task;
-use super::Sched;
 use crate::cost::CostModel;
 use crate::kernel::Kernel;
+use crate::sched::task::Task;
+use crate::sched::Sched;
 use crate::topology::Machine;
 
 #[test]

@@ -5,17 +5,51 @@
 //! one of the functions here, each named after (and documented with) the
 //! kernel function it stands for where there is one. This is the only file
 //! under `src/sched/` that touches the engine's event queue
-//! (`engine::queue::EventQueue`, held in `Events`);
+//! (`queue::EventQueue`, held in `Events`), and it declares the events
+//! ([`Event`]) the engine's loop hands back to the scheduler;
 //! `scripts/dev/check-binding-boundary.sh` fails if another one does.
 //!
 //! Events at the same nanosecond run in the order they were posted (the
 //! queue's `(time, seq)` tie-break), so a hook posts exactly when its
 //! caller asks, and a change to the order of hook calls changes results.
 
-use super::fair::TaskId;
-use super::Sched;
-use crate::engine::queue::{Entry, EventQueue};
-use crate::engine::Event;
+use crate::queue::{Entry, EventQueue};
+use crate::sched::task::TaskId;
+use crate::sched::Sched;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The scheduler's events: what its hooks post and the engine's loop
+/// hands back to the scheduler's entry points when their time comes.
+pub(crate) enum Event {
+    /// `scheduler_tick()` on a busy CPU (idle CPUs stop their tick: NOHZ).
+    Tick { cpu: u32 },
+    /// The running task's current burst (and queued overhead) is done.
+    SegmentEnd { cpu: u32, gen: u32 },
+    /// A sleeping task's hrtimer fires.
+    Timer { task: TaskId, gen: u32 },
+    /// A reschedule IPI (or idle wake) reaches `cpu`.
+    Resched { cpu: u32 },
+    /// The stopper thread on `src` runs an active balance towards `dst`.
+    ActiveBalance { src: u32, dst: u32, lvl: u32 },
+    /// The NOHZ idle-balancer kick reaches `cpu`.
+    NohzKick { cpu: u32 },
+    /// An RT task's interrupt or timer wakes it (`sched::rt::class`).
+    RtWake { task: u32 },
+    /// The RT task running on `cpu` is done with its burst.
+    RtDone { cpu: u32, gen: u32 },
+    /// An RT push irq_work reaches `cpu` (`src`: the chain's source CPU,
+    /// or `rt_class::RD_WORK` for the root domain's walk).
+    RtIrqWork { cpu: u32, src: u32 },
+    /// The RT period timer refills a throttled CPU's runtime.
+    RtUnthrottle { cpu: u32 },
+    /// The RT period timer of the workload's RT tasks on `cpu`
+    /// (`sched::rt::task`).
+    RtPeriod { cpu: u32 },
+    /// A task group's CFS bandwidth period timer (`sched::group::bandwidth`).
+    CfsPeriod { group: u32 },
+    /// A task group's CFS bandwidth slack timer.
+    CfsSlack { group: u32 },
+}
 
 /// The event queue, as the scheduler's hooks post to it and the engine's
 /// loop pops it.
@@ -36,20 +70,22 @@ impl Events {
         }
     }
 
-    /// The engine's loop: the next event in `(time, seq)` order.
-    #[inline]
-    pub(crate) fn pop(&mut self) -> Option<Entry<Event>> {
-        self.queue.pop()
-    }
-
     /// Events pending.
     pub(crate) fn len(&self) -> usize {
         self.queue.len()
     }
 
-    /// The engine's own events (the vmstat sample, the time bound).
-    pub(crate) fn post(&mut self, at: u64, ev: Event) {
-        self.queue.push(at, ev);
+    /// The engine's loop: the next event if it comes before `key`, the
+    /// `(time, seq)` of the engine's own next timer.
+    #[inline]
+    pub(crate) fn pop_before(&mut self, key: (u64, u64)) -> Option<Entry<Event>> {
+        self.queue.pop_before(key)
+    }
+
+    /// A sequence number for one of the engine's own timers, which it
+    /// keeps beside this queue.
+    pub(crate) fn next_seq(&mut self) -> u64 {
+        self.queue.next_seq()
     }
 }
 

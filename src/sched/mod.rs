@@ -1,16 +1,29 @@
-//! The scheduler model, after `kernel/sched/`: runqueue and task state
-//! (`rq`, `task`: the analogue of `sched.h`; `rq->cfs_tasks` in
-//! `tasklist`), CFS runqueues (`fair`),
-//! the EEVDF pick (`eevdf`, 6.6+), CPU bitsets (`cpumask`), weights, per-entity
-//! load tracking (`pelt`), running sums per sched group (`sg_sums`), Alex
-//! Shi's power-aware balance policies (`power`, never merged), wake-up
-//! placement (`wakeup`), load balancing (`balance`, and the 5.5+ balancer
-//! `lb_group`), the 5.16–6.18 newidle balance (`newidle`), the cfs_rq's
-//! ordered timeline (`timeline`) and EEVDF's augmented minima (`minset`),
-//! the balancer and PELT trace hooks (`trace_hooks`), the RT class (`rt`, `rt_class`), the CPU-time
-//! accounting (`cputime`), the runtime side of the power model
-//! (`power_state`: C-states and turbo) and the core entry points (`core`)
-//! the engine calls.
+//! The scheduler model, after `kernel/sched/`, in the kernel's rooms:
+//! - here: the scheduler's state (`Sched`), the runqueue (`rq`) and the
+//!   task (`task`: ids, state, enqueue/dequeue flags), together the
+//!   analogue of `sched.h`; the core entry points the engine calls
+//!   (`core`); PELT (`pelt`); CPU bitsets (`cpumask`); the kinds of
+//!   scheduler overhead (`overhead`); the runtime side of the power model
+//!   (`power_state`: C-states and turbo); the hooks through which the
+//!   scheduler posts its events (`hooks`);
+//! - `fair`: the fair class — CFS (`fair`), the EEVDF pick (`fair::eevdf`,
+//!   6.6+), the runqueue's ordered timeline and EEVDF's minima
+//!   (`timeline`, `minset`), weights, `rq->cfs_tasks` (`tasklist`) and
+//!   wake-up placement (`wakeup`);
+//! - `balance`: load balancing — the shared `load_balance()` loop, a pass's
+//!   state (`env`), `find_busiest_group()` of 2.6.36–5.4 (`fbg_v3`) and of
+//!   5.5+ (`fbg_v55`), the 5.16–6.18 newidle balance (`newidle`), the NOHZ
+//!   idle balancer (`nohz`), Alex Shi's 2013 power policies (`power`, never
+//!   merged), running sums per sched group (`sg_sums`) and the domains
+//!   (`domains`, `kernel/sched/topology.c`);
+//! - `rt`: the RT class — its kernel threads (`rt`, `rt::class`) and a
+//!   workload's RT tasks (`rt::task`);
+//! - `group`: task groups and CFS bandwidth (`group::bandwidth`);
+//! - `stats`: CPU-time accounting (`cputime`), scheduling delays
+//!   (`latency`) and the balancer and PELT tracepoints (`trace_hooks`).
+//!
+//! No two rooms import each other in a circle
+//! (`scripts/dev/check_module_cycles.py`).
 //!
 //! # The scheduler and the engine
 //!
@@ -27,68 +40,47 @@
 //! task's hrtimer, the tick, the stopper, an RT push irq_work, the RT period
 //! timer, the NOHZ kick, a burst's end — only through the named hooks of
 //! [`hooks`], each named after the kernel function it stands for. The
-//! engine's event queue lives behind them (`hooks::Events`, the field
-//! `Sched::events`): the engine pops it, and no file under `src/sched/`
-//! other than `hooks.rs` touches it (`scripts/dev/check-binding-boundary.sh`
-//! checks this). Nothing here knows the workload interface: the
+//! scheduler declares these events (`hooks::Event`); the queue
+//! (`crate::queue`) lives behind the hooks (`hooks::Events`, the field
+//! `Sched::events`): the engine pops it, keeping its own two timers beside
+//! it, and no file under `src/sched/` other than `hooks.rs` touches it and
+//! none uses the engine (`scripts/dev/check-binding-boundary.sh` checks
+//! this). Nothing here knows the workload interface: the
 //! system-call layer that interprets a workload's actions is
 //! `engine::syscall`. A test builds a scheduler without a workload or an
 //! engine with `Sched::for_test`.
 
 pub mod balance;
-pub mod bandwidth;
 pub mod core;
 pub mod cpumask;
-pub mod cputime;
-pub mod eevdf;
 pub mod fair;
 pub mod group;
 pub mod hooks;
-pub mod latency;
-pub mod lb_group;
-pub mod minset;
-pub mod newidle;
+pub mod overhead;
 pub mod pelt;
-pub mod power;
 pub(crate) mod power_state;
 pub mod rq;
 pub mod rt;
-pub mod rt_class;
-pub mod rt_task;
-pub mod sg_sums;
+pub mod stats;
 pub mod task;
-pub mod tasklist;
-pub mod timeline;
-pub mod trace_hooks;
-pub mod wakeup;
-pub mod weights;
 
-#[cfg(test)]
-mod balance_tests;
 #[cfg(test)]
 mod core_tests;
-#[cfg(test)]
-mod rt_class_tests;
-#[cfg(test)]
-mod sg_sums_tests;
-#[cfg(test)]
-mod sg_sums_variants_tests;
-#[cfg(test)]
-mod trace_hooks_tests;
 
 use crate::cost::CostModel;
-use crate::domains::Domain;
 use crate::error::{CoreError, CoreResult};
 use crate::kernel::Kernel;
 use crate::rng::Rng;
+use crate::sched::balance::domains::Domain;
 use crate::topology::Machine;
 use crate::trace::Trace;
-use cputime::OVERHEAD_KINDS;
-use fair::{FairParams, SchedEntity, TaskId};
+use fair::tasklist::TaskLinks;
+use fair::{FairParams, SchedEntity};
+use overhead::OVERHEAD_KINDS;
 use rq::{Nohz, Rq};
 use rt::RtKthreads;
 use task::Task;
-use tasklist::TaskLinks;
+use task::TaskId;
 
 /// Scheduler-wide counters that are not per CPU or per task.
 #[derive(Clone, Debug, Default)]
@@ -140,7 +132,7 @@ pub(crate) struct Sched<'a> {
     pub(crate) rqs: Vec<Rq>,
     pub(crate) trace: Option<Trace>,
     /// Per-task scheduling delays (`RunOptions::latency`), no trace needed.
-    pub(crate) latency: Option<latency::Latency>,
+    pub(crate) latency: Option<stats::latency::Latency>,
     pub(crate) counters: Counters,
     pub(crate) nr_running_total: usize,
     pub(crate) pending_timers: usize,
@@ -156,7 +148,7 @@ pub(crate) struct Sched<'a> {
     pub(crate) cpu_power: Vec<u64>,
     /// Running sums per sched group and the idle mask (`None`: walk the
     /// groups' CPUs; see `sg_sums`).
-    pub(crate) sg_sums: Option<sg_sums::SgSums>,
+    pub(crate) sg_sums: Option<balance::sg_sums::SgSums>,
     pub(crate) nohz: Nohz,
     /// PELT signals (`None` unless `Kernel::pelt` is on).
     pub(crate) pelt: Option<pelt::PeltState>,
@@ -166,9 +158,9 @@ pub(crate) struct Sched<'a> {
     /// 3.8 PELT (`Kernel::pelt = "v3.8"`, or a power `balance_policy`).
     pub(crate) pelt38: Option<pelt::PeltV38State>,
     /// 4.x–6.x wake-up placement state (wakee flips, recent_used_cpu, LLC hints).
-    pub(crate) wake: wakeup::WakeState,
+    pub(crate) wake: fair::wakeup::WakeState,
     /// The 5.5+ balancer's group imbalance flags (`sgc->imbalance`).
-    pub(crate) lb: lb_group::LbGroupState,
+    pub(crate) lb: balance::fbg_v55::LbGroupState,
     /// CPUs with an empty runqueue / with ≥ 2 runnable tasks (Lozi).
     pub(crate) n_empty: usize,
     pub(crate) n_overloaded: usize,
@@ -184,7 +176,7 @@ pub(crate) struct Sched<'a> {
     /// The RT class (`None` unless the workload has RT kernel threads, so a
     /// CFS-only run takes no RT step and no RT draw).
     pub(crate) rt: Option<rt::RtSched>,
-    /// The workload has RT tasks (`sched::rt_task`): `schedule()` asks the
+    /// The workload has RT tasks (`sched::rt::task`): `schedule()` asks the
     /// RT class first. False in a run without any, which takes no RT step.
     pub(crate) rt_tasks_used: bool,
     /// `rd->rto_count` for the workload's RT tasks.
@@ -204,7 +196,7 @@ pub(crate) struct Sched<'a> {
     /// groups, so a run without any takes no group step).
     pub(crate) groups: Option<group::TaskGroups>,
     /// The task whose burst just ended (a return to user space) while the
-    /// engine reschedules its CPU (`sched::bandwidth`, 6.18 throttling).
+    /// engine reschedules its CPU (`sched::group::bandwidth`, 6.18 throttling).
     pub(crate) boundary: Option<TaskId>,
 }
 
@@ -227,7 +219,7 @@ impl<'a> Sched<'a> {
     ) -> CoreResult<Self> {
         let n = machine.nr_cpus();
         let power = power_state(machine, cost)?;
-        let sd = crate::domains::build_cancellable(machine, kernel, cancel)
+        let sd = crate::sched::balance::domains::build_cancellable(machine, kernel, cancel)
             .ok_or(CoreError::Cancelled)?;
         let fair = FairParams::new(kernel, n);
         let rt = rt.map(|k| {
@@ -265,23 +257,24 @@ impl<'a> Sched<'a> {
             pending_timers: 0,
             in_init: false,
             wakelist_ipi: false,
-            cpu_power: crate::domains::cpu_power(machine),
-            sg_sums: sg_sums::wanted(n)
-                .then(|| sg_sums::SgSums::new(&sd, sg_sums::groups_wanted(kernel))),
+            cpu_power: crate::sched::balance::domains::cpu_power(machine),
+            sg_sums: balance::sg_sums::wanted(n).then(|| {
+                balance::sg_sums::SgSums::new(&sd, balance::sg_sums::groups_wanted(kernel))
+            }),
             sd,
             nohz: Nohz::new(n),
             pelt: (kernel.pelt == crate::kernel::Pelt::V5_7).then(|| pelt::PeltState::new(n)),
             pelt38: (kernel.pelt == crate::kernel::Pelt::V3_8
                 || kernel.balance_policy != crate::kernel::BalancePolicy::Performance)
                 .then(|| pelt::PeltV38State::new(n)),
-            wake: wakeup::WakeState::new(machine),
+            wake: fair::wakeup::WakeState::new(machine),
             power,
             lb: Default::default(),
             n_empty: n,
             n_overloaded: 0,
             rd_overload: false,
             sched_rng: if kernel.newidle_random {
-                newidle::sched_rng_streams(seed, n)
+                balance::newidle::sched_rng_streams(seed, n)
             } else {
                 Vec::new()
             },

@@ -30,10 +30,19 @@
 //! `removed_load`, no util) and the sum (`__compute_runnable_contrib()`
 //! over the `runnable_avg_yN_sum` table): a `Pelt::V3_8` variant.
 
-use super::fair::TaskId;
-use super::Sched;
 use crate::kernel::Pelt;
-use crate::result::PeltColumns;
+use crate::sched::task::TaskId;
+use crate::sched::Sched;
+
+/// PELT signals per row (task or CPU), present only when the kernel
+/// tracks them (`Kernel::pelt`): the value at the task's exit or at the end
+/// of the run, a blocked entity or idle runqueue decayed to then.
+#[derive(Clone, Debug, Default)]
+pub struct PeltColumns {
+    pub load_avg: Vec<f64>,
+    pub runnable_avg: Vec<f64>,
+    pub util_avg: Vec<f64>,
+}
 
 /// `LOAD_AVG_PERIOD` (sched-pelt.h): y^32 = 1/2.
 pub const LOAD_AVG_PERIOD: u64 = 32;

@@ -24,8 +24,8 @@
 //! only a task's own bursts run faster (scheduler overhead costs are
 //! charged in ns as they are); a second busy SMT thread adds no power.
 
-use super::Sched;
 use crate::power::{PowerSpec, UNCORE_ACTIVE, UNCORE_PKG_IDLE};
+use crate::sched::Sched;
 use crate::topology::Machine;
 
 /// `state[cpu]` when the CPU runs a task (C0).

@@ -1,12 +1,14 @@
 //! Runqueue state, the model's `kernel/sched/sched.h`: `struct rq` (the CFS
-//! runqueue, the fields of the CPU-time accounting, `sched::cputime`, and
+//! runqueue, the fields of the CPU-time accounting, `sched::stats::cputime`, and
 //! the balancer's per-runqueue fields), the sched-domain schedstat
 //! counters, and the NOHZ idle balancer's global `struct nohz`.
 
-use super::cpumask::CpuMask;
-use super::fair::{CfsRq, TaskId};
-use super::rt_task::RtTaskRq;
-use super::tasklist::TaskList;
+use crate::sched::balance::CPU_LOAD_IDX_MAX;
+use crate::sched::cpumask::CpuMask;
+use crate::sched::fair::tasklist::TaskList;
+use crate::sched::fair::CfsRq;
+use crate::sched::rt::task::RtTaskRq;
+use crate::sched::task::TaskId;
 
 pub(crate) struct Rq {
     /// `rq->curr` (`None`: the idle task), set by `schedule()`'s pick
@@ -14,7 +16,7 @@ pub(crate) struct Rq {
     /// class's current entity or the running RT task (`rtq.curr`).
     pub curr: Option<TaskId>,
     pub cfs: CfsRq,
-    /// The workload's RT tasks on this CPU (`sched::rt_task`).
+    /// The workload's RT tasks on this CPU (`sched::rt::task`).
     pub rtq: RtTaskRq,
     pub need_resched: bool,
     /// A reschedule IPI is already in flight to this CPU.
@@ -104,9 +106,6 @@ impl Nohz {
         }
     }
 }
-
-/// `CPU_LOAD_IDX_MAX`.
-pub const CPU_LOAD_IDX_MAX: usize = 5;
 
 /// `/proc/schedstat` domain counters (per CPU, per domain).
 #[derive(Clone, Debug, Default)]

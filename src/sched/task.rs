@@ -3,6 +3,32 @@
 //! task's accounting. Its `sched_entity` lives beside it in `Sched::ses`
 //! (`sched::fair::SchedEntity`), indexed by the same `TaskId`.
 
+/// A task's index: into `Sched::tasks`, `Sched::ses` and every per-task
+/// table (the kernel's `task_struct *`).
+pub type TaskId = u32;
+
+/// Enqueue flags (`ENQUEUE_WAKEUP`, `ENQUEUE_WAKING` in 2.6.36).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct EnqueueFlags {
+    pub wakeup: bool,
+    /// The vruntime was normalised by `task_waking_fair` (or a migration).
+    pub waking: bool,
+    /// `ENQUEUE_INITIAL` (6.6+): a new task, placed with half a slice under
+    /// PLACE_DEADLINE_INITIAL. CFS ignores it.
+    pub initial: bool,
+}
+
+/// Dequeue flags of the EEVDF path (`DEQUEUE_SLEEP`, `DEQUEUE_SPECIAL`,
+/// `DEQUEUE_DELAYED`, 6.12).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DequeueFlags {
+    pub sleep: bool,
+    /// A special task state (TASK_DEAD here): never delayed.
+    pub special: bool,
+    /// Completes the dequeue of a `sched_delayed` entity.
+    pub delayed: bool,
+}
+
 crate::named_enum! {
     /// A task's scheduling policy (`task_struct::policy`,
     /// include/uapi/linux/sched.h): SCHED_NORMAL, SCHED_BATCH and SCHED_IDLE
@@ -69,7 +95,7 @@ pub(crate) struct Task {
     pub timer_pending: bool,
     pub wait_start: u64,
     /// The wait since `wait_start` began with a wake-up (`sched_wakeup` /
-    /// `sched_wakeup_new`), not a preemption (`sched::latency`).
+    /// `sched_wakeup_new`), not a preemption (`sched::stats::latency`).
     pub woken: bool,
     pub user_ns: u64,
     pub sys_ns: u64,
@@ -82,7 +108,7 @@ pub(crate) struct Task {
     /// `NICE_TO_PRIO(nice)` = 120 + nice for a fair one (compared only
     /// within the RT class).
     pub prio: u32,
-    /// The RT queue's order (`sched::rt_task`): FIFO within a level.
+    /// The RT queue's order (`sched::rt::task`): FIFO within a level.
     pub rt_seq: u64,
     /// `p->rt.time_slice` of a SCHED_RR task, in ticks.
     pub rr_ticks_left: u32,

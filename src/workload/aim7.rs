@@ -48,7 +48,7 @@ use super::{check_cpuset, sys, user, Action, Ctx, TaskSpec, Workload};
 use crate::cost::CostModel;
 use crate::error::{CoreError, CoreResult};
 use crate::rng::{splitmix64, Rng};
-use crate::sched::fair::TaskId;
+use crate::sched::task::TaskId;
 use crate::topology::{Distance, Machine};
 
 /// What one job of a test costs at one file size, measured on the

@@ -13,9 +13,9 @@
 use super::{check_cpuset, Action, Ctx, Workload};
 use crate::config::{one_of_names, Bounds, NamedEnum};
 use crate::error::{CoreError, CoreResult};
-use crate::sched::fair::TaskId;
 use crate::sched::rt::{RtKthreads, RT_PRIO};
 use crate::sched::task::Policy;
+use crate::sched::task::TaskId;
 use crate::topology::Machine;
 
 /// `MIN_NICE`..`MAX_NICE` (include/linux/sched/prio.h).

@@ -15,7 +15,7 @@
 use super::ipc::{Chan, ChanStats, Op, Pipe, UnixSock, WaitList};
 use super::{sys, Action, Ctx, TaskSpec, Workload};
 use crate::error::{CoreError, CoreResult};
-use crate::sched::fair::TaskId;
+use crate::sched::task::TaskId;
 use crate::topology::Machine;
 
 crate::named_enum! {

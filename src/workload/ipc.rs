@@ -23,7 +23,7 @@
 //! - `WaitList`: a plain wait queue (poll barrier, Java monitor, wait4).
 
 use super::Ctx;
-use crate::sched::fair::TaskId;
+use crate::sched::task::TaskId;
 use std::collections::VecDeque;
 
 /// A spinner's re-check of a mutex still held past its owner's expected

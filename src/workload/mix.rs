@@ -12,7 +12,7 @@
 use super::attrs::TaskAttrs;
 use super::{Action, Ctx, TaskSpec, Workload};
 use crate::error::{CoreError, CoreResult};
-use crate::sched::fair::TaskId;
+use crate::sched::task::TaskId;
 use crate::topology::Machine;
 
 /// At most this many parts in one mix.

@@ -25,7 +25,7 @@ use crate::cost::CostModel;
 use crate::error::{CoreError, CoreResult};
 use crate::kernel::Kernel;
 use crate::rng::Rng;
-use crate::sched::fair::TaskId;
+use crate::sched::task::TaskId;
 use crate::topology::Machine;
 
 /// Which CPU time a burst is (defined with the task state it sets).

@@ -10,7 +10,7 @@ use super::hackbench::Mode;
 use super::ipc::{Chan, ChanStats, Op, Pipe};
 use super::{sys, Action, Ctx, TaskSpec, Workload};
 use crate::error::{CoreError, CoreResult};
-use crate::sched::fair::TaskId;
+use crate::sched::task::TaskId;
 use crate::topology::Machine;
 
 const TOKEN: u32 = 4;

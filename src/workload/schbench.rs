@@ -46,7 +46,7 @@ use super::schbench_stats::Stats;
 use super::script::TIMER_SLACK_NS;
 use super::{sys, user, Action, Ctx, TaskSpec, Workload};
 use crate::error::{CoreError, CoreResult};
-use crate::sched::fair::TaskId;
+use crate::sched::task::TaskId;
 use crate::topology::Machine;
 
 /// schbench's roles: the `main` thread, the `message` threads, the `worker`s.

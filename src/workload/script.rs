@@ -34,8 +34,8 @@
 
 use super::{check_cpuset, sys, user, Action, Ctx, TaskSpec, Workload};
 use crate::error::{CoreError, CoreResult};
-use crate::sched::fair::TaskId;
 use crate::sched::task::Policy;
+use crate::sched::task::TaskId;
 use crate::topology::Machine;
 
 /// `timer_slack_ns` of a task that never set it (`INIT_TIMER_SLACK`,

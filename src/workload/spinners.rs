@@ -6,7 +6,7 @@
 
 use super::{check_cpuset, Action, Ctx, TaskSpec, Work, Workload};
 use crate::error::{CoreError, CoreResult};
-use crate::sched::fair::TaskId;
+use crate::sched::task::TaskId;
 use crate::topology::Machine;
 
 crate::named_enum! {

@@ -22,7 +22,7 @@
 use super::ipc::{Chan, ChanStats, Op, UnixSock, WaitList};
 use super::{sys, user, Action, Ctx, TaskSpec, Workload};
 use crate::error::{CoreError, CoreResult};
-use crate::sched::fair::TaskId;
+use crate::sched::task::TaskId;
 use crate::topology::Machine;
 use std::collections::VecDeque;
 

@@ -3,7 +3,7 @@
 //! the group's `cpu.shares` (`cpu.weight` in cgroup v2) spread over the
 //! CPUs by `calc_group_shares()` (kernel/sched/fair.c, 4.15-6.18), and the
 //! SCHED_IDLE groups of `cpu.idle` (5.15, 304000390f88). Bandwidth control
-//! (`cpu.cfs_quota_us`) is `sched::bandwidth`.
+//! (`cpu.cfs_quota_us`) is `sched::group::bandwidth`.
 //!
 //! # The flattened hierarchy
 //!
@@ -30,10 +30,12 @@
 //!   towards the rest (`se_is_idle()`, `sched_idle_cpu()`), whatever its
 //!   own policy.
 
-use super::fair::TaskId;
-use super::weights::WEIGHT_IDLEPRIO;
-use super::Sched;
+pub mod bandwidth;
+
 use crate::error::{CoreError, CoreResult};
+use crate::sched::fair::weights::WEIGHT_IDLEPRIO;
+use crate::sched::task::TaskId;
+use crate::sched::Sched;
 
 /// `MIN_SHARES` (kernel/sched/sched.h): the smallest group entity weight
 /// `calc_group_shares()` returns, and the smallest `cpu.shares`.
@@ -184,7 +186,7 @@ pub struct GroupCpu {
     pub ge_weight: u64,
     /// This CPU's contribution to `tg->load_avg` (the last `load`).
     pub contrib: u64,
-    // -- bandwidth (`sched::bandwidth`) -------------------------------------
+    // -- bandwidth (`sched::group::bandwidth`) -------------------------------------
     /// `cfs_rq->runtime_remaining`.
     pub runtime_remaining: i64,
     /// `cfs_rq->throttled`.
@@ -429,13 +431,13 @@ impl Sched<'_> {
     /// root group. A task of an idle group runs as a SCHED_IDLE entity.
     pub(crate) fn set_task_group(&mut self, t: TaskId, group: Option<&str>) {
         let task = &self.tasks[t as usize];
-        let own = super::weights::task_weight(task.policy, task.nice).0;
+        let own = crate::sched::fair::weights::task_weight(task.policy, task.nice).0;
         let tg = self.groups.as_mut().expect("groups");
         let g = group.and_then(|n| tg.find(n));
         debug_assert_eq!(tg.task_group.len(), t as usize, "tasks join in fork order");
         tg.add_task(g, own);
         if g.is_some_and(|g| tg.idle[g as usize]) {
-            self.ses[t as usize].policy = super::task::Policy::Idle;
+            self.ses[t as usize].policy = crate::sched::task::Policy::Idle;
         }
     }
 
@@ -443,7 +445,7 @@ impl Sched<'_> {
     /// there and give it, and the group's other queued tasks, their new
     /// flattened weights (`enqueue_entity()`'s `update_cfs_group()` at each
     /// level). False when its group's runqueue there is throttled and the
-    /// task goes to the limbo list instead (`sched::bandwidth`).
+    /// task goes to the limbo list instead (`sched::group::bandwidth`).
     pub(crate) fn group_enqueue(&mut self, cpu: usize, t: TaskId) -> bool {
         let Some(tg) = self.groups.as_mut() else {
             return true;
@@ -538,7 +540,7 @@ impl Sched<'_> {
     fn reweight_task(&mut self, cpu: usize, t: TaskId, w: u64) {
         let now = self.now;
         self.pelt_reweight(cpu, t, w);
-        let inv = super::weights::inv_weight(w);
+        let inv = crate::sched::fair::weights::inv_weight(w);
         self.rqs[cpu]
             .cfs
             .reweight_entity(&mut self.ses, t, w, inv, now);

@@ -34,10 +34,10 @@
 //! - No RT PELT (`avg_rt`), so the fair class's CPU capacity is not
 //!   reduced by RT time.
 
-use super::fair::TaskId;
-use super::rt::MAX_RT_PRIO;
-use super::task::Policy;
-use super::Sched;
+use crate::sched::rt::MAX_RT_PRIO;
+use crate::sched::task::Policy;
+use crate::sched::task::TaskId;
+use crate::sched::Sched;
 
 /// `CPUPRI_NORMAL` as a key of [`Sched::rt_cpupri`]: no RT task queued.
 const CPUPRI_NORMAL: u32 = MAX_RT_PRIO;

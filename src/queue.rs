@@ -1,4 +1,6 @@
-//! The event queue: a binary min-heap on `(time, seq)`.
+//! The event queue: a binary min-heap on `(time, seq)`. A data structure
+//! only: the scheduler's hooks (`sched::hooks`) post its events into one,
+//! and the engine pops it (`engine::Sim::run`).
 //!
 //! Chosen by measurement (a standalone hold-model benchmark on the
 //! project's 2-vCPU machine, Rust 1.95, `u64` keys, an exponential draw per
@@ -150,6 +152,15 @@ impl<E: Eq + Copy> EventQueue<E> {
     /// The earliest event of both heaps.
     #[inline]
     pub fn pop(&mut self) -> Option<Entry<E>> {
+        self.pop_before((u64::MAX, u64::MAX))
+    }
+
+    /// The earliest event of both heaps if its `(time, seq)` is before
+    /// `key`, else nothing (the queue unchanged): how the engine takes its
+    /// own timers, held outside the queue with a `seq` from
+    /// [`EventQueue::next_seq`], in the order one queue would give.
+    #[inline]
+    pub fn pop_before(&mut self, key: (u64, u64)) -> Option<Entry<E>> {
         self.settle();
         let slot_first = match (self.heap.peek(), self.slots.first()) {
             (_, None) => false,
@@ -157,13 +168,27 @@ impl<E: Eq + Copy> EventQueue<E> {
             (Some(h), Some(s)) => (s.time, s.seq) < (h.time, h.seq),
         };
         if !slot_first {
+            if self.heap.peek().is_none_or(|h| (h.time, h.seq) >= key) {
+                return None;
+            }
             return self.heap.pop();
+        }
+        let s = self.slots[0];
+        if (s.time, s.seq) >= key {
+            return None;
         }
         // The entry stays at the top: a lower bound of the slot's next
         // event, or dropped by `settle`.
-        let (time, seq, ev) = self.armed[self.slots[0].slot as usize].take()?;
+        let (time, seq, ev) = self.armed[s.slot as usize].take()?;
         self.nr_armed -= 1;
         Some(Entry { time, seq, ev })
+    }
+
+    /// Take the next sequence number for an event kept outside the queue:
+    /// it orders against the queue's events as if it had been pushed now.
+    pub fn next_seq(&mut self) -> u64 {
+        self.seq += 1;
+        self.seq
     }
 
     /// `(time, seq)` of the event `pop` would return.

@@ -1,12 +1,12 @@
 //! Unit tests of the balancer (`sched::balance`) on a scheduler built
 //! without a workload or an engine (`Sched::for_test`).
 
-use super::balance::{IdleType, LbEnv};
-use super::task::Task;
-use super::Sched;
 use crate::cost::CostModel;
-use crate::domains::sd;
 use crate::kernel::Kernel;
+use crate::sched::balance::domains::sd;
+use crate::sched::balance::{IdleType, LbEnv};
+use crate::sched::task::Task;
+use crate::sched::Sched;
 use crate::topology::Machine;
 
 #[test]

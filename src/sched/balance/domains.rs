@@ -649,7 +649,7 @@ mod tests {
     /// (no scan from 85 %).
     #[test]
     fn sd_init_v5_gives_sis_util_6x_llc_imbalance_pct() {
-        use crate::sched::wakeup::idle_cpu_scan;
+        use crate::sched::fair::wakeup::idle_cpu_scan;
         let m = Machine::preset("nhm-ep").unwrap();
         let llc = |k: &Kernel| {
             let d = build(&m, k);

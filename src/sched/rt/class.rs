@@ -9,10 +9,10 @@
 //! Kernel text followed: kernel/sched/rt.c of 4.9-4.11 and of 4.15.
 //! Simplifications are listed in `sched::rt`.
 
-use super::cputime::Overhead;
-use super::rt::{RtPolicy, RtState, MAX_RT_PRIO, PUSH_EXECUTING, PUSH_RESTART};
-use super::Sched;
 use crate::kernel::RtPush;
+use crate::sched::overhead::Overhead;
+use crate::sched::rt::{RtPolicy, RtState, MAX_RT_PRIO, PUSH_EXECUTING, PUSH_RESTART};
+use crate::sched::Sched;
 
 /// `src` of an `RtIrqWork` event that is the root domain's `rto_push_work`.
 pub(crate) const RD_WORK: u32 = u32::MAX;

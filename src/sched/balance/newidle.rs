@@ -12,11 +12,11 @@
 //! The 2.6.36–3.13 throttles stay in `balance::idle_balance`; the decay of
 //! `rebalance_domains()` calls [`update_newidle_cost`] from there.
 
-use super::balance::IdleType;
-use super::cputime::Overhead;
-use super::Sched;
-use crate::domains::{sd, Domain};
 use crate::rng::{splitmix64, Rng};
+use crate::sched::balance::domains::{sd, Domain};
+use crate::sched::balance::IdleType;
+use crate::sched::overhead::Overhead;
+use crate::sched::Sched;
 
 /// `update_newidle_stats()`'s window: at 1024 calls the ratio is taken and
 /// both counts halve.
@@ -268,7 +268,7 @@ mod tests {
 
     fn domain() -> Domain {
         let m = Machine::preset("vm-2").unwrap();
-        crate::domains::build(&m, &Kernel::v3_13())[0][0].clone()
+        crate::sched::balance::domains::build(&m, &Kernel::v3_13())[0][0].clone()
     }
 
     const S: u64 = 1_000_000_000;

@@ -13,17 +13,17 @@
 //! balancer's walk (`lb_per_cpu_ns`); the sums only make the simulator's
 //! own work independent of the groups' size. They are exact (integers), so
 //! every result is the walk's; debug builds compare the two at every use
-//! (`sched::balance`, `sched::wakeup`).
+//! (`sched::balance`, `sched::fair::wakeup`).
 //!
 //! A group is identified by its CPUs: the groups of a level are built once
 //! per span and shared by its CPUs (`domains::build`), and a group with the
 //! same CPUs at another level (or under another span's `Arc`) has the same
 //! sums, so it gets the same id.
 
-use super::cpumask::CpuMask;
-use super::Sched;
-use crate::domains::Domain;
 use crate::kernel::{Balancer, Kernel, SelectIdleSibling};
+use crate::sched::balance::domains::Domain;
+use crate::sched::cpumask::CpuMask;
+use crate::sched::Sched;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -366,7 +366,7 @@ mod tests {
     #[test]
     fn groups_with_the_same_cpus_share_an_id_and_singletons_have_none() {
         let m = Machine::new(2, 4, 2, None, Some(2)).unwrap();
-        let sd = crate::domains::build(&m, &Kernel::v3_8());
+        let sd = crate::sched::balance::domains::build(&m, &Kernel::v3_8());
         let s = SgSums::new(&sd, true);
         for (cpu, doms) in sd.iter().enumerate() {
             for (lvl, d) in doms.iter().enumerate() {

@@ -16,7 +16,7 @@
 //! operation). Both forms give the same order; which one is in use is
 //! invisible to the callers.
 
-use super::fair::TaskId;
+use crate::sched::task::TaskId;
 use std::collections::BTreeSet;
 
 /// One entity in the timeline: `(key, seq, id)`.

@@ -29,10 +29,10 @@
 //! throttled as it is enqueued (6.18 lets it run to its return to user
 //! space: a few µs of system time the model does not give it).
 
-use super::fair::{DequeueFlags, EnqueueFlags, TaskId};
-use super::task::{TaskState, Work};
-use super::Sched;
 use crate::kernel::CfsThrottle;
+use crate::sched::task::{DequeueFlags, EnqueueFlags, TaskId};
+use crate::sched::task::{TaskState, Work};
+use crate::sched::Sched;
 
 /// `min_cfs_rq_runtime`: what a runqueue keeps when it returns slack.
 const MIN_CFS_RQ_RUNTIME: i64 = 1_000_000;

@@ -1,4 +1,4 @@
-//! The running group sums (`sched::sg_sums`) change no result: whole runs
+//! The running group sums (`sched::balance::sg_sums`) change no result: whole runs
 //! on big machines with the sums and with the groups' CPUs walked as
 //! before (`Sched::set_group_sums`) give the same metrics and tables.
 

@@ -1,4 +1,4 @@
-//! The per-group sums (`sched::sg_sums`) forced on for small machines,
+//! The per-group sums (`sched::balance::sg_sums`) forced on for small machines,
 //! against the walks, under every 3.x preset and the kernel-field toggles
 //! the sums read (idle_cpu_nr_running, group_imb_nr_running, the power
 //! policies, the wake-up scans under 6.x, EEVDF under the 3.x balancer),
@@ -11,8 +11,8 @@ use crate::cost::CostModel;
 use crate::engine::{RunOptions, Sim};
 use crate::kernel::{Kernel, KERNEL_PRESETS};
 use crate::result::SimResult;
+use crate::sched::balance::sg_sums::groups_wanted;
 use crate::sched::rt::{RtKthreads, RtPolicy};
-use crate::sched::sg_sums::groups_wanted;
 use crate::topology::Machine;
 use crate::workload::hackbench::{Hackbench, HackbenchParams, Ipc, Mode};
 use crate::workload::spinners::{Dist, SpinnerTask, Spinners};

@@ -12,11 +12,11 @@
 //! `sis_util`). Not modelled: per-CPU kthreads, SCHED_IDLE CPUs,
 //! clusters, asymmetric capacity, core scheduling, WF_CURRENT_CPU.
 
-use super::fair::TaskId;
-use super::pelt::SCHED_CAPACITY_SCALE;
-use super::Sched;
-use crate::domains::{sd, SCALE};
 use crate::kernel::{SelectIdleSibling, WakeAffine};
+use crate::sched::balance::domains::{sd, SCALE};
+use crate::sched::pelt::SCHED_CAPACITY_SCALE;
+use crate::sched::task::TaskId;
+use crate::sched::Sched;
 use crate::topology::Machine;
 
 /// The wake-up placement state 4.x–6.x keep beside the task and the LLC:
@@ -317,7 +317,7 @@ impl Sched<'_> {
                 // Any idle allowed CPU in target's SHARE_PKG_RESOURCES
                 // domains, up to the one spanning waker and prev. For an
                 // unpinned task, the first CPU of span ∩ idle mask (the
-                // same CPU as the scan: `sched::sg_sums`).
+                // same CPU as the scan: `sched::balance::sg_sums`).
                 let pinned = self.tasks[p as usize].allowed.is_some();
                 let mut t = target;
                 for (lvl, d) in self.sd[target].iter().enumerate() {
@@ -364,7 +364,7 @@ impl Sched<'_> {
                 for lvl in (0..=top).rev() {
                     let d = &self.sd[target][lvl];
                     // For an unpinned task, the first fully idle group
-                    // from the masks of `sched::sg_sums`: the walk's group.
+                    // from the masks of `sched::balance::sg_sums`: the walk's group.
                     let found = match &self.sg_sums {
                         Some(s) if !pinned => s
                             .first_idle_group(d, target, lvl)
@@ -391,7 +391,11 @@ impl Sched<'_> {
     /// idle and which holds an allowed CPU; that CPU
     /// (`cpumask_first_and(group, tsk_cpus_allowed)`).
     #[inline]
-    fn idle_group_walk(&self, p: TaskId, d: &crate::domains::Domain) -> Option<usize> {
+    fn idle_group_walk(
+        &self,
+        p: TaskId,
+        d: &crate::sched::balance::domains::Domain,
+    ) -> Option<usize> {
         let pinned = self.tasks[p as usize].allowed.is_some();
         let n = d.groups.len();
         for k in 0..n {
@@ -487,7 +491,7 @@ impl Sched<'_> {
     /// `select_idle_core()`'s clearing of a visited core's siblings from
     /// `cpus` is "skip a CPU with an allowed sibling earlier in the wrap
     /// order" (the first one visited its core). For an unpinned task
-    /// without the hint, the idle mask of `sched::sg_sums` gives the first
+    /// without the hint, the idle mask of `sched::balance::sg_sums` gives the first
     /// idle CPU in wrap order directly.
     fn select_idle_cpu(
         &mut self,
@@ -734,7 +738,7 @@ impl Sched<'_> {
         if !self.allowed(p, prev_cpu) {
             return self.select_fallback_rq(p, prev_cpu);
         }
-        // Alex Shi's power policies (`sched::power`): power_wake.
+        // Alex Shi's power policies (`sched::balance::power`): power_wake.
         if self.power_policy_on() {
             if let Some(cpu) = self.select_task_rq_power(p, waker_cpu, false) {
                 return cpu;
@@ -782,7 +786,7 @@ impl Sched<'_> {
     /// least-loaded group, if it beats the local one by half the
     /// imbalance_pct. At load index 0 (`forkexec_idx` of every preset) a
     /// group's load is Σ `weighted_cpuload()`, read from the group sums
-    /// where they are kept (`sched::sg_sums`, 96+ CPUs) instead of walking
+    /// where they are kept (`sched::balance::sg_sums`, 96+ CPUs) instead of walking
     /// its CPUs; debug builds check the two agree.
     fn find_idlest_group(&self, p: TaskId, this_cpu: usize, lvl: usize) -> Option<usize> {
         let d = &self.sd[this_cpu][lvl];
@@ -857,7 +861,7 @@ impl Sched<'_> {
     /// highest domain with the flag, descend through the idlest group to the
     /// idlest CPU.
     pub(crate) fn select_task_rq_fork(&mut self, p: TaskId, parent_cpu: usize) -> usize {
-        // Alex Shi's power policies (`sched::power`): power_fork_exec.
+        // Alex Shi's power policies (`sched::balance::power`): power_fork_exec.
         if self.power_policy_on() {
             if let Some(cpu) = self.select_task_rq_power(p, parent_cpu, true) {
                 return cpu;
@@ -906,11 +910,11 @@ impl Sched<'_> {
 }
 
 /// [`Sched::sis_scan_idle`] for an unpinned task from the idle mask of
-/// `sched::sg_sums`: the first idle CPU of `span` (`cpu`'s domain at `lvl`,
+/// `sched::balance::sg_sums`: the first idle CPU of `span` (`cpu`'s domain at `lvl`,
 /// sorted) in wrap order from target+1, if it is the k-th CPU of that order
 /// and the budget `nr` outlasts k CPUs (k < nr).
 fn sis_idle_from_mask(
-    s: &crate::sched::sg_sums::SgSums,
+    s: &crate::sched::balance::sg_sums::SgSums,
     span: &[u32],
     lvl: usize,
     target: usize,

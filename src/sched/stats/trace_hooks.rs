@@ -5,9 +5,9 @@
 //! reads the model's state without changing it, and so leaves a run's
 //! numbers as they are. Tested in `sched::trace_hooks_tests` (whole runs, with workloads).
 
-use super::balance::{IdleType, LbEnv};
-use super::pelt::update_cfs_rq;
-use super::Sched;
+use crate::sched::balance::{IdleType, LbEnv};
+use crate::sched::pelt::update_cfs_rq;
+use crate::sched::Sched;
 use crate::trace::{BalanceKind, BalanceOutcome, BalanceRow};
 
 /// What `load_balance()` had counted before a pass: schedstat

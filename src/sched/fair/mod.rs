@@ -1,24 +1,30 @@
 //! The CFS runqueue and its entity operations, after `kernel/sched_fair.c`
-//! (2.6.36) and `kernel/sched/fair.c` (3.8). One flat `cfs_rq` per CPU (no
-//! task groups: CONFIG_FAIR_GROUP_SCHED's hierarchy is not modelled, so every
-//! `for_each_sched_entity` loop runs once).
+//! (2.6.36) and `kernel/sched/fair.c` (3.8). One flat `cfs_rq` per CPU:
+//! every `for_each_sched_entity` loop runs once. Task groups are modelled
+//! by flattening (`sched::group`): a grouped task is queued here with its
+//! hierarchical weight, not on a group `cfs_rq` of its own.
 //!
-//! The rbtree is a `Timeline` (`sched::timeline`) keyed by `(vruntime,
+//! The rbtree is a `Timeline` (`sched::fair::timeline`) keyed by `(vruntime,
 //! insertion seq)`: equal vruntimes order by insertion, as the kernel's
 //! "equal keys go right" rule does. Like the kernel, `curr` is *not* in the
 //! tree while it runs.
 //!
 //! Under `pick = eevdf` (a runqueue with `eevdf` set) the same entry points
-//! dispatch to `sched::eevdf`, where the tree is keyed by virtual deadline.
+//! dispatch to `sched::fair::eevdf`, where the tree is keyed by virtual deadline.
 
-use super::eevdf::EevdfParams;
-use super::minset::{MinVruntime, SliceCounts};
-use super::task::Policy;
-use super::timeline::Timeline;
-use super::weights::{calc_delta_fair, calc_delta_mine};
+pub mod eevdf;
+pub mod minset;
+pub mod tasklist;
+pub mod timeline;
+pub mod wakeup;
+pub mod weights;
+
 use crate::kernel::{Kernel, Pick, YieldImpl};
-
-pub type TaskId = u32;
+use crate::sched::fair::eevdf::EevdfParams;
+use crate::sched::fair::minset::{MinVruntime, SliceCounts};
+use crate::sched::fair::timeline::Timeline;
+use crate::sched::fair::weights::{calc_delta_fair, calc_delta_mine};
+use crate::sched::task::{DequeueFlags, EnqueueFlags, Policy, TaskId};
 
 /// `struct sched_entity`, the fields CFS uses.
 #[derive(Clone, Debug, Default)]
@@ -36,7 +42,7 @@ pub struct SchedEntity {
     /// Tree key while in the tree: (vruntime, seq) under CFS, (deadline,
     /// seq) under EEVDF.
     pub(super) key: (i64, u64),
-    // -- EEVDF (`sched::eevdf`); unused under CFS --------------------------
+    // -- EEVDF (`sched::fair::eevdf`); unused under CFS --------------------------
     /// `se->deadline`: virtual deadline, vruntime + slice/w at the request's
     /// start. Relative to vruntime while `rel_deadline`.
     pub deadline: i64,
@@ -138,7 +144,7 @@ pub struct CfsRq {
     pub next: Option<TaskId>,
     pub last: Option<TaskId>,
     pub skip: Option<TaskId>,
-    // -- EEVDF (`sched::eevdf`) ---------------------------------------------
+    // -- EEVDF (`sched::fair::eevdf`) ---------------------------------------------
     /// `Some` when this runqueue picks by EEVDF (set once at start-up).
     pub eevdf: Option<EevdfParams>,
     /// (vruntime, seq) of the queued entities (not `curr`), for the
@@ -164,28 +170,6 @@ fn lazy_inv_weight(w: u64) -> u64 {
     } else {
         1 + (WMULT_CONST - w / 2) / (w + 1)
     }
-}
-
-/// Enqueue flags (`ENQUEUE_WAKEUP`, `ENQUEUE_WAKING` in 2.6.36).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct EnqueueFlags {
-    pub wakeup: bool,
-    /// The vruntime was normalised by `task_waking_fair` (or a migration).
-    pub waking: bool,
-    /// `ENQUEUE_INITIAL` (6.6+): a new task, placed with half a slice under
-    /// PLACE_DEADLINE_INITIAL. CFS ignores it.
-    pub initial: bool,
-}
-
-/// Dequeue flags of the EEVDF path (`DEQUEUE_SLEEP`, `DEQUEUE_SPECIAL`,
-/// `DEQUEUE_DELAYED`, 6.12).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct DequeueFlags {
-    pub sleep: bool,
-    /// A special task state (TASK_DEAD here): never delayed.
-    pub special: bool,
-    /// Completes the dequeue of a `sched_delayed` entity.
-    pub delayed: bool,
 }
 
 impl CfsRq {
@@ -616,7 +600,7 @@ impl CfsRq {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sched::weights::nice_weight;
+    use crate::sched::fair::weights::nice_weight;
 
     fn params() -> FairParams {
         FairParams::new(&Kernel::v2_6_36(), 1)

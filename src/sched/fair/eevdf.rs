@@ -20,8 +20,8 @@
 //!   no PELT, no cgroup `min_slice` propagation;
 //! - the augmented rbtree (sorted by deadline, each node holding its
 //!   subtree's `min_vruntime` and `min_slice`) is a `Timeline`
-//!   (`sched::timeline`) by (deadline, seq), with the root's two minima
-//!   kept beside it (`sched::minset`: the smallest vruntime, the smallest
+//!   (`sched::fair::timeline`) by (deadline, seq), with the root's two minima
+//!   kept beside it (`sched::fair::minset`: the smallest vruntime, the smallest
 //!   slice): `pick_eevdf()` walks the deadline order to the first
 //!   eligible entity, O(log n + k) for k ineligible entities with earlier deadlines (the
 //!   kernel's heap search is O(log n)); the result is the same entity
@@ -31,10 +31,12 @@
 //! - weights are `scale_load_down()` weights (1024 for nice 0), as the
 //!   kernel's `avg_vruntime` uses.
 
-use super::fair::{CfsRq, DequeueFlags, EnqueueFlags, SchedEntity, TaskId};
-use super::task::Policy;
-use super::weights::calc_delta_fair;
+use crate::sched::fair::{CfsRq, SchedEntity};
+
 use crate::kernel::Kernel;
+use crate::sched::fair::weights::calc_delta_fair;
+use crate::sched::task::Policy;
+use crate::sched::task::{DequeueFlags, EnqueueFlags, TaskId};
 
 /// The EEVDF tunables (after `update_sysctl()` scaling) and feature bits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -689,7 +691,7 @@ impl CfsRq {
 mod tests {
     use super::*;
     use crate::kernel::{Kernel, Pick};
-    use crate::sched::weights::nice_weight;
+    use crate::sched::fair::weights::nice_weight;
 
     /// A 1-CPU EEVDF runqueue (factor 1: base slice 0.7 ms, TICK 1 ms).
     fn rq_with(edit: impl FnOnce(&mut Kernel)) -> CfsRq {

@@ -10,25 +10,9 @@
 //! (`Sched::progress_at`, the overhead charged by kind, the largest
 //! charge).
 
-use super::task::Work;
-use super::Sched;
-
-/// What a piece of scheduler overhead was charged for (the watchdog's
-/// explanation of a stall).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Overhead {
-    /// `scheduler_tick()` and its timer interrupt (`tick_ns`).
-    Tick = 0,
-    /// `load_balance()` passes, idle balancing, NOHZ balancing, migration.
-    Balance = 1,
-    /// `context_switch()` and `switch_mm()`.
-    Switch = 2,
-    /// Wake-ups, IPIs, system-call entry.
-    Other = 3,
-}
-
-/// The number of [`Overhead`] kinds.
-pub(crate) const OVERHEAD_KINDS: usize = 4;
+use crate::sched::overhead::Overhead;
+use crate::sched::task::Work;
+use crate::sched::Sched;
 
 impl Sched<'_> {
     /// Bring every CPU's accounting up to `now`.

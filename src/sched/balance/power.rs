@@ -42,11 +42,11 @@
 //! leader's child domains to the lowest level ("pack at every sched-domain
 //! level"); ties go to the local group.
 
-use super::balance::{IdleType, LbEnv};
-use super::fair::TaskId;
-use super::Sched;
-use crate::domains::{sd, SCALE};
 use crate::kernel::BalancePolicy;
+use crate::sched::balance::domains::{sd, SCALE};
+use crate::sched::balance::{IdleType, LbEnv};
+use crate::sched::task::TaskId;
+use crate::sched::Sched;
 
 /// `FULL_UTIL` (= `SCHED_POWER_SCALE`): one CPU fully used.
 pub const FULL_UTIL: u64 = 1024;

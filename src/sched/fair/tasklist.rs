@@ -11,7 +11,7 @@
 //! per task in [`TaskLinks`], owned by the `Sched`, since a task is on at most
 //! one runqueue's list.
 
-use super::fair::TaskId;
+use crate::sched::task::TaskId;
 
 /// No task (the end of a list).
 const NIL: TaskId = TaskId::MAX;

@@ -24,6 +24,12 @@
 //! - A push/pull reschedules the destination at once (the reschedule IPI is
 //!   counted, its latency not modelled).
 
+pub mod class;
+pub mod task;
+
+#[cfg(test)]
+mod class_tests;
+
 /// `MAX_RT_PRIO`: kernel priorities 0..99 are RT (0 highest), 100+ normal.
 pub const MAX_RT_PRIO: u32 = 100;
 /// `sched_rr_timeslice` (RR_TIMESLICE, 100 ms).

@@ -1,5 +1,5 @@
 //! The balancer and PELT trace tables and the process columns, recorded
-//! by `sched::trace_hooks` and `report::process_columns`: they agree with
+//! by `sched::stats::trace_hooks` and `report::process_columns`: they agree with
 //! schedstat and the end-of-run PELT values, are bounded, and change no
 //! number of the run.
 

@@ -1,12 +1,12 @@
-//! The RT class's unit tests (`sched::rt`, `sched::rt_class`), on a
+//! The RT class's unit tests (`sched::rt`, `sched::rt::class`), on a
 //! scheduler built without a workload or an engine (`Sched::for_test`).
 //! Hand-built RT overloads on a 4-CPU machine: who sends a push IPI to
 //! whom, in what order, and when the walk stops, per `rt_push` variant.
 
-use super::rt::{RtKthreads, RtPolicy, RtSched, RtState, RtTask, RR_TIMESLICE_NS};
-use super::Sched;
 use crate::cost::CostModel;
 use crate::kernel::{Kernel, RtPush};
+use crate::sched::rt::{RtKthreads, RtPolicy, RtSched, RtState, RtTask, RR_TIMESLICE_NS};
+use crate::sched::Sched;
 use crate::topology::Machine;
 
 fn task(prio: u32, allowed: &[u32]) -> RtTask {
