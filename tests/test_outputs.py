@@ -348,7 +348,7 @@ def test_a_trace_export_that_fails_leaves_the_old_file_and_raises_output_error(
     traced, tmp_path, monkeypatch, method
 ):
     pytest.importorskip("perfetto")
-    import schedlab.io.ftrace as ftrace
+    import schedlab.io.atomic as atomic
 
     out = tmp_path / "t.out"
     out.write_bytes(b"old")
@@ -371,7 +371,7 @@ def test_a_trace_export_that_fails_leaves_the_old_file_and_raises_output_error(
         def __exit__(self, *a):
             self.f.close()
 
-    monkeypatch.setattr(ftrace, "open", lambda *a, **k: Full(real_open(*a, **k)), raising=False)
+    monkeypatch.setattr(atomic, "open", lambda *a, **k: Full(real_open(*a, **k)), raising=False)
     with pytest.raises(sl.exceptions.OutputError, match="could not write path=.*No space left"):
         getattr(traced, method)(out)
     assert out.read_bytes() == b"old" and _strays(tmp_path) == []

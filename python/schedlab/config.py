@@ -8,14 +8,13 @@ hash by value, so they travel to process pools and cluster workers.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import polars as pl
 
 from . import _core
-from ._args import checked_call
-from ._check import need_str
+from ._check import checked_call, need_instance, need_str
 from .exceptions import ConfigError, ConfigTypeError
 
 
@@ -424,3 +423,40 @@ class CostModel(_Frozen):
 
     def __repr__(self) -> str:
         return "CostModel(" + ", ".join(f"{k}={v}" for k, v in self._f.items()) + ")"
+
+
+# --- a machine, kernel or cost model given as an argument ---------------------
+
+T = TypeVar("T")
+
+
+def _preset_or_instance(
+    param: str, v: Any, cls: type[T], presets: list[str], preset: Callable[[str], T]
+) -> T:
+    """``v`` if it is a ``cls``, or the preset it names."""
+    what = f"a schedlab.{cls.__name__}"
+    if isinstance(v, str):
+        if v not in presets:
+            raise ConfigError(
+                f"invalid {param}={v!r}: expected {what} or one of the presets "
+                + ", ".join(presets)
+            )
+        return preset(v)
+    return need_instance(param, v, cls, f"{what} or a preset name")
+
+
+def machine_arg(m: Machine | str, param: str = "machine") -> Machine:
+    """``m``, a ``Machine`` or the name of a machine preset, as a ``Machine``."""
+    return _preset_or_instance(param, m, Machine, Machine.presets(), Machine.preset)
+
+
+def kernel_arg(k: Kernel | str, param: str = "kernel") -> Kernel:
+    """``k``, a ``Kernel`` or the name of a kernel preset, as a ``Kernel``."""
+    return _preset_or_instance(param, k, Kernel, Kernel.presets(), Kernel.preset)
+
+
+def costs_arg(c: CostModel | None) -> CostModel | None:
+    """``c``, checked to be a ``CostModel`` or None (the machine's preset)."""
+    if c is None:
+        return None
+    return need_instance("costs", c, CostModel, "a schedlab.CostModel or None")

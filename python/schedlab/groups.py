@@ -18,8 +18,7 @@ from typing import Any
 import numpy as np
 
 from . import _core
-from ._args import checked_call
-from ._check import is_list, need_bool, need_scaled, need_str, show, type_name
+from ._check import checked_call, is_list, need_bool, need_scaled, need_str, show, type_name
 from .exceptions import ConfigError, ConfigTypeError
 
 #: The counters of ``Result.groups`` (and the ``group.<name>.<counter>``

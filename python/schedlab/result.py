@@ -13,8 +13,12 @@ import numpy.typing as npt
 import polars as pl
 
 from . import _core
+from .analysis.latency import latency_histogram, latency_table
 from .exceptions import ConfigError
 from .groups import GROUP_COUNTERS
+from .io.ftrace import write_ftrace
+from .io.output import output_errors
+from .io.pftrace import write_perfetto
 
 #: Metrics every run reports (workloads add their own, e.g. ``throughput``).
 CORE_METRICS = (
@@ -345,16 +349,12 @@ class Result:
         ``max_start_s`` / ``max_end_s``. Percentiles are within 1/16 above
         the true value (``schedlab.analysis.latency``). Needs
         ``simulate(..., latency=True)``."""
-        from .analysis.latency import latency_table
-
         return latency_table(self._latency_raw("latency"), self.tasks, by, kind)
 
     def latency_histogram(self, by: str = "run", kind: str = "all") -> pl.DataFrame:
         """The scheduling delays' histogram, a row per non-empty bucket and
         group (``by``, ``kind`` as in ``latency()``): ``lo_us``, ``hi_us``,
         ``count``. Needs ``simulate(..., latency=True)``."""
-        from .analysis.latency import latency_histogram
-
         return latency_histogram(self._latency_raw("latency_histogram"), self.tasks, by, kind)
 
     def to_perfetto(self, path: str | os.PathLike[str], *, compact: bool = True) -> None:
@@ -373,9 +373,6 @@ class Result:
         is complete; a write that fails (a full disk) raises ``OutputError``.
         Needs ``trace=True`` and Perfetto's Python package
         (``pip install 'schedlab[perfetto]'``). See ``schedlab.io.pftrace``."""
-        from .io.output import output_errors
-        from .io.pftrace import write_perfetto
-
         with output_errors("path", path):
             write_perfetto(self, path, compact=compact)
 
@@ -388,9 +385,6 @@ class Result:
         them; ``ns=True`` prints nanoseconds. Needs ``trace=True``. An
         existing file is replaced only once the new one is complete; a write
         that fails raises ``OutputError``. See ``schedlab.io.ftrace``."""
-        from .io.ftrace import write_ftrace
-        from .io.output import output_errors
-
         with output_errors("path", path):
             write_ftrace(self, path, ns=ns)
 

@@ -14,19 +14,25 @@ from dataclasses import dataclass, field
 from typing import Any, ParamSpec, TypeVar
 
 from . import _core
-from ._args import checked_call, short
 from ._check import (
     ascii_digits,
+    checked_call,
     is_list,
     need_bool,
     need_choice,
+    need_instance,
     need_int,
     need_number,
     need_scaled,
     need_str,
+    short,
+    show,
     type_name,
 )
+from .config import Machine
 from .exceptions import ConfigError, ConfigTypeError
+from .io import replay as _replay
+from .io import rtapp as _rtapp
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -488,8 +494,6 @@ def hackbench_lkp(
     metric is LKP's ``hackbench.throughput`` (KB/s, every sender and
     receiver counted: ``sl.lkp_metrics``).
     """
-    from .config import Machine
-
     if isinstance(machine, str):
         machine = Machine.preset(machine)
     if not isinstance(machine, Machine):
@@ -814,16 +818,14 @@ def rt_app(json: Any, *, run_scale: float = 1.0) -> Workload:
     or less than configured; ``host.rtapp.run_scale_of`` measures it on a
     plain run.
     """
-    from .io import rtapp
-
     scale = need_number("run_scale", run_scale)
     if not 0.1 <= scale <= 10:
         raise ConfigError(f"invalid run_scale={run_scale!r}: expected a factor from 0.1 to 10")
-    script, threads = rtapp.translate(json, run_scale=scale)
+    script, threads = _rtapp.translate(json, run_scale=scale)
     params = script.params()
     _core.workload_check("rt_app", params)
     # a dict is copied: the caller's later changes must not reach the workload
-    src = rtapp.plain(json) if isinstance(json, Mapping) else json
+    src = _rtapp.plain(json) if isinstance(json, Mapping) else json
     src = src if isinstance(src, str | dict) else str(src)
     return Workload("rt_app", params, {"json": src, "run_scale": run_scale})
 
@@ -856,8 +858,6 @@ def from_trace(
     the replay with. A list of lines stays in ``Workload.args`` as an
     ``io.replay.TraceLines``, shown by its length and digest.
     """
-    from .io import replay
-
     names: list[str] | None
     if tasks is None:
         names = None
@@ -882,20 +882,22 @@ def from_trace(
             "(text.splitlines())"
         )
     if isinstance(path, (str, os.PathLike)):
-        lines, shown = replay.read_text(path), str(path)
+        lines, shown = _replay.read_text(path), str(path)
         src: Any = shown
-    elif isinstance(path, replay.TraceLines):  # a workload's own (Workload.replace)
+    elif isinstance(path, _replay.TraceLines):  # a workload's own (Workload.replace)
         src, lines, shown = path, path.lines, None
     elif is_list(path):
         # kept as TraceLines: shown and compared by its digest, not line by line
-        src = replay.TraceLines(_trace_lines(path))
+        src = _replay.TraceLines(_trace_lines(path))
         lines, shown = src.lines, None
     else:
         raise ConfigTypeError(
             f"invalid type for path: got {type_name(path)} {short(path)}, expected a path or "
             "a list of trace lines"
         )
-    script, rec = replay.from_lines(lines, tasks=names, time_scale=scale, net_costs=net, path=shown)
+    script, rec = _replay.from_lines(
+        lines, tasks=names, time_scale=scale, net_costs=net, path=shown
+    )
     params = script.params()
     _core.workload_check("from_trace", params)
     args = {"path": src, "tasks": tasks, "time_scale": time_scale, "net_costs": net_costs}
@@ -1022,3 +1024,22 @@ __all__ = [
     "spinners",
     "volano",
 ]
+
+
+def workload_arg(w: Workload) -> Workload:
+    """``w``, checked to be a ``Workload`` (made by a ``schedlab.workloads``
+    function): one built by hand must still have a kind name (str) and its
+    parameters as a dict with text keys, which the core reads."""
+    w = need_instance("workload", w, Workload, "a schedlab.workloads.* value")
+    if not isinstance(w.kind, str) or not isinstance(w.params, dict):
+        raise ConfigTypeError(
+            f"invalid type for workload: a Workload of kind {type_name(w.kind)} "
+            f"{show(w.kind)} with params {type_name(w.params)}; expected one made by a "
+            "schedlab.workloads function (kind a str, params a dict)"
+        )
+    if not all(isinstance(k, str) for k in w.params):
+        raise ConfigTypeError(
+            "invalid type for workload: its params have keys that are not str; expected one "
+            "made by a schedlab.workloads function"
+        )
+    return w

@@ -87,7 +87,7 @@ fn machine_presets() -> Vec<&'static str> {
 /// The fields of a machine preset.
 #[pyfunction]
 fn machine_preset<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyDict>> {
-    let m = Machine::preset(name).map_err(|e| py_err(py, e))?;
+    let m = Machine::preset(name)?;
     machine_dict(py, &m)
 }
 
@@ -108,7 +108,7 @@ fn kernel_presets() -> Vec<&'static str> {
 
 #[pyfunction]
 fn kernel_preset<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyDict>> {
-    let k = Kernel::preset(name).map_err(|e| py_err(py, e))?;
+    let k = Kernel::preset(name)?;
     let d = fields_dict(py, &k)?;
     d.set_item("name", &k.name)?;
     Ok(d)
@@ -122,24 +122,21 @@ fn kernel_replace<'py>(
     fields: &Bound<'py, PyDict>,
     changes: &Bound<'py, PyDict>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let k = kernel_from(py, base, fields, changes)?;
+    let k = kernel_from(base, fields, changes)?;
     let d = fields_dict(py, &k)?;
     d.set_item("name", &k.name)?;
     Ok(d)
 }
 
 fn kernel_from(
-    py: Python<'_>,
     base: &str,
     fields: &Bound<'_, PyDict>,
     changes: &Bound<'_, PyDict>,
 ) -> PyResult<Kernel> {
-    let mut k = Kernel::preset(base).map_err(|e| py_err(py, e))?;
-    k = k
-        .replaced(&values_from::<Kernel>(fields)?)
-        .map_err(|e| py_err(py, e))?;
+    let mut k = Kernel::preset(base)?;
+    k = k.replaced(&values_from::<Kernel>(fields)?)?;
     k.replaced(&values_from::<Kernel>(changes)?)
-        .map_err(|e| py_err(py, e))
+        .map_err(PyErr::from)
 }
 
 #[pyfunction]
@@ -163,20 +160,14 @@ fn cost_replace<'py>(
     fields: &Bound<'py, PyDict>,
     changes: &Bound<'py, PyDict>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let c = cost_from(py, fields, changes)?;
+    let c = cost_from(fields, changes)?;
     fields_dict(py, &c)
 }
 
-fn cost_from(
-    py: Python<'_>,
-    fields: &Bound<'_, PyDict>,
-    changes: &Bound<'_, PyDict>,
-) -> PyResult<CostModel> {
-    let c = CostModel::default()
-        .replaced(&values_from::<CostModel>(fields)?)
-        .map_err(|e| py_err(py, e))?;
+fn cost_from(fields: &Bound<'_, PyDict>, changes: &Bound<'_, PyDict>) -> PyResult<CostModel> {
+    let c = CostModel::default().replaced(&values_from::<CostModel>(fields)?)?;
     c.replaced(&values_from::<CostModel>(changes)?)
-        .map_err(|e| py_err(py, e))
+        .map_err(PyErr::from)
 }
 
 /// The `rt_kthreads` component (normalised by `schedlab.workloads.rt_kthreads`).
@@ -224,7 +215,7 @@ fn task_attrs_from(d: &Bound<'_, PyDict>) -> PyResult<TaskAttrs> {
 }
 
 /// One `sl.Group` (`sched::group::GroupSpec`), checked.
-fn group_from(py: Python<'_>, d: &Bound<'_, PyDict>) -> PyResult<GroupSpec> {
+fn group_from(d: &Bound<'_, PyDict>) -> PyResult<GroupSpec> {
     let mut p = Params::new(d, "group", "");
     let g = GroupSpec {
         name: p.get("name")?,
@@ -236,12 +227,12 @@ fn group_from(py: Python<'_>, d: &Bound<'_, PyDict>) -> PyResult<GroupSpec> {
         idle: p.get("idle")?,
     };
     p.finish()?;
-    g.validate().map_err(|e| py_err(py, e))?;
+    g.validate()?;
     Ok(g)
 }
 
 /// A run's `groups=` list, each checked and the whole hierarchy too.
-fn groups_from(py: Python<'_>, v: Option<&Bound<'_, PyList>>) -> PyResult<Vec<GroupSpec>> {
+fn groups_from(v: Option<&Bound<'_, PyList>>) -> PyResult<Vec<GroupSpec>> {
     let Some(list) = v else {
         return Ok(Vec::new());
     };
@@ -250,9 +241,9 @@ fn groups_from(py: Python<'_>, v: Option<&Bound<'_, PyList>>) -> PyResult<Vec<Gr
         let d = item
             .cast_into::<PyDict>()
             .map_err(|e| convert::wrong_type(&format!("groups[{i}]"), &e.into_inner(), "a dict"))?;
-        out.push(group_from(py, &d)?);
+        out.push(group_from(&d)?);
     }
-    crate::sched::group::validate_groups(&out).map_err(|e| py_err(py, e))?;
+    crate::sched::group::validate_groups(&out)?;
     Ok(out)
 }
 
@@ -260,14 +251,13 @@ fn groups_from(py: Python<'_>, v: Option<&Bound<'_, PyList>>) -> PyResult<Vec<Gr
 #[pyfunction]
 #[pyo3(signature = (group=None, groups=None))]
 fn group_check(
-    py: Python<'_>,
     group: Option<&Bound<'_, PyDict>>,
     groups: Option<&Bound<'_, PyList>>,
 ) -> PyResult<()> {
     if let Some(d) = group {
-        group_from(py, d)?;
+        group_from(d)?;
     }
-    groups_from(py, groups)?;
+    groups_from(groups)?;
     Ok(())
 }
 
@@ -298,9 +288,7 @@ fn workload_from(
         })?;
         attrs.push(task_attrs_from(&d)?);
     }
-    Ok(Box::new(
-        WithTasks::new(inner, attrs).map_err(|e| py_err(py, e))?,
-    ))
+    Ok(Box::new(WithTasks::new(inner, attrs)?))
 }
 
 /// The workload of `kind` without task attributes.
@@ -347,7 +335,7 @@ fn workload_base(
                         yields: yields[i],
                     })
                     .collect();
-                Box::new(Spinners::new(tasks, dist).map_err(|e| py_err(py, e))?)
+                Box::new(Spinners::new(tasks, dist)?)
             }
             "hackbench" => {
                 let mut p = Params::new(params, "hackbench", "");
@@ -369,7 +357,7 @@ fn workload_base(
                 p.finish()?;
                 Box::new(
                     Hackbench::new(hp)
-                        .map_err(|e| py_err(py, e))?
+                        ?
                         .with_rt_kthreads(rt),
                 )
             }
@@ -378,7 +366,7 @@ fn workload_base(
                 let loops: u64 = p.get("loops")?;
                 let mode = p.named::<Mode>("mode")?;
                 p.finish()?;
-                Box::new(PipePingpong::new(loops, mode).map_err(|e| py_err(py, e))?)
+                Box::new(PipePingpong::new(loops, mode)?)
             }
             "volano" => {
                 let mut p = Params::new(params, "volano", "");
@@ -391,7 +379,7 @@ fn workload_base(
                     enqueue_ns: p.get("enqueue_ns")?,
                 };
                 p.finish()?;
-                Box::new(Volano::new(vp).map_err(|e| py_err(py, e))?)
+                Box::new(Volano::new(vp)?)
             }
             "aim7" => {
                 let mut p = Params::new(params, "aim7", "");
@@ -409,7 +397,7 @@ fn workload_base(
                     shared_lines: p.get("shared_lines")?,
                 };
                 p.finish()?;
-                Box::new(Aim7::new(ap).map_err(|e| py_err(py, e))?)
+                Box::new(Aim7::new(ap)?)
             }
             "schbench" => {
                 let mut p = Params::new(params, "schbench", "");
@@ -427,7 +415,7 @@ fn workload_base(
                     mac_ns: p.get("mac_ns")?,
                 };
                 p.finish()?;
-                Box::new(Schbench::new(sp).map_err(|e| py_err(py, e))?)
+                Box::new(Schbench::new(sp)?)
             }
             "rt_app" => Box::new(script::script_from(py, "rt_app", params)?),
             "from_trace" => Box::new(script::script_from(py, "from_trace", params)?),
@@ -475,7 +463,7 @@ fn workload_base(
                     }
                     built.push((name, workload_from(py, &kind, &wp)?));
                 }
-                Box::new(Mix::new(built).map_err(|e| py_err(py, e))?)
+                Box::new(Mix::new(built)?)
             }
             other => return Err(py_err(
                 py,
@@ -750,8 +738,8 @@ fn simulate<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let m = machine_from(machine)?;
     let empty = PyDict::new(py);
-    let k = kernel_from(py, kernel_base, kernel, &empty)?;
-    let c = cost_from(py, cost, &empty)?;
+    let k = kernel_from(kernel_base, kernel, &empty)?;
+    let c = cost_from(cost, &empty)?;
     let w = workload_from(py, workload_kind, workload)?;
     let opts = RunOptions {
         seed,
@@ -760,7 +748,7 @@ fn simulate<'py>(
         sample_interval_ns: interval_ns,
         max_sample_bytes: crate::limits::MAX_VMSTAT_BYTES,
         latency,
-        groups: groups_from(py, groups)?,
+        groups: groups_from(groups)?,
     };
     let interrupt: Mutex<Option<PyErr>> = Mutex::new(None);
     let cancel = || {
@@ -776,7 +764,7 @@ fn simulate<'py>(
     if let Some(e) = interrupt.into_inner().expect("interrupt flag") {
         return Err(e);
     }
-    let r = res.map_err(|e| py_err(py, e))?;
+    let r = res?;
     result_to_py(py, r)
 }
 
@@ -786,8 +774,8 @@ fn run_spec(py: Python<'_>, d: &Bound<'_, PyDict>) -> PyResult<crate::sweep::Run
     let machine = machine_from(&p.dict("machine")?)?;
     let empty = PyDict::new(py);
     let base: String = p.get("kernel_base")?;
-    let kernel = kernel_from(py, &base, &p.dict("kernel")?, &empty)?;
-    let cost = cost_from(py, &p.dict("cost")?, &empty)?;
+    let kernel = kernel_from(&base, &p.dict("kernel")?, &empty)?;
+    let cost = cost_from(&p.dict("cost")?, &empty)?;
     let kind: String = p.get("workload_kind")?;
     let workload = workload_from(py, &kind, &p.dict("workload")?)?;
     let opts = RunOptions {
@@ -804,7 +792,7 @@ fn run_spec(py: Python<'_>, d: &Bound<'_, PyDict>) -> PyResult<crate::sweep::Run
                 let list = v.cast_into::<PyList>().map_err(|e| {
                     convert::wrong_type("groups", &e.into_inner(), "a list of dicts")
                 })?;
-                groups_from(py, Some(&list))?
+                groups_from(Some(&list))?
             }
             _ => Vec::new(),
         },
@@ -884,7 +872,7 @@ fn run_batch<'py>(
             return Err(PyErr::from_value(exc));
         }
         (Some(e), _) => return Err(e),
-        (None, r) => r.map_err(|e| py_err(py, e))?,
+        (None, r) => r?,
     };
     batch_outcomes(py, slot, &outcomes)
 }

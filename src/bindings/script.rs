@@ -152,5 +152,5 @@ pub fn script_from(py: Python<'_>, kind: &'static str, d: &Bound<'_, PyDict>) ->
         net_costs,
         timer_slack,
     };
-    Script::new(spec).map_err(|e| py_err(py, e))
+    Ok(Script::new(spec)?)
 }

@@ -10,24 +10,10 @@
 - ``bisection``: which kernel fields carry a change in a metric (``bisect``);
 - ``stats``: the statistics they use, from ``scipy.stats``.
 
-The public names are here and in ``schedlab`` (``sl.summarize``, …).
+The public names are in ``schedlab`` (``sl.summarize``, …) and in these
+modules; the package itself imports none of them, so a module that the
+analysis reads (``schedlab.result``) can import the one it needs without a
+circle.
 """
 
-from .bisection import bisect
-from .frames import compare, metric_columns, summarize
-from .latency import format_latency
-from .lkp import LKP_METRICS, LKP_NOT_MODELLED, format_lkp, lkp_metrics
-from .perf_stat import format_perf_stat
-
-__all__ = [
-    "bisect",
-    "compare",
-    "format_latency",
-    "format_lkp",
-    "format_perf_stat",
-    "lkp_metrics",
-    "LKP_METRICS",
-    "LKP_NOT_MODELLED",
-    "metric_columns",
-    "summarize",
-]
+__all__: list[str] = []

@@ -20,17 +20,15 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from .._args import checked_call
-from .._check import need_bool, need_int, need_number, need_str, seconds_to_ns
+from .._check import checked_call, need_bool, need_int, need_number, need_str, seconds_to_ns
 from .._progress import ProgressArg
-from ..config import CostModel, Kernel, Machine
+from ..config import CostModel, Kernel, Machine, costs_arg, kernel_arg, machine_arg
 from ..exceptions import ConfigError, SimulationError
 from ..groups import Group, groups_arg
-from ..run.args import costs_arg, kernel_arg, machine_arg, workload_arg
 from ..run.execute import SweepInterrupted, execute
 from ..run.plan import plan_runs
 from ..run.simulation import simulate
-from ..workloads import Workload
+from ..workloads import Workload, workload_arg
 from .stats import t975
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import polars as pl
 
-from .._args import checked_call
+from .._check import checked_call
 from ..exceptions import ConfigError, ConfigTypeError
 from ..run.frame import is_config_column
 from .lkp import LKP_METRICS, lkp_metrics

@@ -26,8 +26,7 @@ import numpy.typing as npt
 import polars as pl
 
 from .. import _core
-from .._args import checked_call
-from .._check import need_frame, need_str, show
+from .._check import checked_call, need_frame, need_str, show
 from ..exceptions import ConfigError, ConfigTypeError
 
 #: How ``Result.latency`` groups tasks: a row per task, per task name (how

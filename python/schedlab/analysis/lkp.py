@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from .._args import checked_call
+from .._check import checked_call
 from ..exceptions import ConfigError, ConfigTypeError
 
 #: The 0-day report's metrics the model produces: LKP name -> (how the model

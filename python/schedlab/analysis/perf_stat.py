@@ -7,7 +7,7 @@ import math
 import numpy as np
 import polars as pl
 
-from .._args import checked_call
+from .._check import checked_call
 from ..exceptions import ConfigError, ConfigTypeError
 
 _PERF_EVENTS = [

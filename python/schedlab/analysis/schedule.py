@@ -66,8 +66,7 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from .._args import checked_call
-from .._check import is_list, need_int, show, type_name
+from .._check import checked_call, is_list, need_int, show, type_name
 from ..exceptions import ConfigError, ConfigTypeError
 
 if TYPE_CHECKING:

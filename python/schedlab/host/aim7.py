@@ -27,7 +27,7 @@ import polars as pl
 
 from .._check import show, type_name
 from ..exceptions import ConfigError, ConfigTypeError, MeasureError
-from .measurement import completed_output, run_one
+from .runner import completed_output, run_one
 
 #: The header of reaim's CSV (driver.c writes it before the first load point).
 CSV_HEADER = (

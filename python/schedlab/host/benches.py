@@ -13,8 +13,7 @@ from typing import Any
 import polars as pl
 
 from ..exceptions import ConfigError
-from ..run.args import workload_arg
-from ..workloads import Workload, aim7, hackbench, schbench
+from ..workloads import Workload, aim7, hackbench, schbench, workload_arg
 from .columns import Column
 
 

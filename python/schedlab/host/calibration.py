@@ -24,12 +24,10 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from .._args import checked_call, warn_user
-from .._check import is_list, need_choice, need_int, show, type_name
-from ..config import CostModel, Kernel, Machine
+from .._check import checked_call, is_list, need_choice, need_int, show, type_name, warn_user
+from ..config import CostModel, Kernel, Machine, kernel_arg, machine_arg
 from ..exceptions import ConfigError, ConfigTypeError, MachineMismatchWarning
 from ..groups import groups_arg
-from ..run.args import kernel_arg, machine_arg
 from ..run.estimate import check_memory
 from ..run.execute import execute
 from ..run.plan import Run, RunList, derive_seed, plan_runs

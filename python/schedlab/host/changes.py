@@ -19,6 +19,7 @@ from typing import Any
 
 from .._check import ascii_digits, is_list, show, type_name
 from ..exceptions import ConfigError, ConfigTypeError, MeasureError
+from . import cgroup as _cgroup
 
 #: The policies ``chrt`` sets (``chrt --<policy>``).
 POLICIES = ("normal", "batch", "idle", "fifo", "rr")
@@ -80,8 +81,6 @@ def normalise(change: Any) -> dict[str, Any]:
             "kernel refuses a runtime longer than its period)"
         )
     if out["cgroup"] is not None:
-        from . import cgroup as _cgroup
-
         out["cgroup"] = _cgroup.settings(out["cgroup"])
     name = change.get("name")
     if name is None:
@@ -116,8 +115,6 @@ def label(change: Mapping[str, Any]) -> str:
         if k == "affinity":
             v = ",".join(map(str, v))
         elif k == "cgroup":
-            from . import cgroup as _cgroup
-
             v = "(" + _cgroup.label(change[k]) + ")"
         parts.append(f"{k}={v}")
     return " ".join(parts) or PLAIN

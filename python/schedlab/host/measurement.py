@@ -26,11 +26,13 @@ import numpy as np
 import polars as pl
 
 from .. import _core
-from .._args import checked_call, short
-from .._check import is_list, need_bool, need_str, show, type_name
+from .._check import checked_call, is_list, need_bool, need_str, short, show, type_name
 from ..exceptions import ConfigError, ConfigTypeError, MeasureError
+from . import aim7 as _aim7
 from . import cgroup as _cgroup
 from . import changes as _changes
+from . import schbench as _sb
+from .runner import Runner, completed_output, perf_text, run_command, run_one
 
 #: The events ``measure`` counts (``perf stat -e``).
 EVENTS = ("task-clock", "context-switches", "cpu-migrations")
@@ -92,30 +94,6 @@ def perf_number(what: str, token: str | None, line: str) -> float:
             f"(in {line.strip()[:200]!r})"
         )
     return v
-
-
-def perf_text(output: Any, what: str = "perf output", *, strict: bool = True) -> str:
-    """``output`` (perf's text, or its bytes) as text. Bytes that are not
-    UTF-8 are a ``MeasureError`` naming the first bad byte when ``strict``
-    (perf stat and perf bench print ASCII: such bytes are not their
-    output), replaced by U+FFFD otherwise (``perf sched latency`` prints
-    other tasks' names, which may be any bytes). Any other type is a
-    ``ConfigTypeError``."""
-    if isinstance(output, bytes | bytearray | memoryview):
-        raw = bytes(output)
-        try:
-            return raw.decode("utf-8", errors="strict" if strict else "replace")
-        except UnicodeDecodeError as e:
-            raise MeasureError(
-                f"{what} is not UTF-8 text: byte {raw[e.start : e.start + 1]!r} at offset "
-                f"{e.start} of {len(raw)}; expected perf's text output"
-            ) from None
-    if not isinstance(output, str):
-        raise ConfigTypeError(
-            f"invalid type for {what}: got {type_name(output)} {short(output)}, expected "
-            "perf's output as str or bytes"
-        )
-    return output
 
 
 def total_time_s(line: str) -> float:
@@ -190,34 +168,6 @@ def parse_perf(text: str | bytes) -> dict[str, float]:
     if missing:
         raise MeasureError(f"perf output lacks {', '.join(missing)}:\n{text[-2000:]}")
     return out
-
-
-def completed_output(p: Any, cmd: Sequence[str], *, strict: bool = True) -> tuple[int, str, str]:
-    """A runner's result for ``cmd`` as (returncode, stdout, stderr): a
-    ``subprocess.CompletedProcess`` (or anything with an int
-    ``returncode`` and ``stdout``/``stderr`` of str, bytes or None — not
-    captured). Anything else is a ``MeasureError`` naming the runner's
-    result; bytes are read by ``perf_text`` (``strict``)."""
-    shown = " ".join(cmd)[:200]
-    code = getattr(p, "returncode", None)
-    if isinstance(code, bool) or not isinstance(code, numbers.Integral):
-        raise MeasureError(
-            f"the runner returned {type_name(p)} {short(p)} for {shown!r}; expected a "
-            "subprocess.CompletedProcess (an int returncode, stdout and stderr)"
-        )
-    streams = []
-    for name in ("stdout", "stderr"):
-        v = getattr(p, name, None)
-        if v is None:
-            streams.append("")
-        elif isinstance(v, str | bytes | bytearray):
-            streams.append(perf_text(v, f"the {name} of {shown!r}", strict=strict))
-        else:
-            raise MeasureError(
-                f"the runner's {name} for {shown!r} is {type_name(v)} {short(v)}; expected "
-                "str, bytes or None"
-            )
-    return int(code), streams[0], streams[1]
 
 
 def bench_command(
@@ -372,15 +322,11 @@ def _bools(name: str, v: Any) -> list[bool]:
     return out
 
 
-Runner = Callable[[list[str]], "subprocess.CompletedProcess[Any]"]
-
-
 def _measure_aim7(
     children: Any, reaim: Any, jobs: Any, nrep: int, progress: bool, runner: Runner | None
 ) -> pl.DataFrame:
     """``measure("aim7", ...)``: its own arguments checked (``measure``
     checked the shared ones), then ``host.aim7.measure_aim7``."""
-    from . import aim7 as _aim7
 
     if is_list(jobs):
         raise ConfigTypeError(f"invalid type for jobs: got {type_name(jobs)}, expected int")
@@ -414,7 +360,6 @@ def _measure_schbench(
     """``measure("schbench", ...)``: its own arguments checked (``measure``
     checked the shared ones), then ``host.schbench.measure_schbench``
     (which checks the binary and the options)."""
-    from . import schbench as _sb
 
     if is_list(runtime_s):
         raise ConfigTypeError(
@@ -431,28 +376,6 @@ def _measure_schbench(
     return _sb.measure_schbench(
         binary, ms, ws, rt, options, nrep, progress, runner or run_command, host_info
     )
-
-
-def run_command(cmd: list[str]) -> subprocess.CompletedProcess[bytes]:
-    """Run ``cmd``, capturing its output as bytes (the default ``Runner``;
-    ``completed_output`` reads them as UTF-8, whatever the locale)."""
-    return subprocess.run(cmd, capture_output=True, check=False)
-
-
-def run_one(
-    runner: Runner,
-    cmd: list[str],
-    missing: str = "install perf (Debian: apt-get install linux-perf)",
-) -> Any:
-    """``runner(cmd)``; a command that cannot be started (the program
-    missing — ``missing`` says what to do —, not executable, not a program)
-    is a ``MeasureError`` naming it."""
-    try:
-        return runner(cmd)
-    except FileNotFoundError as e:
-        raise MeasureError(f"cannot run {cmd[0]!r}: {e}; {missing}") from None
-    except (OSError, ValueError) as e:  # not executable, ENOEXEC, a NUL byte
-        raise MeasureError(f"cannot run {cmd[0]!r}: {e}") from None
 
 
 @checked_call("measure")

@@ -24,8 +24,7 @@ from typing import Any
 
 import polars as pl
 
-from .._args import checked_call
-from .._check import need_int
+from .._check import checked_call, need_int
 from ..exceptions import MeasureError
 from ..io import rtapp as _rtapp
 from ..io.replay import perf_script

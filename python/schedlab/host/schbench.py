@@ -26,7 +26,7 @@ import polars as pl
 
 from .._check import is_list, show, type_name
 from ..exceptions import ConfigError, ConfigTypeError, MeasureError
-from .measurement import completed_output, run_one
+from .runner import completed_output, run_one
 
 #: The report's blocks (``show_latencies()``'s label) and the prefix of
 #: their metrics.

@@ -21,24 +21,25 @@ from typing import Any
 
 import polars as pl
 
-from .._args import checked_call
-from .._check import ascii_digits, need_bool, need_str, show
+from .._check import ascii_digits, checked_call, need_bool, need_str, show
 from ..exceptions import ConfigTypeError, MeasureError
 from .measurement import (
     IPCS,
     MODES,
-    Runner,
     check_perf_access,
     choice_list,
-    completed_output,
     host_info,
     int_list,
     perf_event_paranoid,
     perf_number,
+    total_time_s,
+)
+from .runner import (
+    Runner,
+    completed_output,
     perf_text,
     run_command,
     run_one,
-    total_time_s,
 )
 
 #: The comm ``perf bench sched messaging`` gives its tasks (the parent too).

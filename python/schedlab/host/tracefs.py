@@ -37,8 +37,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .._args import warn_user
-from .._check import need_int
+from .._check import need_int, warn_user
 from ..exceptions import MeasureError
 from ..io.replay import RECORD_HEADER as HEADER
 

@@ -19,12 +19,10 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from .._args import checked_call
-from .._check import ascii_digits, need_int, show, type_name
-from ..config import CostModel, Kernel, Machine
+from .._check import ascii_digits, checked_call, need_int, show, type_name
+from ..config import CostModel, Kernel, Machine, kernel_arg, machine_arg
 from ..exceptions import ConfigError, ConfigTypeError
 from ..groups import Group
-from ..run.args import kernel_arg, machine_arg
 from ..workloads import Workload
 from . import cgroup as _cgroup
 from . import changes as _changes

@@ -1,6 +1,6 @@
 """Writing result frames to files without losing them: ``write_parquet``
 writes through a temporary file beside the target, renamed over it when
-complete (``ftrace.atomic_output``), so a failed write (a full disk, a
+complete (``atomic.atomic_output``), so a failed write (a full disk, a
 device error, Ctrl-C) leaves an existing file as it was and no temporary
 file behind, and raises ``OutputError``; ``keep_frame`` then saves the
 frame somewhere else (beside the target, else in the temporary directory)
@@ -18,7 +18,7 @@ import polars as pl
 
 from .._check import error_text
 from ..exceptions import OutputError
-from .ftrace import atomic_output
+from .atomic import atomic_output
 
 
 @contextlib.contextmanager

@@ -62,7 +62,7 @@ When the trace hit its row limit (``r.trace_truncated``), the file stops at
 the last row kept: the balancer slices still open close there, and later
 samples and passes are left out; otherwise they run to the run's simulated
 end. The file is written to a temporary file beside ``path`` and renamed
-over it when complete (``schedlab.io.ftrace.atomic_output``): an
+over it when complete (``schedlab.io.atomic.atomic_output``): an
 interrupted export leaves an existing file as it was.
 """
 
@@ -75,14 +75,14 @@ import numpy as np
 import polars as pl
 
 from .. import _core
-from .ftrace import (
+from .atomic import atomic_output
+from .events import (
     MIGRATE,
     PREV_STATE_CODES,
     SWITCH,
     WAKEUP,
     WAKEUP_NEW,
     TaskTable,
-    atomic_output,
     prev_state_code,
 )
 

@@ -49,7 +49,7 @@ from typing import Any
 import polars as pl
 
 from .. import _core, inputs
-from .._args import short
+from .._check import short
 from ..exceptions import ConfigError, ConfigTypeError
 from .script import Script, ScriptTask
 

@@ -28,8 +28,7 @@ from typing import Any
 import polars as pl
 
 from .. import inputs, workloads
-from .._args import checked_call, short
-from .._check import type_name
+from .._check import checked_call, short, type_name
 from .._progress import ProgressArg
 from ..config import CostModel, Kernel, Machine
 from ..exceptions import ConfigError, ConfigTypeError

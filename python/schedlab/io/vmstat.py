@@ -7,8 +7,7 @@ from collections.abc import Mapping
 
 import polars as pl
 
-from .._args import checked_call
-from .._check import need_bool, need_instance, need_int
+from .._check import checked_call, need_bool, need_instance, need_int
 from ..exceptions import ConfigTypeError
 from ..result import Result
 

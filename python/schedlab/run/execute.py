@@ -19,8 +19,7 @@ from typing import Any
 import polars as pl
 
 from .. import _core
-from .._args import short
-from .._check import error_text, need_int, type_name
+from .._check import error_text, need_int, short, type_name
 from .._progress import ProgressArg, progress_ticker
 from ..exceptions import ConfigError, OutputError, SimulationError
 from .checkpoint import check_checkpoint_path, load_checkpoint, save_checkpoint, sweep_fingerprint

@@ -12,11 +12,10 @@ from typing import Any
 import numpy as np
 
 from .._check import is_list, type_name
-from ..config import CostModel, Kernel, Machine
+from ..config import CostModel, Kernel, Machine, kernel_arg, machine_arg
 from ..exceptions import ConfigError, ConfigTypeError
 from ..groups import apply_group_keys, group_keys
 from ..workloads import Workload
-from .args import kernel_arg, machine_arg
 from .frame import config_row, point_text
 
 

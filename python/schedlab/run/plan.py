@@ -15,13 +15,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import _core
-from .._args import checked_call
-from .._check import interval_to_ns, need_bool, need_int, seconds_to_ns, type_name
+from .._check import checked_call, interval_to_ns, need_bool, need_int, seconds_to_ns, type_name
 from .._progress import ProgressArg
-from ..config import CostModel, Kernel, Machine
+from ..config import CostModel, Kernel, Machine, costs_arg, kernel_arg, machine_arg
 from ..exceptions import ConfigError, ConfigTypeError
-from ..workloads import Workload
-from .args import costs_arg, kernel_arg, machine_arg, workload_arg
+from ..workloads import Workload, workload_arg
 from .frame import column_kinds, config_row, error_config
 from .grid import apply_point, grid_points, normalise_grid, resolve_point
 

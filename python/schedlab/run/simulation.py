@@ -6,13 +6,11 @@ import secrets
 from collections.abc import Sequence
 
 from .. import _core
-from .._args import checked_call
-from .._check import interval_to_ns, need_bool, need_int, seconds_to_ns
-from ..config import CostModel, Kernel, Machine
+from .._check import checked_call, interval_to_ns, need_bool, need_int, seconds_to_ns
+from ..config import CostModel, Kernel, Machine, costs_arg, kernel_arg, machine_arg
 from ..groups import Group, groups_arg
 from ..result import Result
-from ..workloads import Workload
-from .args import costs_arg, kernel_arg, machine_arg, workload_arg
+from ..workloads import Workload, workload_arg
 from .frame import config_row
 
 DEFAULT_TRACE_LIMIT = 1_000_000

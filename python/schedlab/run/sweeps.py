@@ -12,12 +12,11 @@ from typing import Any
 
 import polars as pl
 
-from .._args import checked_call
+from .._check import checked_call
 from .._progress import ProgressArg
 from ..config import CostModel, Kernel, Machine
 from ..groups import Group, groups_arg
-from ..workloads import Workload
-from .args import workload_arg
+from ..workloads import Workload, workload_arg
 from .execute import execute
 from .plan import plan_sweep
 
