@@ -627,3 +627,32 @@ mod tests {
         );
     }
 }
+
+/// One metric's documentation: every table of metrics (the engine's in
+/// `engine::metrics`, the RT class's, the optional families beside their
+/// producers) is made of these, and `crate::metrics` gathers them for the
+/// docs' metric reference.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MetricDoc {
+    /// The key in `Result.metrics` (a placeholder in `<…>` for a family).
+    pub name: &'static str,
+    /// `s`, `µs`, `count`, `fraction`, `CPUs`, `W`, `GHz` or `flag`.
+    pub unit: &'static str,
+    /// What it measures in the model.
+    pub meaning: &'static str,
+    /// The kernel counter, file or tool whose figure it stands for.
+    pub source: &'static str,
+}
+
+/// A table of metrics, each with its documentation and the function that
+/// computes it from `$kind`'s context: `name, unit, meaning, source =>
+/// |ctx| value;`.
+macro_rules! metric_table {
+    ($kind:ident; $( $name:literal, $unit:literal, $meaning:literal, $source:literal => $value:expr; )*) => {
+        &[ $( $kind {
+            doc: $crate::config::MetricDoc { name: $name, unit: $unit, meaning: $meaning, source: $source },
+            value: $value,
+        }, )* ]
+    };
+}
+pub(crate) use metric_table;

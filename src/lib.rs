@@ -21,6 +21,7 @@ pub mod error;
 pub mod export;
 pub mod kernel;
 pub mod limits;
+pub mod metrics;
 pub mod power;
 pub mod queue;
 pub mod result;

@@ -31,7 +31,7 @@ from .host.rtapp import compare_replay, compare_rt_app, measure_rt_app, record_s
 from .host.validation import Validation, validate
 from .io.spec import load_spec, run_spec
 from .io.vmstat import format_vmstat, vmstat_table
-from .result import Result
+from .result import Result, metric_info
 from .run.execute import SweepInterrupted
 from .run.plan import derive_seed
 from .run.simulation import simulate
@@ -71,6 +71,7 @@ __all__ = [
     "load_spec",
     "measure",
     "measure_rt_app",
+    "metric_info",
     "record_schedule",
     "MeasureError",
     "parent_wakee_flips",

@@ -12,6 +12,7 @@ __all__ = [
     "__version__",
     "build_profile",
     "TRACE_EVENTS",
+    "METRIC_INFO",
     "PREV_STATES",
     "BALANCE_KINDS",
     "BALANCE_OUTCOMES",
@@ -328,6 +329,8 @@ class OutputError(SchedlabError, OSError):
 __version__: str
 build_profile: str
 TRACE_EVENTS: list[str]
+#: Every declared metric: (family, name, unit, meaning, source).
+METRIC_INFO: list[tuple[str, str, str, str, str]]
 LATENCY_BUCKETS: list[int]
 LATENCY_TASK_BYTES: int
 PREV_STATES: list[str]

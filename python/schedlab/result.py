@@ -13,6 +13,7 @@ import numpy.typing as npt
 import polars as pl
 
 from . import _core
+from ._check import checked_call
 from .analysis.latency import latency_histogram, latency_table
 from .exceptions import ConfigError
 from .groups import GROUP_COUNTERS
@@ -21,30 +22,9 @@ from .io.output import output_errors
 from .io.pftrace import write_perfetto
 
 #: Metrics every run reports (workloads add their own, e.g. ``throughput``).
-CORE_METRICS = (
-    "elapsed_s",
-    "task_clock_s",
-    "cpus_utilized",
-    "context_switches",
-    "rq_switches",
-    "cpu_migrations",
-    "voluntary_cs",
-    "involuntary_cs",
-    "interrupts",
-    "ticks",
-    "timer_interrupts",
-    "resched_ipis",
-    "resched_ipis_idle",
-    "wakeups",
-    "forks",
-    "yields",
-    "user_s",
-    "sys_s",
-    "idle_s",
-    "wait_s",
-    "events",
-    "vmstat_truncated",
-)
+#: The metrics every run reports, in order (``schedlab.metric_info()``
+#: documents each).
+CORE_METRICS = tuple(name for family, name, *_ in _core.METRIC_INFO if family == "core")
 
 
 class Result:
@@ -409,3 +389,19 @@ class Result:
             for k, v in self.metrics.items()
         )
         return f"<div><b>{head}</b><table>{rows}</table></div>"
+
+
+@checked_call("metric_info")
+def metric_info() -> pl.DataFrame:
+    """Every metric a run can report, one row each: ``family`` (``core``,
+    reported by every run; ``trace``, with ``trace=True``; ``rt``, with RT
+    kernel threads; ``power``, with ``CostModel.turbo``/``cstates``;
+    ``group``, per task group; ``latency``, with ``latency=True``),
+    ``name`` (a ``<placeholder>`` stands for a C-state or a group's name),
+    ``unit``, ``meaning`` and ``source`` (the kernel counter or tool it
+    stands for). A workload's own metrics are documented with the
+    workload."""
+    cols = ("family", "name", "unit", "meaning", "source")
+    return pl.DataFrame(
+        [dict(zip(cols, row, strict=True)) for row in _core.METRIC_INFO], schema=list(cols)
+    )

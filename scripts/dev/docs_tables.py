@@ -130,3 +130,30 @@ def cost_table() -> str:
         pm = ", ".join(per_machine[n])
         lines.append(f"| `{n}` | {getattr(defaults, n)} | {pm} | {_linked(docs[n])} |")
     return "\n".join(lines) + "\n"
+
+
+#: What each family of metrics needs, in the order ``metric_info()`` lists them.
+METRIC_FAMILIES = {
+    "core": "Every run",
+    "trace": "Runs with `trace=True`",
+    "rt": "Runs with RT kernel threads (`rt_kthreads=`)",
+    "power": "Runs with `CostModel.turbo` or `CostModel.cstates`",
+    "group": "Runs with task groups (`groups=`), one set per group",
+    "latency": "Runs with `latency=True`",
+}
+
+
+def metric_table() -> str:
+    """Every metric a run can report, by family, from ``sl.metric_info()``."""
+    info = sl.metric_info()
+    families = list(dict.fromkeys(info["family"].to_list()))
+    _same_keys("metric families", METRIC_FAMILIES, families)
+    out = []
+    for fam in families:
+        out.append(f"## {fam}\n\n{METRIC_FAMILIES[fam]}.\n")
+        out.append("| metric | unit | meaning | stands for |\n|---|---|---|---|")
+        rows = info.filter(family=fam).select("name", "unit", "meaning", "source").iter_rows()
+        for name, unit, meaning, source in rows:
+            out.append(f"| `{name}` | {unit} | {_linked(meaning)} | {source} |")
+        out.append("")
+    return "\n".join(out)

@@ -1,7 +1,8 @@
 """mkdocs-gen-files script (mkdocs.yml): the reference pages generated from
 the code at build time, and the notebooks copied in for mkdocs-jupyter.
 
-- reference/kernel-fields.md, reference/presets.md, reference/costs.md from
+- reference/kernel-fields.md, reference/presets.md, reference/costs.md,
+  reference/metrics.md from
   scripts/dev/docs_tables.py (the installed schedlab's fields and presets);
 - notebooks/*.ipynb, rendered with their stored outputs (execute: false);
 - index.md: the README, its links made relative to the site.
@@ -65,6 +66,21 @@ with mkdocs_gen_files.open("reference/presets.md", "w") as f:
     f.write(PRESETS.format(machines=t.machine_presets_table(), kernels=t.kernel_presets_table()))
 with mkdocs_gen_files.open("reference/costs.md", "w") as f:
     f.write(COSTS + t.cost_table())
+
+METRICS = """# Metrics
+
+Every metric a run reports in `Result.metrics` (and a sweep's frame as
+columns), generated from the core's declaration when the site is built:
+`sl.metric_info()` returns the same table as a DataFrame. A name with a
+`<placeholder>` is one metric per C-state or per group. A workload's own
+metrics (hackbench's messages and throughput, schbench's percentiles, …)
+follow these and are described with the workload
+([Workloads](../guide/workloads.md)).
+
+"""
+
+with mkdocs_gen_files.open("reference/metrics.md", "w") as f:
+    f.write(METRICS + t.metric_table())
 
 readme = (ROOT / "README.md").read_text()
 readme = readme.replace("](docs/", "](").replace(

@@ -923,6 +923,13 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         },
     )?;
     m.add("TRACE_EVENTS", EVENT_NAMES.to_vec())?;
+    m.add(
+        "METRIC_INFO",
+        crate::metrics::all()
+            .into_iter()
+            .map(|(family, d)| (family, d.name, d.unit, d.meaning, d.source))
+            .collect::<Vec<_>>(),
+    )?;
     // The latency histograms' bucket lower edges in ns (the last bucket
     // holds every delay from its edge up).
     let edges: Vec<u64> = (0..LAT_BUCKETS).map(|i| bucket_bounds(i).0).collect();

@@ -30,6 +30,7 @@
 
 #[cfg(test)]
 mod group_tests;
+pub(crate) mod metrics;
 #[cfg(test)]
 mod policy_tests;
 mod report;
@@ -58,13 +59,33 @@ use sampler::Sampler;
 /// They are kept here rather than in the scheduler's queue, each with a
 /// sequence number taken from the queue when armed (`Events::next_seq`),
 /// so they run exactly where one queue would run them.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 struct OwnTimers {
     /// `(time, seq)` of the next vmstat sample.
     sample: Option<(u64, u64)>,
     /// `(time, seq)` of the time bound.
     end: Option<(u64, u64)>,
+    /// The earlier of the two, `(u64::MAX, u64::MAX)` when neither is
+    /// armed: what the loop compares the queue's head with, kept rather
+    /// than recomputed at every event.
+    first: (u64, u64),
+    /// Timers armed.
+    count: u64,
 }
+
+impl Default for OwnTimers {
+    fn default() -> Self {
+        OwnTimers {
+            sample: None,
+            end: None,
+            first: NONE_ARMED,
+            count: 0,
+        }
+    }
+}
+
+/// `OwnTimers::first` with nothing armed: after every queue key.
+const NONE_ARMED: (u64, u64) = (u64::MAX, u64::MAX);
 
 /// One of the engine's own timers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,26 +95,38 @@ enum Own {
 }
 
 impl OwnTimers {
-    /// The earlier armed timer, by `(time, seq)`.
-    fn next(&self) -> Option<((u64, u64), Own)> {
-        match (self.sample, self.end) {
-            (Some(s), Some(e)) if e < s => Some((e, Own::End)),
-            (Some(s), _) => Some((s, Own::Sample)),
-            (None, Some(e)) => Some((e, Own::End)),
-            (None, None) => None,
+    fn arm(&mut self, which: Own, key: (u64, u64)) {
+        match which {
+            Own::Sample => self.sample = Some(key),
+            Own::End => self.end = Some(key),
         }
+        self.settle();
     }
 
-    /// Timers armed.
-    fn len(&self) -> usize {
-        usize::from(self.sample.is_some()) + usize::from(self.end.is_some())
+    /// The earlier armed timer, disarmed, with its time.
+    fn take(&mut self) -> Option<(u64, Own)> {
+        let which = match (self.sample, self.end) {
+            (Some(s), Some(e)) if e < s => Own::End,
+            (Some(_), _) => Own::Sample,
+            (None, Some(_)) => Own::End,
+            (None, None) => return None,
+        };
+        let slot = match which {
+            Own::Sample => &mut self.sample,
+            Own::End => &mut self.end,
+        };
+        let (time, _) = slot.take()?;
+        self.settle();
+        Some((time, which))
     }
-}
 
-/// What the loop takes next: a scheduler event or one of its own timers.
-enum Next {
-    Sched(Event),
-    Own(Own),
+    fn settle(&mut self) {
+        self.first = match (self.sample, self.end) {
+            (Some(s), Some(e)) => s.min(e),
+            (s, e) => s.or(e).unwrap_or(NONE_ARMED),
+        };
+        self.count = u64::from(self.sample.is_some()) + u64::from(self.end.is_some());
+    }
 }
 
 /// Options of one run (everything but machine, kernel, costs and workload).
@@ -317,10 +350,12 @@ impl<'a> Sim<'a> {
     pub fn run(mut self, cancel: &dyn Fn() -> bool) -> SimResult {
         self.init();
         if self.opts.max_sample_bytes > 0 {
-            self.own.sample = Some((self.opts.sample_interval_ns, self.sched.events.next_seq()));
+            let key = (self.opts.sample_interval_ns, self.sched.events.next_seq());
+            self.own.arm(Own::Sample, key);
         }
         if let Some(d) = self.opts.duration_ns {
-            self.own.end = Some((d, self.sched.events.next_seq()));
+            let key = (d, self.sched.events.next_seq());
+            self.own.arm(Own::End, key);
         }
         self.sched.rt_init();
         let mut same_instant = 0u64;
@@ -340,87 +375,105 @@ impl<'a> Sim<'a> {
             if self.events % CANCEL_POLL_EVENTS == 0 && cancel() {
                 break Status::Cancelled;
             }
-            let own = self.own.next();
-            let limit = own.map_or((u64::MAX, u64::MAX), |(k, _)| k);
-            let (time, ev) = match self.sched.events.pop_before(limit) {
-                Some(e) => (e.time, Next::Sched(e.ev)),
-                None => match own {
-                    Some(((t, _), which)) => {
-                        match which {
-                            Own::Sample => self.own.sample = None,
-                            Own::End => self.own.end = None,
-                        }
-                        (t, Next::Own(which))
-                    }
-                    None => break self.nothing_left(),
-                },
-            };
-            self.pending_sum += (self.sched.events.len() + self.own.len()) as u64 + 1;
-            if time == self.sched.now {
-                same_instant += 1;
-                if same_instant > MAX_EVENTS_AT_ONE_INSTANT {
-                    break self.no_progress();
-                }
-            } else {
-                same_instant = 0;
-            }
-            debug_assert!(time >= self.sched.now, "time went backwards");
-            self.sched.now = time;
-            self.events += 1;
-            // The watchdog: state changes only at events, so over
-            // (previous event, now] the runnable count was what it is now.
-            if self.sched.nr_running_total == 0 {
-                self.sched.progress_at = self.sched.now;
-            } else if self.sched.now - self.sched.progress_at >= WATCHDOG_NS {
-                if let Some(s) = self.watchdog() {
+            let Some(entry) = self.sched.events.pop_before(self.own.first) else {
+                // The engine's own timer comes first (or nothing is left).
+                let Some((time, which)) = self.own.take() else {
+                    break self.nothing_left();
+                };
+                if let Some(s) = self.clock_to(time, &mut same_instant) {
                     break s;
                 }
-            }
-            match ev {
-                Next::Own(Own::End) => {
-                    break if self.workload.finite() {
-                        Status::TimeLimit
-                    } else {
-                        Status::Ok
-                    }
+                if let Some(s) = self.own_timer(which) {
+                    break s;
                 }
-                Next::Own(Own::Sample) => {
-                    // Only the sampler (and the time bound) left queued:
-                    // nothing can ever run again. Runnable tasks would be
-                    // stranded on CPUs with nothing scheduled to run them —
-                    // an engine bug, reported rather than sampled for ever.
-                    let end_queued = self.opts.duration_ns.is_some_and(|d| d > self.sched.now);
-                    let pending = self.sched.events.len() + self.own.len();
-                    if self.live_tasks > 0 && pending == usize::from(end_queued) {
-                        break self.nothing_left();
-                    }
-                    self.sched.sync_all();
-                    let rows = self.sampler.rows();
-                    self.sampler.sample(
-                        self.sched.now,
-                        &self.sched.rqs,
-                        self.sched.nr_running_total,
-                    );
-                    if self.sampler.rows() > rows {
-                        self.sched.pelt_trace_sample();
-                    }
-                    // Bounded memory: past max_sample_bytes the last row
-                    // covers the rest of the run (reported as truncated).
-                    let row = crate::limits::vmstat_row_bytes(self.sched.rqs.len());
-                    if (self.sampler.rows() as u64 + 1) * row <= self.opts.max_sample_bytes {
-                        let at = self.sched.now + self.opts.sample_interval_ns;
-                        self.own.sample = Some((at, self.sched.events.next_seq()));
-                    } else {
-                        self.sampler_truncated = true;
-                    }
-                }
-                Next::Sched(ev) => self.dispatch(ev),
+                self.note_progress();
+                continue;
+            };
+            if let Some(s) = self.clock_to(entry.time, &mut same_instant) {
+                break s;
             }
-            if self.sched.progress_at == self.sched.now {
-                self.overhead_at_progress = self.sched.overhead;
-            }
+            self.dispatch(entry.ev);
+            self.note_progress();
         };
         self.finish(status)
+    }
+
+    /// The clock and the counters moved to the next event at `time`, and
+    /// the loop's checks on the way: too many events at one instant, the
+    /// progress watchdog. Returns the status that ends the run, if any.
+    #[inline(always)]
+    fn clock_to(&mut self, time: u64, same_instant: &mut u64) -> Option<Status> {
+        self.pending_sum += self.sched.events.len() as u64 + self.own.count + 1;
+        if time == self.sched.now {
+            *same_instant += 1;
+            if *same_instant > MAX_EVENTS_AT_ONE_INSTANT {
+                return Some(self.no_progress());
+            }
+        } else {
+            *same_instant = 0;
+        }
+        debug_assert!(time >= self.sched.now, "time went backwards");
+        self.sched.now = time;
+        self.events += 1;
+        // The watchdog: state changes only at events, so over
+        // (previous event, now] the runnable count was what it is now.
+        if self.sched.nr_running_total == 0 {
+            self.sched.progress_at = self.sched.now;
+        } else if self.sched.now - self.sched.progress_at >= WATCHDOG_NS {
+            return self.watchdog();
+        }
+        None
+    }
+
+    /// The watchdog's snapshot of the overhead, taken when the scheduler
+    /// made progress at this event.
+    #[inline(always)]
+    fn note_progress(&mut self) {
+        if self.sched.progress_at == self.sched.now {
+            self.overhead_at_progress = self.sched.overhead;
+        }
+    }
+
+    /// One of the engine's own timers fires: the time bound ends the run;
+    /// the vmstat sample takes its row and re-arms.
+    #[cold]
+    fn own_timer(&mut self, which: Own) -> Option<Status> {
+        match which {
+            Own::End => Some(if self.workload.finite() {
+                Status::TimeLimit
+            } else {
+                Status::Ok
+            }),
+            Own::Sample => {
+                // Only the sampler (and the time bound) left queued:
+                // nothing can ever run again. Runnable tasks would be
+                // stranded on CPUs with nothing scheduled to run them —
+                // an engine bug, reported rather than sampled for ever.
+                let end_queued = self.opts.duration_ns.is_some_and(|d| d > self.sched.now);
+                let pending = self.sched.events.len() + self.own.count as usize;
+                if self.live_tasks > 0 && pending == usize::from(end_queued) {
+                    return Some(self.nothing_left());
+                }
+                self.sched.sync_all();
+                let rows = self.sampler.rows();
+                self.sampler
+                    .sample(self.sched.now, &self.sched.rqs, self.sched.nr_running_total);
+                if self.sampler.rows() > rows {
+                    self.sched.pelt_trace_sample();
+                }
+                // Bounded memory: past max_sample_bytes the last row
+                // covers the rest of the run (reported as truncated).
+                let row = crate::limits::vmstat_row_bytes(self.sched.rqs.len());
+                if (self.sampler.rows() as u64 + 1) * row <= self.opts.max_sample_bytes {
+                    let at = self.sched.now + self.opts.sample_interval_ns;
+                    let key = (at, self.sched.events.next_seq());
+                    self.own.arm(Own::Sample, key);
+                } else {
+                    self.sampler_truncated = true;
+                }
+                None
+            }
+        }
     }
 
     /// Hand a scheduler event to its entry point.

@@ -2,6 +2,7 @@
 //! state at the end of the run: per-task and per-CPU tables, vmstat rows,
 //! the CPU timeline, `/proc/schedstat`'s domain lines and the scalar metrics.
 
+use super::metrics::{CoreCtx, CORE, TRACE};
 use super::sampler::Sampler;
 use crate::result::{CpuTable, SchedstatTable, SimResult, Status, TaskTable, VmstatTable};
 use crate::sched::balance::domains::Domain;
@@ -107,10 +108,6 @@ pub(crate) fn build(
     let timeline = cpus_by_interval(rows, ncpus, sm.busy);
 
     let schedstat = schedstat_table(rqs, sd);
-    let sum = |f: fn(&Rq) -> u64| rqs.iter().map(f).sum::<u64>();
-    let user = sum(|r| r.user_ns);
-    let sys = sum(|r| r.sys_ns);
-    let idle = sum(|r| r.idle_ns);
     let task_clock: u64 = tasks.iter().map(|t| t.user_ns + t.sys_ns).sum();
     let elapsed = s(elapsed_ns);
     // `elapsed_s` is what the benchmark itself reports when it does (e.g.
@@ -119,88 +116,26 @@ pub(crate) fn build(
         .iter()
         .find(|(k, _)| k == "elapsed_s")
         .map_or(elapsed, |(_, v)| *v);
-    let mut metrics: Vec<(String, f64)> = vec![
-        ("elapsed_s", bench_elapsed),
-        ("sim_time_s", elapsed),
-        ("task_clock_s", s(task_clock)),
-        (
-            "cpus_utilized",
-            if elapsed > 0.0 {
-                s(task_clock) / elapsed
-            } else {
-                0.0
-            },
-        ),
-        // perf's context-switches: switch-outs of the tasks themselves
-        (
-            "context_switches",
-            tasks.iter().map(|t| t.nvcsw + t.nivcsw).sum::<u64>() as f64,
-        ),
-        // every switch, to and from idle too (vmstat's cs)
-        ("rq_switches", sum(|r| r.nr_switches) as f64),
-        ("cpu_migrations", counters.cpu_migrations as f64),
-        (
-            "voluntary_cs",
-            tasks.iter().map(|t| t.nvcsw).sum::<u64>() as f64,
-        ),
-        (
-            "involuntary_cs",
-            tasks.iter().map(|t| t.nivcsw).sum::<u64>() as f64,
-        ),
-        ("interrupts", sum(|r| r.irqs) as f64),
-        ("ticks", sum(|r| r.ticks) as f64),
-        ("timer_interrupts", counters.timer_irqs as f64),
-        ("resched_ipis", counters.resched_ipis as f64),
-        ("resched_ipis_idle", counters.resched_ipis_idle as f64),
-        ("function_call_ipis", counters.function_call_ipis as f64),
-        ("wakeups", counters.wakeups as f64),
-        ("forks", counters.forks as f64),
-        ("yields", counters.yields as f64),
-        ("newidle_balance_calls", counters.newidle_calls as f64),
-        ("newidle_balance_skipped", counters.newidle_skipped as f64),
-        ("newidle_balance_pulled", counters.newidle_pulled as f64),
-        ("newidle_balance_time_s", s(counters.newidle_time_ns)),
-        (
-            "avg_idle_mean_us",
-            if counters.newidle_calls > 0 {
-                counters.avg_idle_sum as f64 / counters.newidle_calls as f64 / 1e3
-            } else {
-                0.0
-            },
-        ),
-        (
-            "load_balance_calls",
-            counters.lb_calls.iter().sum::<u64>() as f64,
-        ),
-        ("load_balance_calls_idle", counters.lb_calls[0] as f64),
-        ("load_balance_calls_busy", counters.lb_calls[1] as f64),
-        ("load_balance_calls_newidle", counters.lb_calls[2] as f64),
-        ("tasks_pulled", counters.tasks_pulled as f64),
-        ("active_balances", counters.active_balances as f64),
-        ("migration_refill_s", s(counters.refill_ns)),
-        ("nohz_kicks", counters.nohz_kicks as f64),
-        ("lozi_idle_overloaded_s", s(counters.lozi_ns)),
-        (
-            "lozi_fraction",
-            if elapsed_ns > 0 {
-                counters.lozi_ns as f64 / (elapsed_ns as f64 * rqs.len() as f64)
-            } else {
-                0.0
-            },
-        ),
-        ("user_s", s(user)),
-        ("sys_s", s(sys)),
-        ("idle_s", s(idle)),
-        ("wait_s", s(tasks.iter().map(|t| t.wait_ns).sum())),
-        ("events", events as f64),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect();
-    metrics.push(("vmstat_truncated".into(), vmstat_truncated as u8 as f64));
+    let ctx = CoreCtx {
+        bench_elapsed,
+        elapsed_ns,
+        task_clock_ns: task_clock,
+        tasks,
+        rqs,
+        counters,
+        events,
+        vmstat_truncated,
+    };
+    let mut metrics: Vec<(String, f64)> = CORE
+        .iter()
+        .map(|m| (m.doc.name.to_string(), (m.value)(&ctx)))
+        .collect();
     if let Some(tr) = &trace {
-        metrics.push(("trace_rows".into(), tr.len() as f64));
-        metrics.push(("trace_dropped".into(), tr.dropped as f64));
+        let [rows, dropped] = TRACE else {
+            unreachable!("the trace declares two metrics")
+        };
+        metrics.push((rows.name.into(), tr.len() as f64));
+        metrics.push((dropped.name.into(), tr.dropped as f64));
     }
     for (k, v) in workload_metrics {
         if k != "elapsed_s" {

@@ -40,8 +40,8 @@
 //! task's hrtimer, the tick, the stopper, an RT push irq_work, the RT period
 //! timer, the NOHZ kick, a burst's end — only through the named hooks of
 //! [`hooks`], each named after the kernel function it stands for. The
-//! scheduler declares these events (`hooks::Event`); the queue
-//! (`crate::queue`) lives behind the hooks (`hooks::Events`, the field
+//! scheduler declares these events in `hooks`; the event queue
+//! (`src/queue.rs`) lives behind the hooks (`hooks::Events`, the field
 //! `Sched::events`): the engine pops it, keeping its own two timers beside
 //! it, and no file under `src/sched/` other than `hooks.rs` touches it and
 //! none uses the engine (`scripts/dev/check-binding-boundary.sh` checks

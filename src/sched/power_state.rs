@@ -355,3 +355,45 @@ impl Sched<'_> {
         }
     }
 }
+
+/// The power model's metrics, reported with `CostModel.turbo` or
+/// `CostModel.cstates` on.
+pub const POWER: &[crate::config::MetricDoc] = &[
+    crate::config::MetricDoc {
+        name: "package_power",
+        unit: "W",
+        meaning: "Mean power of every package",
+        source: "RAPL package energy (perf stat power/energy-pkg/)",
+    },
+    crate::config::MetricDoc {
+        name: "avg_freq_ghz",
+        unit: "GHz",
+        meaning: "Mean core frequency while busy (NaN when no CPU was busy)",
+        source: "turbostat Bzy_MHz",
+    },
+    crate::config::MetricDoc {
+        name: "turbo_residency",
+        unit: "fraction",
+        meaning: "Share of busy time above the base frequency (NaN when no CPU was busy)",
+        source: "turbostat",
+    },
+    crate::config::MetricDoc {
+        name: "cstate_exits",
+        unit: "count",
+        meaning: "Exits from a C-state (with CostModel.cstates)",
+        source: "cpuidle usage counts",
+    },
+    crate::config::MetricDoc {
+        name: "cstate_exit_latency_s",
+        unit: "s",
+        meaning: "Time spent leaving C-states (with CostModel.cstates)",
+        source: "cpuidle exit latencies",
+    },
+    crate::config::MetricDoc {
+        name: "cstate_<state>",
+        unit: "fraction",
+        meaning:
+            "Share of CPU time in the C-state <state> (e.g. cstate_c6; with CostModel.cstates)",
+        source: "turbostat CPU%c residencies",
+    },
+];

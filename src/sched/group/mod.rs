@@ -556,6 +556,52 @@ impl Sched<'_> {
     }
 }
 
+/// Each task group's metrics (`groups=`).
+pub const GROUP: &[crate::config::MetricDoc] = &[
+    crate::config::MetricDoc {
+        name: "group.<group>.cpu_s",
+        unit: "s",
+        meaning: "CPU time of the group's tasks",
+        source: "cpuacct.usage",
+    },
+    crate::config::MetricDoc {
+        name: "group.<group>.wait_s",
+        unit: "s",
+        meaning: "Time the group's tasks were runnable but not running",
+        source: "the tasks' schedstat run_delay, summed",
+    },
+    crate::config::MetricDoc {
+        name: "group.<group>.nr_periods",
+        unit: "count",
+        meaning: "Bandwidth periods elapsed (with a quota)",
+        source: "cpu.stat nr_periods",
+    },
+    crate::config::MetricDoc {
+        name: "group.<group>.nr_throttled",
+        unit: "count",
+        meaning: "Periods in which the group was throttled",
+        source: "cpu.stat nr_throttled",
+    },
+    crate::config::MetricDoc {
+        name: "group.<group>.throttled_s",
+        unit: "s",
+        meaning: "Time the group's runqueues were throttled",
+        source: "cpu.stat throttled_time",
+    },
+    crate::config::MetricDoc {
+        name: "group.<group>.nr_bursts",
+        unit: "count",
+        meaning: "Periods in which the group used its burst",
+        source: "cpu.stat nr_bursts",
+    },
+    crate::config::MetricDoc {
+        name: "group.<group>.burst_s",
+        unit: "s",
+        meaning: "Run time taken from the burst",
+        source: "cpu.stat burst_time",
+    },
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -71,7 +71,7 @@ pub const IRQ_THREADS_PER_CPU: u64 = 64;
 const MIN_PERIOD_NS: u64 = 10_000;
 const MAX_PERIOD_NS: u64 = 3_600_000_000_000;
 
-use crate::config::Bounds;
+use crate::config::{metric_table, Bounds, MetricDoc};
 
 /// The machine-independent bounds of the `rt_kthreads` integers, in one
 /// place: `validate_params` checks them, the bindings read the values
@@ -289,6 +289,30 @@ pub(crate) struct RtStats {
     pub runs: u64,
 }
 
+/// A metric of the RT class with the function that computes it.
+pub(crate) struct RtMetric {
+    pub doc: MetricDoc,
+    pub value: fn(&RtStats) -> f64,
+}
+
+/// The RT class's metrics, reported when the run has RT kernel threads.
+pub(crate) const RT: &[RtMetric] = metric_table! { RtMetric;
+    "irq_work", "count", "irq_work items run (the RT push machinery's)",
+        "/proc/interrupts IWI" => |r| r.irq_work as f64;
+    "rt_push_ipis", "count", "IPIs of the RT push machinery (the chain or the root-domain walk)",
+        "kernel/sched/rt.c tell_cpu_to_push(), rto_push_irq_work_func()" => |r| r.push_ipis as f64;
+    "rt_self_ipis", "count", "irq_work queued on its own CPU by the push machinery",
+        "irq_work_queue() on the local CPU" => |r| r.self_ipis as f64;
+    "rt_pulls", "count", "RT tasks pulled to a CPU lowering its priority",
+        "kernel/sched/rt.c pull_rt_task()" => |r| r.pulls as f64;
+    "rt_pushes", "count", "RT tasks pushed to a CPU running lower-priority work",
+        "kernel/sched/rt.c push_rt_task()" => |r| r.pushes as f64;
+    "rt_pull_calls", "count", "pull_rt_task() calls", "kernel/sched/rt.c pull_rt_task()" => |r| r.pull_calls as f64;
+    "rt_runs", "count", "RT kernel thread runs", "sched_switch to an RT thread" => |r| r.runs as f64;
+    "rt_throttled_s", "s", "CPU time RT threads were throttled by sched_rt_runtime_us",
+        "kernel/sched/rt.c sched_rt_runtime_exceeded()" => |r| r.throttled_ns as f64 / 1e9;
+};
+
 impl RtSched {
     /// The RT tasks of `k` on `ncpus` CPUs; IRQ threads start on the first
     /// CPU of their affinity.
@@ -358,20 +382,9 @@ impl RtSched {
 
     /// The RT metrics of a run (only runs with RT tasks report them).
     pub fn metrics(&self) -> Vec<(String, f64)> {
-        let s = &self.stats;
-        [
-            ("irq_work", s.irq_work as f64),
-            ("rt_push_ipis", s.push_ipis as f64),
-            ("rt_self_ipis", s.self_ipis as f64),
-            ("rt_pulls", s.pulls as f64),
-            ("rt_pushes", s.pushes as f64),
-            ("rt_pull_calls", s.pull_calls as f64),
-            ("rt_runs", s.runs as f64),
-            ("rt_throttled_s", s.throttled_ns as f64 / 1e9),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v))
-        .collect()
+        RT.iter()
+            .map(|m| (m.doc.name.to_string(), (m.value)(&self.stats)))
+            .collect()
     }
 
     /// `rt_rq->highest_prio.curr`: the best queued priority, MAX_RT_PRIO

@@ -205,6 +205,82 @@ impl Latency {
     }
 }
 
+/// Scheduling latency, reported with `latency=True`.
+pub const LATENCY: &[crate::config::MetricDoc] = &[
+    crate::config::MetricDoc {
+        name: "latency_count",
+        unit: "count",
+        meaning: "Scheduling delays recorded: every time a task waited runnable",
+        source: "perf sched latency (switches)",
+    },
+    crate::config::MetricDoc {
+        name: "latency_mean_us",
+        unit: "µs",
+        meaning: "Mean scheduling delay",
+        source: "perf sched latency (avg delay)",
+    },
+    crate::config::MetricDoc {
+        name: "latency_p50_us",
+        unit: "µs",
+        meaning: "Median scheduling delay (within 1/16 above the true value)",
+        source: "perf sched timehist (wait time)",
+    },
+    crate::config::MetricDoc {
+        name: "latency_p90_us",
+        unit: "µs",
+        meaning: "90th percentile of the scheduling delays",
+        source: "perf sched timehist (wait time)",
+    },
+    crate::config::MetricDoc {
+        name: "latency_p99_us",
+        unit: "µs",
+        meaning: "99th percentile of the scheduling delays",
+        source: "perf sched timehist (wait time)",
+    },
+    crate::config::MetricDoc {
+        name: "latency_max_us",
+        unit: "µs",
+        meaning: "Longest scheduling delay",
+        source: "perf sched latency (max delay)",
+    },
+    crate::config::MetricDoc {
+        name: "wakeup_latency_count",
+        unit: "count",
+        meaning: "Wake-up delays recorded: from a wake-up to the woken task running",
+        source: "perf sched latency, wake-ups only",
+    },
+    crate::config::MetricDoc {
+        name: "wakeup_latency_mean_us",
+        unit: "µs",
+        meaning: "Mean wake-up delay",
+        source: "sched_wakeup to sched_switch",
+    },
+    crate::config::MetricDoc {
+        name: "wakeup_latency_p50_us",
+        unit: "µs",
+        meaning: "Median wake-up delay",
+        source: "sched_wakeup to sched_switch",
+    },
+    crate::config::MetricDoc {
+        name: "wakeup_latency_p90_us",
+        unit: "µs",
+        meaning: "90th percentile of the wake-up delays",
+        source: "sched_wakeup to sched_switch",
+    },
+    crate::config::MetricDoc {
+        name: "wakeup_latency_p99_us",
+        unit: "µs",
+        meaning: "99th percentile of the wake-up delays",
+        source: "sched_wakeup to sched_switch",
+    },
+    crate::config::MetricDoc {
+        name: "wakeup_latency_max_us",
+        unit: "µs",
+        meaning: "Longest wake-up delay",
+        source: "sched_wakeup to sched_switch",
+    },
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
