@@ -67,7 +67,7 @@ readme:
 	$(PY) scripts/dev/readme_check.py
 
 # The notebooks' stored outputs (what the docs site shows), rerun at full size in place with
-# NB_SMOKE unset; tests/test_docs_build.py fails when they are stale.
+# NB_SMOKE unset; tests/api/test_docs_build.py fails when they are stale.
 notebooks:
 	$(PY) scripts/dev/run_notebooks.py
 

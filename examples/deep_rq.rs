@@ -1,4 +1,4 @@
-//! Deep-runqueue hackbench (issue 22, `rq->cfs_tasks`): hackbench pipe
+//! Deep-runqueue hackbench (performance at scale, `rq->cfs_tasks`): hackbench pipe
 //! thread with an explicit group count, so a small machine holds long
 //! runqueues (e.g. 2 CPUs, 512 groups = 20,480 tasks). Prints
 //! `events wall_s cpu_s status digest`, the digest an FNV-1a hash of

@@ -194,7 +194,7 @@ impl CostModel {
         c.xfer_node_ns = node;
         c.xfer_remote_ns = remote;
         // On by default only for the machine presets added with today's
-        // kernels (issue 18), whose numbers no earlier result depends on.
+        // kernels, whose numbers no earlier result depends on.
         c.xfer_by_distance = matches!(m.name.as_str(), "epyc-genoa-2s" | "spr-2s");
         c
     }

@@ -1,5 +1,5 @@
 """Type stubs for the native module ``schedlab._core`` (kept by hand, checked
-with ``python -m mypy.stubtest schedlab._core``; tests/test_typing.py checks
+with ``python -m mypy.stubtest schedlab._core``; tests/api/test_typing.py checks
 that the TypedDicts' keys follow the core's field lists)."""
 
 from collections.abc import Callable

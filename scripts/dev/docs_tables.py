@@ -6,7 +6,7 @@ drift from the code: values, defaults and field lists come from the code,
 and the prose column below must name exactly the code's machine presets
 (a missing or stale entry raises, failing ``mkdocs build``); the fields' own
 docs come from their declarations in the core.
-tests/test_docs_tables.py checks the tables against the code.
+tests/api/test_docs_tables.py checks the tables against the code.
 """
 
 from __future__ import annotations

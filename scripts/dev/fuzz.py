@@ -1,5 +1,5 @@
-"""Run the properties of tests/test_properties.py (constructors, workloads,
-simulate, sweep) and tests/test_properties_host.py (calibrate's frames,
+"""Run the properties of tests/api/test_properties.py (constructors, workloads,
+simulate, sweep) and tests/api/test_properties_host.py (calibrate's frames,
 perf's parsers on arbitrary bytes, measure's runner, bisect's arguments)
 with many more examples than CI (the hypothesis ``fuzz`` profile, a fresh
 random stream each round), for a stretch of wall time, and print the
@@ -28,7 +28,8 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-SUITES = [ROOT / "tests" / "test_properties.py", ROOT / "tests" / "test_properties_host.py"]
+API_TESTS = ROOT / "tests" / "api"
+SUITES = [API_TESTS / "test_properties.py", API_TESTS / "test_properties_host.py"]
 
 
 def collect(k: str | None) -> list[str]:

@@ -20,7 +20,7 @@ Run it after adding or changing a field (with the package rebuilt):
     python scripts/dev/gen_fields.py          # rewrite the generated blocks
     python scripts/dev/gen_fields.py --check  # exit 1 naming what is stale
 
-``tests/test_generated.py`` runs ``--check``, so a stale file fails the tests.
+``tests/api/test_generated.py`` runs ``--check``, so a stale file fails the tests.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ The docs site renders notebooks/*.ipynb with their stored outputs (mkdocs-jupyte
 notebooks/ with ``NB_SMOKE`` and ``SCHEDLAB_MEASURE`` unset (the full-size story, on the
 stored measurements), then gets a stamp in its metadata (``"schedlab"``: the sha256 of its
 code cells and of tests/golden/presets.json, the model's numbers).
-tests/test_docs_build.py fails on a notebook whose stamp differs from what this would write
+tests/api/test_docs_build.py fails on a notebook whose stamp differs from what this would write
 now (its code or the model changed since its outputs were stored), or whose outputs are not
 one full run.
 

@@ -27,7 +27,7 @@ import schedlab as sl
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _sitting  # noqa: E402  (the scripts' shared options)
 
-#: The issue's targets, median |model/real − 1| over the held-out children.
+#: The targets, median |model/real − 1| over the held-out children.
 TARGETS = {"jobs_per_min": 0.10, "real_s": 0.15, "cpu_s": 0.20}
 
 

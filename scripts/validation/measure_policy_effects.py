@@ -1,4 +1,4 @@
-"""Measure, on this host, the effects issue 30 checks: perf bench sched
+"""Measure, on this host, the effects of task policy, nice and affinity: perf bench sched
 messaging (all four hackbench variants, 2 and 10 groups, 3 reps) plain and
 under taskset -c 0, chrt --batch 0, chrt --idle 0, chrt --fifo 1, chrt --rr 1
 and chrt --fifo 1 with RT throttling off (kernel.sched_rt_runtime_us=-1).

@@ -28,7 +28,7 @@ import schedlab as sl
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _sitting  # noqa: E402  (the scripts' shared options)
 
-#: The issue's targets on the held-out configurations.
+#: The targets on the held-out configurations.
 RPS_TARGET = 0.15
 LATENCY_FACTOR = 1.5
 

@@ -23,7 +23,7 @@
 //! CPU capacity is `SCHED_CAPACITY_SCALE` for every CPU, as 6.x's
 //! `arch_scale_cpu_capacity()` is on x86 (3.8's `smt_gain` is gone).
 //!
-//! 3.8's PELT (issue 20) shares `decay_load()` and the y^n table; what
+//! 3.8's PELT (read by the power policies) shares `decay_load()` and the y^n table; what
 //! differs is the state (`runnable_avg_sum`/`runnable_avg_period` per
 //! entity, `load_avg_contrib = sum·weight/(period+1)`, the runqueue's
 //! `runnable_load_avg` + `blocked_load_avg` with `decay_counter` and

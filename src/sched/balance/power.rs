@@ -1,7 +1,7 @@
 //! Alex Shi's power-aware balance policies (`sched_balance_policy`, the
 //! "simplified fork, release load avg and power awareness scheduling"
 //! series, v4 of 24 Jan 2013, carried on to v5–v7; never merged): seed
-//! case 3 (issue 20). The v4–v7 `kernel/sched/fair.c` was never read for
+//! case 3 (docs/cases/power-policies.md). The v4–v7 `kernel/sched/fair.c` was never read for
 //! this model: every rule here is reconstructed from the cover letters,
 //! the discussion and the patch subjects, and is unverified against the
 //! code — the 2012 proposal with its `load_balance()` pseudo-code

@@ -5,7 +5,7 @@
 //! with an RT background (RT tasks take the CPU from CFS without changing
 //! the sums' inputs), pinned and yielding spinners. Release builds compare
 //! whole outcomes; debug builds also assert the sums at every use.
-//! Written as an attack in review (issue 22) and kept.
+//! Written as an attack in review and kept.
 use crate::config::{Fields, Value};
 use crate::cost::CostModel;
 use crate::engine::{RunOptions, Sim};
