@@ -74,6 +74,7 @@ GENERATED = {
     "docs/reference/kernel-fields.md",
     "docs/reference/presets.md",
     "docs/reference/costs.md",
+    "docs/reference/metrics.md",
 } | {f"docs/{f}" for f in FILES if f.startswith("notebooks/") and f.endswith(".ipynb")}
 GENERATED_DIRS = {"docs/reference", "docs/notebooks"}
 

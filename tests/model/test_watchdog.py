@@ -51,7 +51,7 @@ def test_a_stalled_sweep_point_is_a_row():
     assert "tick_ns=1000000" in detail[2]
 
 
-def test_the_issue_sweep_returns_two_rows():
+def test_a_sweep_with_a_livelocking_point_still_returns_every_row():
     df = sl.sweep("vm-2", "v2.6.36", hackbench(), {"lb_base_ns": [1_000, 900_000]})
     assert df.height == 2
     assert df["status"][0] == "ok"
