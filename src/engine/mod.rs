@@ -418,8 +418,8 @@ impl<'a> Sim<'a> {
         // The watchdog: state changes only at events, so over
         // (previous event, now] the runnable count was what it is now.
         if self.sched.nr_running_total == 0 {
-            self.sched.progress_at = self.sched.now;
-        } else if self.sched.now - self.sched.progress_at >= WATCHDOG_NS {
+            self.sched.acct.progress_at = self.sched.now;
+        } else if self.sched.now - self.sched.acct.progress_at >= WATCHDOG_NS {
             return self.watchdog();
         }
         None
@@ -429,8 +429,8 @@ impl<'a> Sim<'a> {
     /// made progress at this event.
     #[inline(always)]
     fn note_progress(&mut self) {
-        if self.sched.progress_at == self.sched.now {
-            self.overhead_at_progress = self.sched.overhead;
+        if self.sched.acct.progress_at == self.sched.now {
+            self.overhead_at_progress = self.sched.acct.overhead;
         }
     }
 
@@ -540,8 +540,8 @@ impl<'a> Sim<'a> {
     /// livelock that would otherwise never end. A CPU whose RT tasks are
     /// throttled is waiting for its period timer, not livelocked.
     fn watchdog(&mut self) -> Option<Status> {
-        let window = self.sched.now - self.sched.progress_at;
-        if window < 2 * self.sched.max_charge {
+        let window = self.sched.now - self.sched.acct.progress_at;
+        if window < 2 * self.sched.acct.max_charge {
             return None;
         }
         let mut backlog = 0u64;
@@ -549,12 +549,12 @@ impl<'a> Sim<'a> {
             // RT tasks waiting for the RT period timer (throttled) wait, as
             // a sleeper does: no livelock.
             if rq.rtq.throttled && !rq.rtq.queue.is_empty() {
-                self.sched.progress_at = self.sched.now;
+                self.sched.acct.progress_at = self.sched.now;
                 return None;
             }
             let elapsed = self.sched.now - rq.seg_start;
             if rq.curr().is_some() && elapsed > rq.overhead_left {
-                self.sched.progress_at = self.sched.now;
+                self.sched.acct.progress_at = self.sched.now;
                 return None;
             }
             backlog += rq.overhead_left - elapsed.min(rq.overhead_left);
@@ -562,7 +562,7 @@ impl<'a> Sim<'a> {
         let cap = window as f64 * self.sched.rqs.len() as f64;
         let pct = |k: Overhead| {
             let i = k as usize;
-            100.0 * (self.sched.overhead[i] - self.overhead_at_progress[i]) as f64 / cap
+            100.0 * (self.sched.acct.overhead[i] - self.overhead_at_progress[i]) as f64 / cap
         };
         let all: f64 = [
             Overhead::Tick,
@@ -580,7 +580,7 @@ impl<'a> Sim<'a> {
              balancing {:.1}%; context switches {:.1}%; other {:.1}%), {} ns of it still \
              queued, so overhead leaves no CPU time for tasks (livelock on overhead)",
             window as f64 / 1e9,
-            self.sched.progress_at as f64 / 1e9,
+            self.sched.acct.progress_at as f64 / 1e9,
             self.sched.now as f64 / 1e9,
             self.sched.nr_running_total,
             all,

@@ -129,7 +129,7 @@ impl Sim<'_> {
         debug_assert_eq!(self.sched.tasks[t as usize].work_left, 0);
         // A workload step is progress for the watchdog (a yield loop makes
         // steps without consuming burst time).
-        self.sched.progress_at = self.sched.now;
+        self.sched.acct.progress_at = self.sched.now;
         self.sched.events.stepping = Some(cpu);
         self.advance(cpu, t);
         self.sched.events.stepping = None;

@@ -50,29 +50,29 @@ impl Sched<'_> {
     /// Accumulate the Lozi invariant up to now: idle CPUs × time while some
     /// CPU has at least two runnable tasks.
     pub(crate) fn lozi_account(&mut self) {
-        if self.n_overloaded > 0 {
-            self.counters.lozi_ns += (self.now - self.lozi_last) * self.n_empty as u64;
+        if self.acct.n_overloaded > 0 {
+            self.counters.lozi_ns += (self.now - self.acct.lozi_last) * self.acct.n_empty as u64;
         }
-        self.lozi_last = self.now;
+        self.acct.lozi_last = self.now;
     }
 
     fn nr_running_changed(&mut self, old: u32, new: u32) {
         self.lozi_account();
         if old == 0 {
-            self.n_empty -= 1;
+            self.acct.n_empty -= 1;
         }
         if new == 0 {
-            self.n_empty += 1;
+            self.acct.n_empty += 1;
         }
         if old >= 2 {
-            self.n_overloaded -= 1;
+            self.acct.n_overloaded -= 1;
         }
         if new >= 2 {
-            self.n_overloaded += 1;
+            self.acct.n_overloaded += 1;
             // add_nr_running(): the root domain is overloaded once any
             // runqueue has more than one task.
             if old < 2 {
-                self.rd_overload = true;
+                self.balance.rd_overload = true;
             }
         }
     }
@@ -216,7 +216,7 @@ impl Sched<'_> {
         fork: bool,
         local: Option<usize>,
     ) {
-        if self.rt_tasks_used && (self.rqs[cpu].rtq.curr.is_some() || self.is_rt_task(p)) {
+        if self.rt_root.tasks_used && (self.rqs[cpu].rtq.curr.is_some() || self.is_rt_task(p)) {
             self.check_preempt_rt(cpu, p, local);
             return;
         }
@@ -569,7 +569,7 @@ impl Sched<'_> {
             let boundary = p.is_some() && self.boundary == p;
             self.check_cfs_rq_runtime(cpu, p, boundary);
         }
-        let rt_next = if self.rt_tasks_used {
+        let rt_next = if self.rt_root.tasks_used {
             self.schedule_rt(cpu, prev.filter(|_| prev_rt))
         } else {
             None
@@ -661,25 +661,26 @@ impl Sched<'_> {
         let rq = &mut self.rqs[cpu];
         rq.need_resched = false;
         // The power model (sched::power_state): leaving or entering idle.
-        let idle_transition = (next.is_some(), self.nohz.idle.test(cpu));
-        match (next.is_some(), self.nohz.idle.test(cpu)) {
+        let idle_transition = (next.is_some(), self.balance.nohz.idle.test(cpu));
+        match (next.is_some(), self.balance.nohz.idle.test(cpu)) {
             (true, true) => {
                 // Leaving NOHZ idle.
-                self.nohz.idle.clear(cpu);
-                self.nohz.nr_idle -= 1;
+                self.balance.nohz.idle.clear(cpu);
+                self.balance.nohz.nr_idle -= 1;
             }
             (false, false) => {
                 // Entering NOHZ idle: the tick stops; release the 2.6.36
                 // balancer picks this CPU held.
-                self.nohz.idle.set(cpu);
-                self.nohz.nr_idle += 1;
-                if self.nohz.first_pick == Some(cpu) {
-                    self.nohz.first_pick = None;
+                self.balance.nohz.idle.set(cpu);
+                self.balance.nohz.nr_idle += 1;
+                if self.balance.nohz.first_pick == Some(cpu) {
+                    self.balance.nohz.first_pick = None;
                 }
-                if self.nohz.second_pick == Some(cpu) {
-                    self.nohz.second_pick = None;
+                if self.balance.nohz.second_pick == Some(cpu) {
+                    self.balance.nohz.second_pick = None;
                 }
-                self.nohz.next_balance = self.nohz.next_balance.min(rq.bal.next_balance);
+                self.balance.nohz.next_balance =
+                    self.balance.nohz.next_balance.min(rq.bal.next_balance);
             }
             _ => {}
         }

@@ -70,14 +70,12 @@ mod core_tests;
 use crate::cost::CostModel;
 use crate::error::{CoreError, CoreResult};
 use crate::kernel::Kernel;
-use crate::rng::Rng;
 use crate::sched::balance::domains::Domain;
 use crate::topology::Machine;
 use crate::trace::Trace;
 use fair::tasklist::TaskLinks;
 use fair::{FairParams, SchedEntity};
-use overhead::OVERHEAD_KINDS;
-use rq::{Nohz, Rq};
+use rq::Rq;
 use rt::RtKthreads;
 use task::Task;
 use task::TaskId;
@@ -145,11 +143,6 @@ pub(crate) struct Sched<'a> {
     pub(crate) wakelist_ipi: bool,
     /// Each CPU's sched domains, lowest level first.
     pub(crate) sd: Vec<Vec<Domain>>,
-    pub(crate) cpu_power: Vec<u64>,
-    /// Running sums per sched group and the idle mask (`None`: walk the
-    /// groups' CPUs; see `sg_sums`).
-    pub(crate) sg_sums: Option<balance::sg_sums::SgSums>,
-    pub(crate) nohz: Nohz,
     /// PELT signals (`None` unless `Kernel::pelt` is on).
     pub(crate) pelt: Option<pelt::PeltState>,
     /// The power model's state (`None` unless `CostModel::turbo` or
@@ -159,39 +152,16 @@ pub(crate) struct Sched<'a> {
     pub(crate) pelt38: Option<pelt::PeltV38State>,
     /// 4.x–6.x wake-up placement state (wakee flips, recent_used_cpu, LLC hints).
     pub(crate) wake: fair::wakeup::WakeState,
-    /// The 5.5+ balancer's group imbalance flags (`sgc->imbalance`).
-    pub(crate) lb: balance::fbg_v55::LbGroupState,
-    /// CPUs with an empty runqueue / with ≥ 2 runnable tasks (Lozi).
-    pub(crate) n_empty: usize,
-    pub(crate) n_overloaded: usize,
-    /// `rd->overload` (the root domain's): set when a runqueue reaches two
-    /// runnable tasks, rewritten by a root-level balance pass
-    /// (`newidle`); read by `newidle_throttle = "lb_cost"`.
-    pub(crate) rd_overload: bool,
-    /// `sched_rnd_state`, the per-CPU stream of `sched_rng()` (NI_RANDOM):
-    /// seeded from the run seed apart from the workload's and the noise
-    /// streams; empty unless `Kernel::newidle_random`, so no draw is taken
-    /// otherwise.
-    pub(crate) sched_rng: Vec<Rng>,
     /// The RT class (`None` unless the workload has RT kernel threads, so a
     /// CFS-only run takes no RT step and no RT draw).
     pub(crate) rt: Option<rt::RtSched>,
-    /// The workload has RT tasks (`sched::rt::task`): `schedule()` asks the
-    /// RT class first. False in a run without any, which takes no RT step.
-    pub(crate) rt_tasks_used: bool,
-    /// `rd->rto_count` for the workload's RT tasks.
-    pub(crate) rt_rto_count: u32,
-    /// The RT queues' order counter.
-    pub(crate) rt_seq: u64,
-    pub(crate) lozi_last: u64,
-    /// What the CPU-time accounting records for the engine's progress
-    /// watchdog: the last instant a task consumed burst time (or took a
-    /// workload step, or nothing was runnable: the engine sets it then),
-    /// the overhead charged so far by kind (`cputime::Overhead`), and the
-    /// largest single charge.
-    pub(crate) progress_at: u64,
-    pub(crate) overhead: [u64; OVERHEAD_KINDS],
-    pub(crate) max_charge: u64,
+    /// The balancer's state beyond each runqueue's (`balance::BalanceState`).
+    pub(crate) balance: balance::BalanceState,
+    /// The root domain of the workload's RT tasks (`rt::RtTaskRoot`).
+    pub(crate) rt_root: rt::RtTaskRoot,
+    /// The accounting the engine's watchdog and the Lozi metrics read
+    /// (`stats::Accounting`).
+    pub(crate) acct: stats::Accounting,
     /// Task groups and their bandwidth (`None` unless the run defines
     /// groups, so a run without any takes no group step).
     pub(crate) groups: Option<group::TaskGroups>,
@@ -257,35 +227,30 @@ impl<'a> Sched<'a> {
             pending_timers: 0,
             in_init: false,
             wakelist_ipi: false,
-            cpu_power: crate::sched::balance::domains::cpu_power(machine),
-            sg_sums: balance::sg_sums::wanted(n).then(|| {
-                balance::sg_sums::SgSums::new(&sd, balance::sg_sums::groups_wanted(kernel))
-            }),
+            balance: balance::BalanceState {
+                cpu_power: crate::sched::balance::domains::cpu_power(machine),
+                sg_sums: balance::sg_sums::wanted(n).then(|| {
+                    balance::sg_sums::SgSums::new(&sd, balance::sg_sums::groups_wanted(kernel))
+                }),
+                nohz: balance::nohz::Nohz::new(n),
+                lb: Default::default(),
+                rd_overload: false,
+                sched_rng: if kernel.newidle_random {
+                    balance::newidle::sched_rng_streams(seed, n)
+                } else {
+                    Vec::new()
+                },
+            },
             sd,
-            nohz: Nohz::new(n),
             pelt: (kernel.pelt == crate::kernel::Pelt::V5_7).then(|| pelt::PeltState::new(n)),
             pelt38: (kernel.pelt == crate::kernel::Pelt::V3_8
                 || kernel.balance_policy != crate::kernel::BalancePolicy::Performance)
                 .then(|| pelt::PeltV38State::new(n)),
             wake: fair::wakeup::WakeState::new(machine),
             power,
-            lb: Default::default(),
-            n_empty: n,
-            n_overloaded: 0,
-            rd_overload: false,
-            sched_rng: if kernel.newidle_random {
-                balance::newidle::sched_rng_streams(seed, n)
-            } else {
-                Vec::new()
-            },
             rt,
-            rt_tasks_used: false,
-            rt_rto_count: 0,
-            rt_seq: 0,
-            lozi_last: 0,
-            progress_at: 0,
-            overhead: [0; OVERHEAD_KINDS],
-            max_charge: 0,
+            rt_root: Default::default(),
+            acct: stats::Accounting::new(n),
             groups: None,
             boundary: None,
         })

@@ -4,7 +4,6 @@
 //! counters, and the NOHZ idle balancer's global `struct nohz`.
 
 use crate::sched::balance::CPU_LOAD_IDX_MAX;
-use crate::sched::cpumask::CpuMask;
 use crate::sched::fair::tasklist::TaskList;
 use crate::sched::fair::CfsRq;
 use crate::sched::rt::task::RtTaskRq;
@@ -74,35 +73,6 @@ impl Rq {
             ticks: 0,
             irqs: 0,
             bal: BalanceRq::new(migration_cost, ndomains),
-        }
-    }
-}
-
-/// The NOHZ idle-balancer's global state (`struct nohz`).
-#[derive(Clone, Debug)]
-pub(crate) struct Nohz {
-    /// `idle_cpus_mask`: CPUs idle with their tick stopped (a bitset, so
-    /// finding the idle load balancer and walking the idle CPUs cost
-    /// O(CPUs / 64) words, not a flag per CPU).
-    pub idle: CpuMask,
-    pub nr_idle: usize,
-    pub next_balance: u64,
-    /// 2.6.36 `first_pick_cpu` / `second_pick_cpu`.
-    pub first_pick: Option<usize>,
-    pub second_pick: Option<usize>,
-    pub kick_pending: Vec<bool>,
-}
-
-impl Nohz {
-    /// Every CPU starts idle with its tick stopped.
-    pub fn new(ncpus: usize) -> Self {
-        Nohz {
-            idle: CpuMask::full(ncpus),
-            nr_idle: ncpus,
-            next_balance: 0,
-            first_pick: None,
-            second_pick: None,
-            kick_pending: vec![false; ncpus],
         }
     }
 }

@@ -312,7 +312,7 @@ impl Sched<'_> {
         }
         let avg_load_per_task = s.sum_weighted_load / s.sum_nr_running;
         let group = &self.sd[env.dst_cpu][env.sd].groups[g];
-        let counts = match &self.sg_sums {
+        let counts = match &self.balance.sg_sums {
             Some(sums) if load_idx == 0 && self.kernel.group_imb_nr_running => {
                 sums.group(env.dst_cpu, env.sd, g)
             }
@@ -375,7 +375,7 @@ impl Sched<'_> {
         load_idx: usize,
     ) -> Option<(SgStats, bool)> {
         let needs_balance_cpu = local && env.idle != IdleType::NewlyIdle;
-        let sum = match &self.sg_sums {
+        let sum = match &self.balance.sg_sums {
             Some(sums) if load_idx == 0 && !needs_balance_cpu => sums.group(env.dst_cpu, env.sd, g),
             _ => None,
         };
@@ -585,7 +585,7 @@ impl Sched<'_> {
             if env.excluded.contains(&c) {
                 continue;
             }
-            let power = self.cpu_power[c];
+            let power = self.balance.cpu_power[c];
             let capacity = div_round_closest(power, SCALE).max(1);
             let wl = self.weighted_cpuload(c);
             if capacity > 0 && self.rqs[c].cfs.nr_running == 1 && wl > env.imbalance {

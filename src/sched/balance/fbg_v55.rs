@@ -508,6 +508,7 @@ impl Sched<'_> {
             smt,
             cores: group.cores as u64,
             imbalance: self
+                .balance
                 .lb
                 .imbalance
                 .get(&(lvl, first))
@@ -667,7 +668,7 @@ impl Sched<'_> {
             return;
         }
         if let Some(key) = self.lb_parent_key(env) {
-            self.lb.imbalance.remove(&key);
+            self.balance.lb.imbalance.remove(&key);
         }
     }
 
@@ -817,7 +818,7 @@ impl Sched<'_> {
         }
         if env.flags & LBF_SOME_PINNED != 0 && env.imbalance > 0 {
             if let Some(key) = self.lb_parent_key(env) {
-                self.lb.imbalance.insert(key, true);
+                self.balance.lb.imbalance.insert(key, true);
             }
         }
         moved

@@ -52,6 +52,28 @@ use crate::sched::Sched;
 pub(crate) use env::{IdleType, LbEnv, LbResult, IDLE_TYPE_NAMES, LBF_ALL_PINNED};
 pub use fbg_v3::CPU_LOAD_IDX_MAX;
 
+/// The balancer's state beyond each runqueue's (`Sched::balance`).
+pub(crate) struct BalanceState {
+    /// Each CPU's `cpu_power` (`sgp->power` of its own group; 3.x).
+    pub cpu_power: Vec<u64>,
+    /// Running sums per sched group and the idle mask (`None`: walk the
+    /// groups' CPUs; see `sg_sums`).
+    pub sg_sums: Option<sg_sums::SgSums>,
+    /// The NOHZ idle balancer's state (`struct nohz`).
+    pub nohz: nohz::Nohz,
+    /// The 5.5+ balancer's group imbalance flags (`sgc->imbalance`).
+    pub lb: fbg_v55::LbGroupState,
+    /// `rd->overload` (the root domain's): set when a runqueue reaches two
+    /// runnable tasks, rewritten by a root-level balance pass
+    /// (`newidle`); read by `newidle_throttle = "lb_cost"`.
+    pub rd_overload: bool,
+    /// `sched_rnd_state`, the per-CPU stream of `sched_rng()` (NI_RANDOM):
+    /// seeded from the run seed apart from the workload's and the noise
+    /// streams; empty unless `Kernel::newidle_random`, so no draw is taken
+    /// otherwise.
+    pub sched_rng: Vec<crate::rng::Rng>,
+}
+
 /// `MAX_PINNED_INTERVAL` (ms).
 const MAX_PINNED_INTERVAL: u64 = 512;
 

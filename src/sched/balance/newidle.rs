@@ -110,7 +110,7 @@ impl Sched<'_> {
     /// `sched_rng()`: the next draw of `cpu`'s stream (`prandom_u32_state()`,
     /// 32 bits).
     fn sched_rng(&mut self, cpu: usize) -> u32 {
-        (self.sched_rng[cpu].next_u64() >> 32) as u32
+        (self.balance.sched_rng[cpu].next_u64() >> 32) as u32
     }
 
     /// Before a root-level pass under `lb_cost`: whether some CPU of the
@@ -137,7 +137,7 @@ impl Sched<'_> {
     /// task moved.
     pub(crate) fn root_overload_apply(&mut self, snapshot: Option<bool>, balance: bool) {
         if let (Some(v), true) = (snapshot, balance) {
-            self.rd_overload = v;
+            self.balance.rd_overload = v;
         }
     }
 
@@ -188,7 +188,7 @@ impl Sched<'_> {
         let mut pulled = 0;
         let mut curr_cost = 0u64;
         let mut total_cost = 0u64;
-        if !self.rd_overload || avg_idle < self.sd[cpu][0].max_newidle_lb_cost {
+        if !self.balance.rd_overload || avg_idle < self.sd[cpu][0].max_newidle_lb_cost {
             next_balance = next_balance.min(self.next_balance_of(cpu, 0));
             self.counters.newidle_skipped += 1;
         } else {

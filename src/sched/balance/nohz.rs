@@ -8,8 +8,38 @@
 use super::env::IdleType;
 use crate::kernel::{NohzIlb, NohzKickIpi};
 use crate::sched::balance::domains::sd;
+use crate::sched::cpumask::CpuMask;
 use crate::sched::overhead::Overhead;
 use crate::sched::Sched;
+
+/// The NOHZ idle-balancer's global state (`struct nohz`).
+#[derive(Clone, Debug)]
+pub(crate) struct Nohz {
+    /// `idle_cpus_mask`: CPUs idle with their tick stopped (a bitset, so
+    /// finding the idle load balancer and walking the idle CPUs cost
+    /// O(CPUs / 64) words, not a flag per CPU).
+    pub idle: CpuMask,
+    pub nr_idle: usize,
+    pub next_balance: u64,
+    /// 2.6.36 `first_pick_cpu` / `second_pick_cpu`.
+    pub first_pick: Option<usize>,
+    pub second_pick: Option<usize>,
+    pub kick_pending: Vec<bool>,
+}
+
+impl Nohz {
+    /// Every CPU starts idle with its tick stopped.
+    pub fn new(ncpus: usize) -> Self {
+        Nohz {
+            idle: CpuMask::full(ncpus),
+            nr_idle: ncpus,
+            next_balance: 0,
+            first_pick: None,
+            second_pick: None,
+            kick_pending: vec![false; ncpus],
+        }
+    }
+}
 
 impl Sched<'_> {
     /// `trigger_load_balance()` + the SCHED_SOFTIRQ it raises
@@ -40,7 +70,7 @@ impl Sched<'_> {
     /// `nohz_kick_needed()` at a busy CPU's tick: 2.6.36's first/second
     /// pick push model, or 3.3+'s (3.8) `nr_busy_cpus` test (`nohz_ilb`).
     fn nohz_kick_needed(&mut self, cpu: usize) -> bool {
-        if self.now < self.nohz.next_balance || self.nohz.nr_idle == 0 {
+        if self.now < self.balance.nohz.next_balance || self.balance.nohz.nr_idle == 0 {
             return false;
         }
         let nr = self.rqs[cpu].cfs.nr_running;
@@ -52,15 +82,17 @@ impl Sched<'_> {
                 // first_pick_cpu / second_pick_cpu: the first busy CPU to
                 // claim the first pick kicks with two or more runnable
                 // tasks; a second one kicks with any.
-                let first = self.nohz.first_pick;
+                let first = self.balance.nohz.first_pick;
                 if first.is_none() || first == Some(cpu) {
-                    self.nohz.first_pick = Some(cpu);
-                    if self.nohz.second_pick == Some(cpu) {
-                        self.nohz.second_pick = None;
+                    self.balance.nohz.first_pick = Some(cpu);
+                    if self.balance.nohz.second_pick == Some(cpu) {
+                        self.balance.nohz.second_pick = None;
                     }
                     nr > 1
-                } else if self.nohz.second_pick.is_none() || self.nohz.second_pick == Some(cpu) {
-                    self.nohz.second_pick = Some(cpu);
+                } else if self.balance.nohz.second_pick.is_none()
+                    || self.balance.nohz.second_pick == Some(cpu)
+                {
+                    self.balance.nohz.second_pick = Some(cpu);
                     nr > 0
                 } else {
                     false
@@ -79,7 +111,7 @@ impl Sched<'_> {
                     let busy = g
                         .cpus
                         .iter()
-                        .filter(|&&c| !self.nohz.idle.test(c as usize))
+                        .filter(|&&c| !self.balance.nohz.idle.test(c as usize))
                         .count();
                     if busy > 1 {
                         return true;
@@ -93,15 +125,15 @@ impl Sched<'_> {
     /// `nohz_balancer_kick()`: one jiffy of back-off, then an IPI to the idle
     /// load balancer (2.6.36: function-call IPI; 3.8: reschedule IPI).
     fn nohz_balancer_kick(&mut self, cpu: usize) {
-        self.nohz.next_balance += self.tick_ns;
+        self.balance.nohz.next_balance += self.tick_ns;
         // find_new_ilb(): the first CPU of nohz.idle_cpus_mask.
-        let Some(ilb) = self.nohz.idle.first() else {
+        let Some(ilb) = self.balance.nohz.idle.first() else {
             return;
         };
-        if self.nohz.kick_pending[ilb] {
+        if self.balance.nohz.kick_pending[ilb] {
             return;
         }
-        self.nohz.kick_pending[ilb] = true;
+        self.balance.nohz.kick_pending[ilb] = true;
         self.counters.nohz_kicks += 1;
         match self.kernel.nohz_kick_ipi {
             NohzKickIpi::FunctionCall => self.counters.function_call_ipis += 1,
@@ -120,7 +152,7 @@ impl Sched<'_> {
     /// interval of its last busy tick.
     pub(crate) fn nohz_idle_balance(&mut self, ilb: usize) {
         self.rq_sync(ilb);
-        self.nohz.kick_pending[ilb] = false;
+        self.balance.nohz.kick_pending[ilb] = false;
         self.rqs[ilb].irqs += 1;
         self.charge(ilb, self.cost.ipi_handle_ns);
         if self.rqs[ilb].cfs.curr.is_some() || self.rqs[ilb].cfs.nr_running > 0 {
@@ -136,7 +168,7 @@ impl Sched<'_> {
         // for_each_cpu(c, nohz.idle_cpus_mask), re-reading the mask at
         // each step as the kernel's iterator does.
         let mut from = 0;
-        while let Some(c) = self.nohz.idle.next_from(from) {
+        while let Some(c) = self.balance.nohz.idle.next_from(from) {
             from = c + 1;
             if c == ilb {
                 continue;
@@ -154,7 +186,7 @@ impl Sched<'_> {
             next = next.min(self.rqs[c].bal.next_balance);
         }
         self.lb_trace_context(None);
-        self.nohz.next_balance = next;
+        self.balance.nohz.next_balance = next;
         self.charge_as(ilb, cost, Overhead::Balance);
         if self.rqs[ilb].cfs.nr_running > 0 {
             self.rqs[ilb].need_resched = true;

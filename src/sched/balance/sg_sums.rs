@@ -322,7 +322,7 @@ impl Sched<'_> {
     /// their totals); see the module comment.
     #[inline]
     pub(crate) fn update_sg_sums(&mut self, cpu: usize) {
-        if self.sg_sums.is_some() {
+        if self.balance.sg_sums.is_some() {
             self.update_sg_sums_of(cpu);
         }
     }
@@ -334,7 +334,7 @@ impl Sched<'_> {
         let idle = self.idle_cpu(cpu);
         let cfs = &self.rqs[cpu].cfs;
         let (load, nr) = (cfs.load, cfs.nr_running);
-        if let Some(s) = self.sg_sums.as_mut() {
+        if let Some(s) = self.balance.sg_sums.as_mut() {
             s.update(cpu, load, nr, idle);
         }
     }
@@ -344,7 +344,7 @@ impl Sched<'_> {
     /// balancer and the wake-up scans walk the groups' CPUs as before.
     #[cfg(test)]
     pub(crate) fn set_group_sums(&mut self, on: bool) {
-        self.sg_sums = on.then(|| SgSums::new(&self.sd, groups_wanted(self.kernel)));
+        self.balance.sg_sums = on.then(|| SgSums::new(&self.sd, groups_wanted(self.kernel)));
     }
 }
 

@@ -277,8 +277,8 @@ impl Sched<'_> {
         }
         let weight = self.ses[p as usize].weight as i64;
         let balanced = if this_load > 0 {
-            let this_eff = 100 * self.cpu_power[prev_cpu] as i64 * (this_load + weight);
-            let prev_eff = imb as i64 * self.cpu_power[this_cpu] as i64 * load;
+            let this_eff = 100 * self.balance.cpu_power[prev_cpu] as i64 * (this_load + weight);
+            let prev_eff = imb as i64 * self.balance.cpu_power[this_cpu] as i64 * load;
             this_eff <= prev_eff
         } else {
             true
@@ -330,7 +330,7 @@ impl Sched<'_> {
                             .map(|&i| i as usize)
                             .find(|&i| self.allowed(p, i) && self.idle_cpu(i))
                     };
-                    let found = match &self.sg_sums {
+                    let found = match &self.balance.sg_sums {
                         Some(s) if !pinned => s.idle.first_and(s.span_mask(target, lvl)),
                         _ => scan(),
                     };
@@ -365,7 +365,7 @@ impl Sched<'_> {
                     let d = &self.sd[target][lvl];
                     // For an unpinned task, the first fully idle group
                     // from the masks of `sched::balance::sg_sums`: the walk's group.
-                    let found = match &self.sg_sums {
+                    let found = match &self.balance.sg_sums {
                         Some(s) if !pinned => s
                             .first_idle_group(d, target, lvl)
                             .map(|gi| d.groups[gi].cpus[0] as usize),
@@ -534,7 +534,7 @@ impl Sched<'_> {
             return core.or(idle_cpu);
         }
         let pinned = self.tasks[p as usize].allowed.is_some();
-        match &self.sg_sums {
+        match &self.balance.sg_sums {
             Some(s) if !pinned => {
                 let found = sis_idle_from_mask(s, &self.sd[target][lvl].span, lvl, target, nr);
                 #[cfg(debug_assertions)]
@@ -813,7 +813,7 @@ impl Sched<'_> {
                     })
                     .sum()
             };
-            let summed = match &self.sg_sums {
+            let summed = match &self.balance.sg_sums {
                 Some(sums) if idx == 0 => sums.group(this_cpu, lvl, g).map(|gs| gs.load),
                 _ => None,
             };

@@ -27,6 +27,8 @@
 pub mod class;
 pub mod task;
 
+pub(crate) use task::RtTaskRoot;
+
 #[cfg(test)]
 mod class_tests;
 

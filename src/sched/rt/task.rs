@@ -39,6 +39,18 @@ use crate::sched::task::Policy;
 use crate::sched::task::TaskId;
 use crate::sched::Sched;
 
+/// The root domain of the workload's RT tasks (`Sched::rt_root`; the RT kernel threads of `rt` keep their own, `rt::RtRoot`).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct RtTaskRoot {
+    /// The workload has RT tasks: `schedule()` asks the RT class first.
+    /// False in a run without any, which takes no RT step.
+    pub tasks_used: bool,
+    /// `rd->rto_count`: CPUs with more than one RT task runnable.
+    pub rto_count: u32,
+    /// The RT queues' order counter.
+    pub seq: u64,
+}
+
 /// `CPUPRI_NORMAL` as a key of [`Sched::rt_cpupri`]: no RT task queued.
 const CPUPRI_NORMAL: u32 = MAX_RT_PRIO;
 /// `CPUPRI_IDLE` (before ~5.11, Kernel field `cpupri_idle`).
@@ -203,8 +215,8 @@ impl Sched<'_> {
 
     /// The queue position: a new tail (or head) sequence number.
     fn rt_requeue_seq(&mut self, t: TaskId, head: bool) {
-        self.rt_seq += 1;
-        let s = self.rt_seq;
+        self.rt_root.seq += 1;
+        let s = self.rt_root.seq;
         self.tasks[t as usize].rt_seq = if head {
             u64::MAX / 2 - s
         } else {
@@ -235,9 +247,9 @@ impl Sched<'_> {
         if over != self.rqs[cpu].rtq.overloaded {
             self.rqs[cpu].rtq.overloaded = over;
             if over {
-                self.rt_rto_count += 1;
+                self.rt_root.rto_count += 1;
             } else {
-                self.rt_rto_count -= 1;
+                self.rt_root.rto_count -= 1;
             }
         }
     }
@@ -438,11 +450,11 @@ impl Sched<'_> {
     /// the best pushable task of each overloaded CPU that beats this one
     /// and would not run at once where it is moves here.
     fn pull_rt_task_w(&mut self, this: usize) {
-        if self.rt_rto_count == 0 {
+        if self.rt_root.rto_count == 0 {
             return;
         }
         if self.kernel.rt_pull_skip_only_self
-            && self.rt_rto_count == 1
+            && self.rt_root.rto_count == 1
             && self.rqs[this].rtq.overloaded
         {
             return;
@@ -603,6 +615,6 @@ impl Sched<'_> {
     #[inline(never)]
     pub(crate) fn rt_task_fork(&mut self, t: TaskId) {
         self.tasks[t as usize].rr_ticks_left = self.rr_timeslice_ticks();
-        self.rt_tasks_used = true;
+        self.rt_root.tasks_used = true;
     }
 }

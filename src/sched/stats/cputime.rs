@@ -67,7 +67,7 @@ impl Sched<'_> {
                 };
                 if w > 0 {
                     // Task work comes after the overhead: it ends at now.
-                    self.progress_at = now;
+                    self.acct.progress_at = now;
                 }
                 match task.work_kind {
                     Work::User => {
@@ -98,7 +98,7 @@ impl Sched<'_> {
 
     /// Count `ns` of overhead queued on some CPU (for the watchdog).
     pub(crate) fn count_overhead(&mut self, ns: u64, kind: Overhead) {
-        self.overhead[kind as usize] += ns;
-        self.max_charge = self.max_charge.max(ns);
+        self.acct.overhead[kind as usize] += ns;
+        self.acct.max_charge = self.acct.max_charge.max(ns);
     }
 }
