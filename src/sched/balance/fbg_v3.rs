@@ -11,8 +11,9 @@
 //! The arithmetic is split from the statistics gathering:
 //! [`fbg_decision`], [`calculate_imbalance`] and [`fix_small_imbalance`]
 //! are pure functions of an [`SdStats`] (`struct sd_lb_stats`), unit-tested
-//! on hand-built loads below. Simplification: no task groups
-//! (`task_h_load` is the task's weight).
+//! on hand-built loads below. `task_h_load()` is the task's queued weight,
+//! which under task groups is already its hierarchical one (`sched::group`
+//! flattens the hierarchy).
 
 use super::env::{IdleType, LbEnv};
 use crate::kernel::{Balancer, Kernel};
