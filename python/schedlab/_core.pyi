@@ -13,6 +13,7 @@ __all__ = [
     "build_profile",
     "TRACE_EVENTS",
     "METRIC_INFO",
+    "WORKLOAD_INT_PARAMS",
     "PREV_STATES",
     "BALANCE_KINDS",
     "BALANCE_OUTCOMES",
@@ -331,6 +332,8 @@ build_profile: str
 TRACE_EVENTS: list[str]
 #: Every declared metric: (family, name, unit, meaning, source).
 METRIC_INFO: list[tuple[str, str, str, str, str]]
+#: Workloads' integer parameters: (kind, name, lo, hi, default, doc).
+WORKLOAD_INT_PARAMS: list[tuple[str, str, int, int, int | None, str]]
 LATENCY_BUCKETS: list[int]
 LATENCY_TASK_BYTES: int
 PREV_STATES: list[str]

@@ -400,8 +400,15 @@ def _rt_param(v: Any) -> dict[str, Any] | None:
     return _rt_check(v)
 
 
-def _count(param: str, v: Any, hi: int) -> int:
-    return need_int(param, v, lo=1, hi=hi)
+#: Each workload's integer parameters as the core declares them
+#: (``src/workload/params.rs``): (kind, name) → (lo, hi).
+_INT_PARAMS = {(k, n): (lo, hi) for k, n, lo, hi, _default, _doc in _core.WORKLOAD_INT_PARAMS}
+
+
+def _int_param(kind: str, name: str, v: Any) -> int:
+    """``v`` checked against the bounds the core declares for ``kind``'s ``name``."""
+    lo, hi = _INT_PARAMS[(kind, name)]
+    return need_int(name, v, lo=lo, hi=hi)
 
 
 @_checked_args
@@ -440,15 +447,15 @@ def hackbench(
     ``rt_throttled_s`` and the other ``rt_*`` metrics.
     """
     params: dict[str, Any] = {
-        "groups": _count("groups", groups, 100_000),
-        "fds": _count("fds", fds, 1000),
-        "loops": _count("loops", loops, 100_000_000),
-        "datasize": _count("datasize", datasize, 4096),
+        "groups": _int_param("hackbench", "groups", groups),
+        "fds": _int_param("hackbench", "fds", fds),
+        "loops": _int_param("hackbench", "loops", loops),
+        "datasize": _int_param("hackbench", "datasize", datasize),
         "ipc": _plain(ipc),  # the enum-valued parameters are checked by the core
         "mode": _plain(mode),
-        "sndbuf": _count("sndbuf", sndbuf, 2**31),
-        "skb_overhead": need_int("skb_overhead", skb_overhead, lo=0, hi=65536),
-        "parent_wakee_flips": need_int("parent_wakee_flips", parent_wakee_flips, lo=0, hi=2**31),
+        "sndbuf": _int_param("hackbench", "sndbuf", sndbuf),
+        "skb_overhead": _int_param("hackbench", "skb_overhead", skb_overhead),
+        "parent_wakee_flips": _int_param("hackbench", "parent_wakee_flips", parent_wakee_flips),
     }
     size, overhead = params["datasize"], params["skb_overhead"]
     if params["ipc"] == "socket" and params["sndbuf"] < 2 * (size + overhead):
@@ -545,7 +552,7 @@ def pipe_pingpong(loops: int = 100_000, mode: str = "process") -> Workload:
     pipes ``loops`` times. Metrics: ``elapsed_s``, ``usecs_per_op``,
     ``ops_per_s`` (one op is a round trip)."""
     params = {
-        "loops": _count("loops", loops, 1_000_000_000),
+        "loops": _int_param("pipe_pingpong", "loops", loops),
         "mode": _plain(mode),  # checked by the core
     }
     _core.workload_check("pipe_pingpong", params)
@@ -578,9 +585,9 @@ def volano(
     producer wrote them on) and ``cross_llc_fraction``.
     """
     params = {
-        "rooms": _count("rooms", rooms, 10_000),
-        "users": need_int("users", users, lo=2, hi=1000),
-        "messages": _count("messages", messages, 10_000_000),
+        "rooms": _int_param("volano", "rooms", rooms),
+        "users": _int_param("volano", "users", users),
+        "messages": _int_param("volano", "messages", messages),
         "handle_ns": need_scaled("handle_us", handle_us, 1000, 1, _MAX_STEP_NS, "µs"),
         "send_ns": need_scaled("send_us", send_us, 1000, 1, _MAX_STEP_NS, "µs"),
         "enqueue_ns": need_scaled("enqueue_us", enqueue_us, 1000, 1, _MAX_STEP_NS, "µs"),

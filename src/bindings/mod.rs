@@ -924,6 +924,13 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     m.add("TRACE_EVENTS", EVENT_NAMES.to_vec())?;
     m.add(
+        "WORKLOAD_INT_PARAMS",
+        crate::workload::params::all()
+            .into_iter()
+            .map(|p| (p.kind, p.name, p.lo, p.hi, p.default, p.doc))
+            .collect::<Vec<_>>(),
+    )?;
+    m.add(
         "METRIC_INFO",
         crate::metrics::all()
             .into_iter()

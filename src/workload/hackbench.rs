@@ -18,6 +18,74 @@ use crate::error::{CoreError, CoreResult};
 use crate::sched::task::TaskId;
 use crate::topology::Machine;
 
+use super::params::IntParam;
+
+const fn hb(name: &'static str, lo: i64, hi: i64, default: i64, doc: &'static str) -> IntParam {
+    IntParam {
+        kind: "hackbench",
+        name,
+        lo,
+        hi,
+        default: Some(default),
+        doc,
+    }
+}
+
+/// hackbench's integer parameters (`perf bench sched messaging`'s
+/// defaults).
+pub const INT_PARAMS: &[IntParam] = &[
+    hb(
+        "groups",
+        1,
+        100_000,
+        10,
+        "groups of senders and receivers (-g)",
+    ),
+    hb("fds", 1, 1_000, 20, "senders and receivers per group (-f)"),
+    hb(
+        "loops",
+        1,
+        100_000_000,
+        100,
+        "messages each sender writes to each receiver (-l)",
+    ),
+    hb(
+        "datasize",
+        1,
+        super::ipc::PAGE_SIZE as i64,
+        100,
+        "bytes per message (-s)",
+    ),
+    hb(
+        "sndbuf",
+        1,
+        1 << 31,
+        212_992,
+        "sk_sndbuf of a socket (net.core.wmem_default)",
+    ),
+    hb(
+        "skb_overhead",
+        0,
+        65_536,
+        668,
+        "an skb's truesize beyond its payload",
+    ),
+    hb(
+        "parent_wakee_flips",
+        0,
+        1 << 31,
+        0,
+        "the main process's wakee_flips as it forks",
+    ),
+];
+
+fn int_param(name: &str) -> &'static IntParam {
+    INT_PARAMS
+        .iter()
+        .find(|p| p.name == name)
+        .expect("a declared hackbench parameter")
+}
+
 crate::named_enum! {
     /// hackbench's channel: `pipe()` pairs or AF_UNIX stream `socketpair()`s.
     pub enum Ipc { Pipe = "pipe", Socket = "socket" }
@@ -133,21 +201,17 @@ impl Hackbench {
     }
 
     pub fn new(p: HackbenchParams) -> CoreResult<Self> {
-        let pos = |name: &str, v: u32, max: u32| {
-            if v == 0 || v > max {
-                Err(CoreError::invalid(
-                    name,
-                    v,
-                    format!("an integer from 1 to {max}"),
-                ))
-            } else {
-                Ok(())
-            }
-        };
-        pos("groups", p.groups, 100_000)?;
-        pos("fds", p.fds, 1_000)?;
-        pos("loops", p.loops, 100_000_000)?;
-        pos("datasize", p.datasize, super::ipc::PAGE_SIZE)?;
+        for (name, v) in [
+            ("groups", p.groups),
+            ("fds", p.fds),
+            ("loops", p.loops),
+            ("datasize", p.datasize),
+            ("skb_overhead", p.skb_overhead),
+            ("parent_wakee_flips", p.parent_wakee_flips),
+        ] {
+            int_param(name).check(i64::from(v))?;
+        }
+        int_param("sndbuf").check_u64(p.sndbuf)?;
         let tasks = 2 * p.groups as u64 * p.fds as u64;
         if tasks > crate::limits::MAX_TASKS {
             return Err(CoreError::invalid(

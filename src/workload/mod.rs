@@ -14,6 +14,7 @@ pub mod attrs;
 pub mod hackbench;
 pub mod ipc;
 pub mod mix;
+pub mod params;
 pub mod pipe_pingpong;
 pub mod schbench;
 mod schbench_stats;

@@ -8,10 +8,21 @@
 
 use super::hackbench::Mode;
 use super::ipc::{Chan, ChanStats, Op, Pipe};
+use super::params::IntParam;
 use super::{sys, Action, Ctx, TaskSpec, Workload};
-use crate::error::{CoreError, CoreResult};
+use crate::error::CoreResult;
 use crate::sched::task::TaskId;
 use crate::topology::Machine;
+
+/// pipe_pingpong's integer parameter (`perf bench sched pipe -l`).
+pub const INT_PARAMS: &[IntParam] = &[IntParam {
+    kind: "pipe_pingpong",
+    name: "loops",
+    lo: 1,
+    hi: 1_000_000_000,
+    default: Some(100_000),
+    doc: "round trips through the pair of pipes (-l)",
+}];
 
 const TOKEN: u32 = 4;
 
@@ -50,13 +61,7 @@ pub struct PipePingpong {
 
 impl PipePingpong {
     pub fn new(loops: u64, mode: Mode) -> CoreResult<Self> {
-        if loops == 0 || loops > 1_000_000_000 {
-            return Err(CoreError::invalid(
-                "loops",
-                loops,
-                "an integer from 1 to 1000000000",
-            ));
-        }
+        INT_PARAMS[0].check_u64(loops)?;
         Ok(PipePingpong {
             loops,
             mode,

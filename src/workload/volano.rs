@@ -20,11 +20,30 @@
 //! never fills (one chat in flight per room), start-up is instantaneous.
 
 use super::ipc::{Chan, ChanStats, Op, UnixSock, WaitList};
+use super::params::IntParam;
 use super::{sys, user, Action, Ctx, TaskSpec, Workload};
 use crate::error::{CoreError, CoreResult};
 use crate::sched::task::TaskId;
 use crate::topology::Machine;
 use std::collections::VecDeque;
+
+const fn vm(name: &'static str, lo: i64, hi: i64, default: i64, doc: &'static str) -> IntParam {
+    IntParam {
+        kind: "volano",
+        name,
+        lo,
+        hi,
+        default: Some(default),
+        doc,
+    }
+}
+
+/// VolanoMark's integer parameters, in `VolanoParams`' order.
+pub const INT_PARAMS: &[IntParam] = &[
+    vm("rooms", 1, 10_000, 10, "chat rooms"),
+    vm("users", 2, 1_000, 20, "users per room"),
+    vm("messages", 1, 10_000_000, 100, "chats per user (-count)"),
+];
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct VolanoParams {
@@ -144,20 +163,9 @@ const TCP_SNDBUF: u64 = 1 << 40;
 
 impl Volano {
     pub fn new(p: VolanoParams) -> CoreResult<Self> {
-        let lim = |name: &str, v: u32, lo: u32, hi: u32| {
-            if v < lo || v > hi {
-                Err(CoreError::invalid(
-                    name,
-                    v,
-                    format!("an integer from {lo} to {hi}"),
-                ))
-            } else {
-                Ok(())
-            }
-        };
-        lim("rooms", p.rooms, 1, 10_000)?;
-        lim("users", p.users, 2, 1_000)?;
-        lim("messages", p.messages, 1, 10_000_000)?;
+        for (param, v) in INT_PARAMS.iter().zip([p.rooms, p.users, p.messages]) {
+            param.check(i64::from(v))?;
+        }
         if p.rooms as u64 * p.users as u64 > 100_000 {
             return Err(CoreError::invalid(
                 "rooms*users",

@@ -1,0 +1,82 @@
+//! Workloads' integer parameters, declared once: each with its kind, name,
+//! bounds, the builder's default and a doc. The core checks a value with
+//! [`IntParam::check`]; the Python builders (`sl.workloads.*`) read the
+//! same bounds from `_core.WORKLOAD_INT_PARAMS` instead of writing the
+//! numbers again, and `tests/api/test_workload_params.py` holds each
+//! builder's signature default to the declared one.
+
+use crate::error::{CoreError, CoreResult};
+
+/// One integer parameter of a workload kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IntParam {
+    /// The workload kind (`sl.workloads.<kind>`).
+    pub kind: &'static str,
+    pub name: &'static str,
+    pub lo: i64,
+    pub hi: i64,
+    /// The builder's default (`None`: the builder's default is `None`, or
+    /// the parameter has no default).
+    pub default: Option<i64>,
+    pub doc: &'static str,
+}
+
+impl IntParam {
+    /// `v` within `[lo, hi]`, else an error naming the parameter, the value
+    /// and the range.
+    pub fn check(&self, v: i64) -> CoreResult<()> {
+        if v < self.lo || v > self.hi {
+            return Err(CoreError::invalid(
+                self.name,
+                v,
+                format!("an integer from {} to {}", self.lo, self.hi),
+            ));
+        }
+        Ok(())
+    }
+
+    /// [`IntParam::check`] of an unsigned value (one past `i64::MAX` is out
+    /// of every range).
+    pub fn check_u64(&self, v: u64) -> CoreResult<()> {
+        match i64::try_from(v) {
+            Ok(x) => self.check(x),
+            Err(_) => Err(CoreError::invalid(
+                self.name,
+                v,
+                format!("an integer from {} to {}", self.lo, self.hi),
+            )),
+        }
+    }
+}
+
+/// Every declared integer parameter, by kind.
+pub fn all() -> Vec<IntParam> {
+    [
+        super::hackbench::INT_PARAMS,
+        super::pipe_pingpong::INT_PARAMS,
+        super::volano::INT_PARAMS,
+    ]
+    .concat()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bounds_hold_the_default_and_names_are_unique_per_kind() {
+        let all = all();
+        for p in &all {
+            assert!(p.lo <= p.hi, "{p:?}");
+            if let Some(d) = p.default {
+                assert!(p.lo <= d && d <= p.hi, "{p:?}");
+                assert!(p.check(d).is_ok());
+            }
+            assert!(p.check(p.lo).is_ok() && p.check(p.hi).is_ok());
+            assert!(p.check(p.lo - 1).is_err() && p.check(p.hi + 1).is_err());
+            assert!(!p.doc.is_empty());
+            let same = all.iter().filter(|q| q.kind == p.kind && q.name == p.name);
+            assert_eq!(same.count(), 1, "{p:?}");
+        }
+    }
+}
