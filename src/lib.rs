@@ -9,7 +9,8 @@
 //! hooks), `power` (the power model's machine data), `sweep` (a sweep's
 //! points run in parallel), `error`, `workload`
 //! (task state machines), `result` (columns), `trace`, `config` (named
-//! fields), `rng`, `limits` (memory limits of a run), `export` (the
+//! fields), `rng`, `limits` (memory limits of a run), `metrics` (every
+//! metric's declaration gathered, for the docs' reference), `export` (the
 //! Perfetto trace's body, encoded from the result's columns). `bindings` (feature
 //! `python`) is the only place that knows Python. docs/model.md describes
 //! how the model follows the kernel and how engine and scheduler split.

@@ -21,13 +21,14 @@ use crate::sched::power_state::POWER;
 use crate::sched::rt::RT;
 use crate::sched::stats::latency::LATENCY;
 
-/// Every declared metric by family, in the order a run reports them: the
-/// docs' metric reference.
+/// Every declared metric by family, in the order a run reports the
+/// families (a workload's own metrics come between the trace's and the
+/// power model's): the docs' metric reference.
 pub fn all() -> Vec<(&'static str, MetricDoc)> {
     let mut out: Vec<(&'static str, MetricDoc)> = CORE.iter().map(|m| ("core", m.doc)).collect();
     out.extend(TRACE.iter().map(|d| ("trace", *d)));
-    out.extend(RT.iter().map(|m| ("rt", m.doc)));
     out.extend(POWER.iter().map(|d| ("power", *d)));
+    out.extend(RT.iter().map(|m| ("rt", m.doc)));
     out.extend(GROUP.iter().map(|d| ("group", *d)));
     out.extend(LATENCY.iter().map(|d| ("latency", *d)));
     out

@@ -300,6 +300,43 @@ mod tests {
     use super::*;
 
     #[test]
+    fn events_kept_outside_with_a_drawn_seq_run_where_one_queue_would_run_them() {
+        // The reference: one queue holding everything. The split: the same
+        // pushes, except that every third event is kept outside with a
+        // sequence number drawn from the queue, and taken by `pop_before`
+        // losing to it.
+        let mut rng = crate::rng::Rng::new(7);
+        let mut one: EventQueue<u32> = EventQueue::new();
+        let mut split: EventQueue<u32> = EventQueue::new();
+        let mut outside: Vec<(u64, u64, u32)> = Vec::new();
+        let (mut want, mut got) = (Vec::new(), Vec::new());
+        let mut now = 0u64;
+        for id in 0..3000u32 {
+            let at = now + rng.next_u64() % 50;
+            one.push(at, id);
+            if id % 3 == 0 {
+                outside.push((at, split.next_seq(), id));
+            } else {
+                split.push(at, id);
+            }
+            if id % 2 == 1 {
+                let e = one.pop().unwrap();
+                now = e.time;
+                want.push(e.ev);
+                outside.sort_unstable_by_key(|&(t, s, _)| std::cmp::Reverse((t, s)));
+                let key = outside
+                    .last()
+                    .map_or((u64::MAX, u64::MAX), |&(t, s, _)| (t, s));
+                match split.pop_before(key) {
+                    Some(e) => got.push(e.ev),
+                    None => got.push(outside.pop().unwrap().2),
+                }
+            }
+        }
+        assert_eq!(got, want);
+    }
+
+    #[test]
     fn pops_in_time_then_insertion_order() {
         let mut q = EventQueue::new();
         q.push(5, 'a');

@@ -394,8 +394,8 @@ class Result:
 @checked_call("metric_info")
 def metric_info() -> pl.DataFrame:
     """Every metric a run can report, one row each: ``family`` (``core``,
-    reported by every run; ``trace``, with ``trace=True``; ``rt``, with RT
-    kernel threads; ``power``, with ``CostModel.turbo``/``cstates``;
+    reported by every run; ``trace``, with ``trace=True``; ``power``, with
+    ``CostModel.turbo``/``cstates``; ``rt``, with RT kernel threads;
     ``group``, per task group; ``latency``, with ``latency=True``),
     ``name`` (a ``<placeholder>`` stands for a C-state or a group's name),
     ``unit``, ``meaning`` and ``source`` (the kernel counter or tool it

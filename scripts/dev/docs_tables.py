@@ -136,8 +136,8 @@ def cost_table() -> str:
 METRIC_FAMILIES = {
     "core": "Every run",
     "trace": "Runs with `trace=True`",
-    "rt": "Runs with RT kernel threads (`rt_kthreads=`)",
     "power": "Runs with `CostModel.turbo` or `CostModel.cstates`",
+    "rt": "Runs with RT kernel threads (`rt_kthreads=`)",
     "group": "Runs with task groups (`groups=`), one set per group",
     "latency": "Runs with `latency=True`",
 }

@@ -72,10 +72,11 @@ METRICS = """# Metrics
 Every metric a run reports in `Result.metrics` (and a sweep's frame as
 columns), generated from the core's declaration when the site is built:
 `sl.metric_info()` returns the same table as a DataFrame. A name with a
-`<placeholder>` is one metric per C-state or per group. A workload's own
-metrics (hackbench's messages and throughput, schbench's percentiles, …)
-follow these and are described with the workload
-([Workloads](../guide/workloads.md)).
+`<placeholder>` is one metric per C-state or per group. A run reports the
+families in the order below, except that a workload's own metrics
+(hackbench's messages and throughput, schbench's percentiles, …) come
+between the trace's and the power model's; they are described with the
+workload ([Workloads](../guide/workloads.md)).
 
 """
 

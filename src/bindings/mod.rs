@@ -355,11 +355,7 @@ fn workload_base(
                     None => None,
                 };
                 p.finish()?;
-                Box::new(
-                    Hackbench::new(hp)
-                        ?
-                        .with_rt_kthreads(rt),
-                )
+                Box::new(Hackbench::new(hp)?.with_rt_kthreads(rt))
             }
             "pipe_pingpong" => {
                 let mut p = Params::new(params, "pipe_pingpong", "");

@@ -50,7 +50,7 @@ pub(crate) const CORE: &[CoreMetric] = metric_table! { CoreMetric;
     "elapsed_s", "s",
         "What the benchmark itself reports (e.g. perf bench's Total time); the simulated time for a workload that reports none",
         "the benchmark's output" => |c| c.bench_elapsed;
-    "sim_time_s", "s", "Simulated time from the first event to the end of the run",
+    "sim_time_s", "s", "Simulated time from 0 to the end of the run",
         "wall-clock time" => |c| c.elapsed();
     "task_clock_s", "s", "CPU time of the workload's tasks (user + system)",
         "perf stat task-clock" => |c| s(c.task_clock_ns);
@@ -84,8 +84,9 @@ pub(crate) const CORE: &[CoreMetric] = metric_table! { CoreMetric;
         "sched_wakeup events" => |c| c.counters.wakeups as f64;
     "forks", "count", "Tasks forked", "sched_wakeup_new events" => |c| c.counters.forks as f64;
     "yields", "count", "sched_yield() calls", "schedstat yld_count" => |c| c.counters.yields as f64;
-    "newidle_balance_calls", "count", "Newidle balance passes that ran (past the throttle)",
-        "schedstat lb_count (CPU_NEWLY_IDLE), 5.16+ sched_balance_newidle()" => |c| c.counters.newidle_calls as f64;
+    "newidle_balance_calls", "count",
+        "Newidle balance passes that ran (past the throttle), one per CPU going idle, whatever the domains walked",
+        "kernel/sched/fair.c idle_balance(), later newidle_balance(), sched_balance_newidle() from 6.10" => |c| c.counters.newidle_calls as f64;
     "newidle_balance_skipped", "count", "Newidle balance passes the throttle skipped (avg_idle, max_newidle_lb_cost, NI_RANDOM)",
         "kernel/sched/fair.c newidle_balance() early exits" => |c| c.counters.newidle_skipped as f64;
     "newidle_balance_pulled", "count", "Tasks pulled by newidle passes",
@@ -104,10 +105,10 @@ pub(crate) const CORE: &[CoreMetric] = metric_table! { CoreMetric;
         "schedstat lb_count (CPU_NOT_IDLE)" => |c| c.counters.lb_calls[1] as f64;
     "load_balance_calls_newidle", "count", "load_balance() passes from a CPU going idle (CPU_NEWLY_IDLE)",
         "schedstat lb_count (CPU_NEWLY_IDLE)" => |c| c.counters.lb_calls[2] as f64;
-    "tasks_pulled", "count", "Tasks moved by load_balance() (every kind)",
-        "schedstat lb_gained" => |c| c.counters.tasks_pulled as f64;
-    "active_balances", "count", "Active balances run by the stopper (a running task pushed off its CPU)",
-        "schedstat alb_pushed" => |c| c.counters.active_balances as f64;
+    "tasks_pulled", "count", "Tasks moved by load balancing: load_balance() passes of every kind and active balances",
+        "schedstat lb_gained summed over idle types, plus alb_pushed" => |c| c.counters.tasks_pulled as f64;
+    "active_balances", "count", "Active balances started: the stopper queued to push a running task off its CPU (whether or not it then moves one)",
+        "schedstat alb_count (alb_pushed counts the ones that moved a task)" => |c| c.counters.active_balances as f64;
     "migration_refill_s", "s", "Cache refill charged to migrated tasks",
         "the model's migration cost (no kernel counter)" => |c| s(c.counters.refill_ns);
     "nohz_kicks", "count", "NOHZ idle-balance kicks sent to the idle load balancer",

@@ -25,8 +25,8 @@
 //! busy + idle time is conserved exactly on every CPU (`sched::stats::cputime`). A
 //! task's burst end is one `SegmentEnd` event per CPU, re-armed whenever the
 //! end moves: the queue replaces the CPU's pending one (`EventQueue::arm`,
-//! through `Sched::rearm`). The `events` metric counts the events popped
-//! from the queue.
+//! through `Sched::rearm`). The `events` metric counts the events handled:
+//! those popped from the queue and the engine's own two timers.
 
 #[cfg(test)]
 mod group_tests;

@@ -4,7 +4,7 @@
 //! RT kernel thread's wake-up, the NOHZ kick, a burst's end — is posted by
 //! one of the functions here, each named after (and documented with) the
 //! kernel function it stands for where there is one. This is the only file
-//! under `src/sched/` that touches the engine's event queue
+//! under `src/sched/` that touches the event queue
 //! (`queue::EventQueue`, held in `Events`), and it declares the events
 //! ([`Event`]) the engine's loop hands back to the scheduler;
 //! `scripts/dev/check-binding-boundary.sh` fails if another one does.
@@ -38,7 +38,7 @@ pub(crate) enum Event {
     /// The RT task running on `cpu` is done with its burst.
     RtDone { cpu: u32, gen: u32 },
     /// An RT push irq_work reaches `cpu` (`src`: the chain's source CPU,
-    /// or `rt_class::RD_WORK` for the root domain's walk).
+    /// or `rt::class::RD_WORK` for the root domain's walk).
     RtIrqWork { cpu: u32, src: u32 },
     /// The RT period timer refills a throttled CPU's runtime.
     RtUnthrottle { cpu: u32 },
@@ -170,7 +170,7 @@ impl Sched<'_> {
     /// `irq_work_queue_on()` (kernel/irq_work.c), as the RT push IPIs use
     /// it (`tell_cpu_to_push()`, `rto_push_irq_work_func()`): the irq_work
     /// runs on `cpu` `ipi_latency_ns` later; `src` is the push chain's
-    /// source CPU or `rt_class::RD_WORK` for the root domain's walk.
+    /// source CPU or `rt::class::RD_WORK` for the root domain's walk.
     pub(crate) fn irq_work_queue_on(&mut self, cpu: usize, src: u32) {
         self.events.queue.push(
             self.now + self.cost.ipi_latency_ns,

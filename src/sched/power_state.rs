@@ -393,7 +393,7 @@ pub const POWER: &[crate::config::MetricDoc] = &[
         name: "cstate_<state>",
         unit: "fraction",
         meaning:
-            "Share of CPU time in the C-state <state> (e.g. cstate_c6; with CostModel.cstates)",
+            "Share of CPU time in the C-state the name ends with (e.g. cstate_c6; with CostModel.cstates)",
         source: "turbostat CPU%c residencies",
     },
 ];

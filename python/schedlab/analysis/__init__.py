@@ -10,10 +10,50 @@
 - ``bisection``: which kernel fields carry a change in a metric (``bisect``);
 - ``stats``: the statistics they use, from ``scipy.stats``.
 
-The public names are in ``schedlab`` (``sl.summarize``, …) and in these
-modules; the package itself imports none of them, so a module that the
-analysis reads (``schedlab.result``) can import the one it needs without a
-circle.
+The public names are in ``schedlab`` (``sl.summarize``, …), in these
+modules and, loaded on first use, here; the package imports none of its
+modules when it is imported, so a module that the analysis reads
+(``schedlab.result``) can import the one it needs without a circle.
 """
 
-__all__: list[str] = []
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+#: The names the package gave before its modules stopped being imported
+#: with it, and the module each lives in: still ``schedlab.analysis.<name>``, loaded
+#: on first use (so importing a module of this package never imports the
+#: others).
+_LAZY = {
+    "LKP_METRICS": "lkp",
+    "LKP_NOT_MODELLED": "lkp",
+    "bisect": "bisection",
+    "compare": "frames",
+    "format_latency": "latency",
+    "format_lkp": "lkp",
+    "format_perf_stat": "perf_stat",
+    "lkp_metrics": "lkp",
+    "metric_columns": "frames",
+    "summarize": "frames",
+}
+
+__all__ = [
+    "LKP_METRICS",
+    "LKP_NOT_MODELLED",
+    "bisect",
+    "compare",
+    "format_latency",
+    "format_lkp",
+    "format_perf_stat",
+    "lkp_metrics",
+    "metric_columns",
+    "summarize",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{module}", __name__), name)

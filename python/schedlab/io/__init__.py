@@ -14,9 +14,38 @@
 - ``replay``, ``rtapp``, ``script``: recorded traces, rt-app JSON and
   scripted tasks read into workloads.
 
-The public names are in ``schedlab`` (``sl.load_spec``, …) and in these
-modules; the package itself imports none of them, so ``schedlab.result``
+The public names are in ``schedlab`` (``sl.load_spec``, …), in these
+modules and, loaded on first use, here; the package imports none of its
+modules when it is imported, so ``schedlab.result``
 imports the exports it calls without a circle.
 """
 
-__all__: list[str] = []
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+#: The names the package gave before its modules stopped being imported
+#: with it, and the module each lives in: still ``schedlab.io.<name>``, loaded
+#: on first use (so importing a module of this package never imports the
+#: others).
+_LAZY = {
+    "format_vmstat": "vmstat",
+    "load_spec": "spec",
+    "run_spec": "spec",
+    "vmstat_table": "vmstat",
+}
+
+__all__ = [
+    "format_vmstat",
+    "load_spec",
+    "run_spec",
+    "vmstat_table",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{module}", __name__), name)

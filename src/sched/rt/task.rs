@@ -45,7 +45,7 @@ pub(crate) struct RtTaskRoot {
     /// The workload has RT tasks: `schedule()` asks the RT class first.
     /// False in a run without any, which takes no RT step.
     pub tasks_used: bool,
-    /// `rd->rto_count`: CPUs with more than one RT task runnable.
+    /// `rd->rto_count`: CPUs with a pushable RT task (`update_rt_overload()`).
     pub rto_count: u32,
     /// The RT queues' order counter.
     pub seq: u64,

@@ -223,19 +223,19 @@ pub const LATENCY: &[crate::config::MetricDoc] = &[
         name: "latency_p50_us",
         unit: "µs",
         meaning: "Median scheduling delay (within 1/16 above the true value)",
-        source: "perf sched timehist (wait time)",
+        source: "perf sched timehist (sch delay)",
     },
     crate::config::MetricDoc {
         name: "latency_p90_us",
         unit: "µs",
         meaning: "90th percentile of the scheduling delays",
-        source: "perf sched timehist (wait time)",
+        source: "perf sched timehist (sch delay)",
     },
     crate::config::MetricDoc {
         name: "latency_p99_us",
         unit: "µs",
         meaning: "99th percentile of the scheduling delays",
-        source: "perf sched timehist (wait time)",
+        source: "perf sched timehist (sch delay)",
     },
     crate::config::MetricDoc {
         name: "latency_max_us",

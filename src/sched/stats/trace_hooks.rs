@@ -3,7 +3,7 @@
 //! with schedstat and `trace_pelt_cfs_tp()` (the `pelt_cfs` tracepoint,
 //! 5.2+, kernel/sched/pelt.c). Every hook returns at once without a trace,
 //! reads the model's state without changing it, and so leaves a run's
-//! numbers as they are. Tested in `sched::trace_hooks_tests` (whole runs, with workloads).
+//! numbers as they are. Tested in `sched::stats::trace_hooks_tests` (whole runs, with workloads).
 
 use crate::sched::balance::{IdleType, LbEnv};
 use crate::sched::pelt::update_cfs_rq;
