@@ -747,15 +747,15 @@ def schbench(
     the model and what it leaves out.
     """
     params: dict[str, Any] = {
-        "message_threads": need_int("message_threads", message_threads, lo=1, hi=100_000),
-        "workers": None if workers is None else need_int("workers", workers, lo=1, hi=100_000),
-        "runtime_s": need_int("runtime_s", runtime_s, lo=1, hi=86_400),
-        "warmup_s": need_int("warmup_s", warmup_s, lo=0, hi=86_400),
-        "operations": need_int("operations", operations, lo=0, hi=1_000_000),
-        "sleep_us": need_int("sleep_us", sleep_us, lo=0, hi=10_000_000),
-        "requests_per_sec": need_int("requests_per_sec", requests_per_sec, lo=0, hi=10_000_000),
-        "cache_footprint_kb": need_int("cache_footprint_kb", cache_footprint_kb, lo=0, hi=16 << 20),
-        "pipe_bytes": need_int("pipe_bytes", pipe_bytes, lo=0, hi=1 << 20),
+        "message_threads": _int_param("schbench", "message_threads", message_threads),
+        "workers": None if workers is None else _int_param("schbench", "workers", workers),
+        "runtime_s": _int_param("schbench", "runtime_s", runtime_s),
+        "warmup_s": _int_param("schbench", "warmup_s", warmup_s),
+        "operations": _int_param("schbench", "operations", operations),
+        "sleep_us": _int_param("schbench", "sleep_us", sleep_us),
+        "requests_per_sec": _int_param("schbench", "requests_per_sec", requests_per_sec),
+        "cache_footprint_kb": _int_param("schbench", "cache_footprint_kb", cache_footprint_kb),
+        "pipe_bytes": _int_param("schbench", "pipe_bytes", pipe_bytes),
         "skip_locking": need_bool("skip_locking", skip_locking),
         "mac_ns": need_number("mac_ns", mac_ns),
     }

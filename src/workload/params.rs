@@ -19,6 +19,8 @@ pub struct IntParam {
     /// the parameter has no default).
     pub default: Option<i64>,
     pub doc: &'static str,
+    /// What an error adds after the range (a unit, what 0 means), or "".
+    pub note: &'static str,
 }
 
 impl IntParam {
@@ -26,13 +28,19 @@ impl IntParam {
     /// and the range.
     pub fn check(&self, v: i64) -> CoreResult<()> {
         if v < self.lo || v > self.hi {
-            return Err(CoreError::invalid(
-                self.name,
-                v,
-                format!("an integer from {} to {}", self.lo, self.hi),
-            ));
+            return Err(CoreError::invalid(self.name, v, self.allowed()));
         }
         Ok(())
+    }
+
+    /// What is allowed, as an error says it.
+    pub fn allowed(&self) -> String {
+        let range = format!("an integer from {} to {}", self.lo, self.hi);
+        if self.note.is_empty() {
+            range
+        } else {
+            format!("{range} ({})", self.note)
+        }
     }
 
     /// [`IntParam::check`] of an unsigned value (one past `i64::MAX` is out
@@ -40,11 +48,7 @@ impl IntParam {
     pub fn check_u64(&self, v: u64) -> CoreResult<()> {
         match i64::try_from(v) {
             Ok(x) => self.check(x),
-            Err(_) => Err(CoreError::invalid(
-                self.name,
-                v,
-                format!("an integer from {} to {}", self.lo, self.hi),
-            )),
+            Err(_) => Err(CoreError::invalid(self.name, v, self.allowed())),
         }
     }
 }
@@ -55,6 +59,7 @@ pub fn all() -> Vec<IntParam> {
         super::hackbench::INT_PARAMS,
         super::pipe_pingpong::INT_PARAMS,
         super::volano::INT_PARAMS,
+        super::schbench::INT_PARAMS,
     ]
     .concat()
 }

@@ -22,6 +22,7 @@ pub const INT_PARAMS: &[IntParam] = &[IntParam {
     hi: 1_000_000_000,
     default: Some(100_000),
     doc: "round trips through the pair of pipes (-l)",
+    note: "",
 }];
 
 const TOKEN: u32 = 4;

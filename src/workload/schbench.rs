@@ -49,6 +49,111 @@ use crate::error::{CoreError, CoreResult};
 use crate::sched::task::TaskId;
 use crate::topology::Machine;
 
+use super::params::IntParam;
+
+const fn sb(
+    name: &'static str,
+    lo: i64,
+    hi: i64,
+    default: Option<i64>,
+    doc: &'static str,
+    note: &'static str,
+) -> IntParam {
+    IntParam {
+        kind: "schbench",
+        name,
+        lo,
+        hi,
+        default,
+        doc,
+        note,
+    }
+}
+
+/// schbench's integer parameters (schbench.c's options; `workers` is also
+/// bounded by `message_threads × workers`, checked with it).
+pub const INT_PARAMS: &[IntParam] = &[
+    sb(
+        "message_threads",
+        1,
+        MAX_THREADS as i64,
+        Some(1),
+        "message threads (-m)",
+        "",
+    ),
+    sb(
+        "workers",
+        1,
+        MAX_THREADS as i64,
+        None,
+        "workers per message thread (-t)",
+        "",
+    ),
+    sb(
+        "runtime_s",
+        1,
+        86_400,
+        Some(30),
+        "seconds of the run (-r)",
+        "s",
+    ),
+    sb(
+        "warmup_s",
+        0,
+        86_400,
+        Some(0),
+        "seconds of samples dropped (-w)",
+        "s",
+    ),
+    sb(
+        "operations",
+        0,
+        1_000_000,
+        Some(5),
+        "matrix multiplications per request (-n)",
+        "",
+    ),
+    sb(
+        "sleep_us",
+        0,
+        10_000_000,
+        Some(100),
+        "usleep() per request (-s)",
+        "µs",
+    ),
+    sb(
+        "requests_per_sec",
+        0,
+        10_000_000,
+        Some(0),
+        "requests a second (-R)",
+        "0: off",
+    ),
+    sb(
+        "cache_footprint_kb",
+        0,
+        16 << 20,
+        Some(256),
+        "the matrices' footprint (-F)",
+        "KB",
+    ),
+    sb(
+        "pipe_bytes",
+        0,
+        1 << 20,
+        Some(0),
+        "pipe mode's bytes per wake-up (-p)",
+        "0: off; schbench's PIPE_TRANSFER_BUFFER",
+    ),
+];
+
+fn int_param(name: &str) -> &'static IntParam {
+    INT_PARAMS
+        .iter()
+        .find(|p| p.name == name)
+        .expect("a declared schbench parameter")
+}
+
 /// schbench's roles: the `main` thread, the `message` threads, the `worker`s.
 pub const ROLES: &[&str] = &["main", "message", "worker"];
 /// `lock_this_cpu()`'s spin runs in slices of this much user time.
@@ -245,78 +350,31 @@ fn us(ns: u64) -> u64 {
 impl Schbench {
     pub fn new(p: SchbenchParams) -> CoreResult<Self> {
         let bad = |name: &str, v: String, want: &str| Err(CoreError::invalid(name, v, want));
-        if p.message_threads == 0 || u64::from(p.message_threads) > MAX_THREADS {
-            return bad(
-                "message_threads",
-                p.message_threads.to_string(),
-                "an integer from 1 to 100000",
-            );
-        }
+        int_param("message_threads").check(i64::from(p.message_threads))?;
         if let Some(w) = p.workers {
-            if w == 0 || u64::from(w) * u64::from(p.message_threads) > MAX_THREADS {
+            let declared = int_param("workers");
+            if w == 0 || i64::from(w) * i64::from(p.message_threads) > declared.hi {
                 return bad(
                     "workers",
                     w.to_string(),
-                    "an integer from 1 with message_threads × workers at most 100000, or None",
+                    &format!(
+                        "{} with message_threads × workers at most {}, or None",
+                        declared.allowed(),
+                        declared.hi
+                    ),
                 );
             }
         }
-        // (name, value, lowest, highest, what is allowed)
-        let ranges: [(&str, u64, u64, u64, &str); 7] = [
-            (
-                "runtime_s",
-                p.runtime_s.into(),
-                1,
-                86_400,
-                "an integer from 1 to 86400 (s)",
-            ),
-            (
-                "warmup_s",
-                p.warmup_s.into(),
-                0,
-                86_400,
-                "an integer from 0 to 86400 (s)",
-            ),
-            (
-                "operations",
-                p.operations.into(),
-                0,
-                1_000_000,
-                "an integer from 0 to 1000000",
-            ),
-            (
-                "sleep_us",
-                p.sleep_us,
-                0,
-                10_000_000,
-                "an integer from 0 to 10000000 (µs)",
-            ),
-            (
-                "requests_per_sec",
-                p.requests_per_sec.into(),
-                0,
-                10_000_000,
-                "an integer from 0 (off) to 10000000",
-            ),
-            (
-                "cache_footprint_kb",
-                p.cache_footprint_kb,
-                0,
-                16 << 20,
-                "an integer from 0 to 16777216 (KB)",
-            ),
-            (
-                "pipe_bytes",
-                p.pipe_bytes.into(),
-                0,
-                1 << 20,
-                "an integer from 0 (off) to 1048576 (schbench's PIPE_TRANSFER_BUFFER)",
-            ),
-        ];
-        for (name, v, lo, hi, want) in ranges {
-            if !(lo..=hi).contains(&v) {
-                return bad(name, v.to_string(), want);
-            }
+        for (name, v) in [
+            ("runtime_s", u64::from(p.runtime_s)),
+            ("warmup_s", u64::from(p.warmup_s)),
+            ("operations", u64::from(p.operations)),
+            ("sleep_us", p.sleep_us),
+            ("requests_per_sec", u64::from(p.requests_per_sec)),
+            ("cache_footprint_kb", p.cache_footprint_kb),
+            ("pipe_bytes", u64::from(p.pipe_bytes)),
+        ] {
+            int_param(name).check_u64(v)?;
         }
         if !(p.mac_ns.is_finite() && p.mac_ns > 0.0 && p.mac_ns <= 1000.0) {
             return bad(

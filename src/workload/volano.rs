@@ -35,6 +35,7 @@ const fn vm(name: &'static str, lo: i64, hi: i64, default: i64, doc: &'static st
         hi,
         default: Some(default),
         doc,
+        note: "",
     }
 }
 
