@@ -34,22 +34,6 @@ pub fn all() -> Vec<(&'static str, MetricDoc)> {
     out
 }
 
-/// Whether `name` is a declared metric of `family` (placeholders match one
-/// or more characters).
-pub fn declared(family: &[MetricDoc], name: &str) -> bool {
-    family.iter().any(|d| matches(d.name, name))
-}
-
-fn matches(pattern: &str, name: &str) -> bool {
-    match (pattern.find('<'), pattern.find('>')) {
-        (Some(a), Some(b)) if a < b => {
-            let (pre, post) = (&pattern[..a], &pattern[b + 1..]);
-            name.len() > pre.len() + post.len() && name.starts_with(pre) && name.ends_with(post)
-        }
-        _ => pattern == name,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -68,17 +52,5 @@ mod tests {
                 "{d:?}"
             );
         }
-    }
-
-    #[test]
-    fn placeholders_match_one_name_each() {
-        assert!(declared(POWER, "cstate_c6"));
-        assert!(!declared(POWER, "cstate_"));
-        assert!(declared(GROUP, "group.web.cpu_s"));
-        assert!(!declared(GROUP, "group.web.cpu_ms"));
-        assert!(!declared(
-            CORE.iter().map(|m| m.doc).collect::<Vec<_>>().as_slice(),
-            "nope"
-        ));
     }
 }

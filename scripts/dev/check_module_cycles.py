@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 ROOM_DIRS = {"fair", "balance", "rt", "group", "stats"}
 PATH = re.compile(r"\bcrate::([a-z_]+)(?:::([a-z_]+))?(?:::([a-z_]+))?")
-SUPER = re.compile(r"^use super::([a-z_]+)", re.M)
+Parts = tuple[str | None, ...]
 
 
 def is_test(name: str) -> bool:
@@ -31,8 +32,6 @@ def is_test(name: str) -> bool:
 
 def room_of(path: Path) -> str | None:
     rel = path.relative_to(SRC).parts
-    if rel[0] == "bindings" or is_test(rel[-1]):
-        return None
     if rel[0] == "sched":
         if len(rel) == 2:
             return None if rel[1] == "mod.rs" else "sched::" + rel[1][:-3]
@@ -40,7 +39,12 @@ def room_of(path: Path) -> str | None:
     return rel[0][:-3] if rel[0].endswith(".rs") else rel[0]
 
 
-def target(parts: tuple[str | None, ...]) -> str | None:
+def top_of(path: Path) -> str:
+    first = path.relative_to(SRC).parts[0]
+    return first.removesuffix(".rs")
+
+
+def target(parts: Parts) -> str | None:
     a, b, _ = parts
     if a == "sched":
         if b is None:
@@ -56,24 +60,39 @@ def non_test(text: str) -> str:
     return text[: cut.start()] if cut else text
 
 
-def graph() -> dict[str, set[str]]:
-    g: dict[str, set[str]] = {}
+def sources() -> list[tuple[Path, str]]:
+    """Each file's code as the graphs read it, read once: no test code, no
+    comments, and a top-level scheduler file's ``use super::x`` written as
+    the ``crate::sched::x`` it names."""
+    out = []
     for f in sorted(SRC.rglob("*.rs")):
-        room = room_of(f)
-        if room is None:
+        rel = f.relative_to(SRC).parts
+        if rel[0] in ("bindings", "lib.rs") or is_test(rel[-1]):
             continue
-        text = non_test(f.read_text())
-        text = re.sub(r"^\s*//.*$", "", text, flags=re.M)
-        deps = g.setdefault(room, set())
-        for m in PATH.finditer(text):
-            t = target(m.groups())
-            if t and t != room:
+        code = re.sub(r"^\s*//.*$", "", non_test(f.read_text()), flags=re.M)
+        if f.parent == SRC / "sched":
+            code = re.sub(r"^use super::", "use crate::sched::", code, flags=re.M)
+        out.append((f, code))
+    return out
+
+
+def graph(
+    files: list[tuple[Path, str]],
+    node_of: Callable[[Path], str | None],
+    target_of: Callable[[Parts], str | None],
+) -> dict[str, set[str]]:
+    """The edges between the nodes ``node_of`` puts files in (None: left
+    out), each ``crate::`` path named mapped by ``target_of``."""
+    g: dict[str, set[str]] = {}
+    for f, code in files:
+        node = node_of(f)
+        if node is None:
+            continue
+        deps = g.setdefault(node, set())
+        for m in PATH.finditer(code):
+            t = target_of(m.groups())
+            if t and t != node:
                 deps.add(t)
-        if f.parent == SRC / "sched" and f.name != "mod.rs":
-            for m in SUPER.finditer(text):
-                t = target(("sched", m.group(1), None))
-                if t and t != room:
-                    deps.add(t)
     return g
 
 
@@ -112,28 +131,18 @@ def cycles(g: dict[str, set[str]]) -> list[list[str]]:
     return out
 
 
-def crate_graph() -> dict[str, set[str]]:
-    """The same edges between the crate's top-level modules, ``sched`` whole
-    (its hub included): the engine and the scheduler, the result and the
-    scheduler, must not import each other either."""
-    g: dict[str, set[str]] = {}
-    for f in sorted(SRC.rglob("*.rs")):
-        rel = f.relative_to(SRC).parts
-        if rel[0] in ("bindings", "lib.rs") or is_test(rel[-1]):
-            continue
-        top = rel[0][:-3] if rel[0].endswith(".rs") else rel[0]
-        text = re.sub(r"^\s*//.*$", "", non_test(f.read_text()), flags=re.M)
-        deps = g.setdefault(top, set())
-        for m in PATH.finditer(text):
-            a = m.group(1)
-            if a != top and ((SRC / f"{a}.rs").exists() or (SRC / a).is_dir()):
-                deps.add(a)
-    return g
+def crate_module(parts: Parts) -> str | None:
+    """The crate's top-level module a path names, ``sched`` whole (its hub
+    included): the engine and the scheduler, the result and the scheduler,
+    must not import each other either."""
+    a = parts[0]
+    return a if a and ((SRC / f"{a}.rs").exists() or (SRC / a).is_dir()) else None
 
 
 def main() -> int:
-    g = graph()
-    top = crate_graph()
+    files = sources()
+    g = graph(files, room_of, target)
+    top = graph(files, top_of, crate_module)
     if "--graph" in sys.argv:
         for v in sorted(g):
             print(f"{v}: {' '.join(sorted(g[v]))}")

@@ -133,7 +133,7 @@ pub(crate) const CORE: &[CoreMetric] = metric_table! { CoreMetric;
 };
 
 /// The trace's metrics, reported when the run is traced.
-pub const TRACE: &[MetricDoc] = &[
+pub const TRACE: [MetricDoc; 2] = [
     MetricDoc {
         name: "trace_rows",
         unit: "count",

@@ -103,17 +103,15 @@ impl OwnTimers {
         self.settle();
     }
 
-    /// The earlier armed timer, disarmed, with its time.
+    /// The earlier armed timer (the one whose key is `first`), disarmed,
+    /// with its time.
     fn take(&mut self) -> Option<(u64, Own)> {
-        let which = match (self.sample, self.end) {
-            (Some(s), Some(e)) if e < s => Own::End,
-            (Some(_), _) => Own::Sample,
-            (None, Some(_)) => Own::End,
-            (None, None) => return None,
-        };
-        let slot = match which {
-            Own::Sample => &mut self.sample,
-            Own::End => &mut self.end,
+        let (slot, which) = if self.sample == Some(self.first) {
+            (&mut self.sample, Own::Sample)
+        } else if self.end == Some(self.first) {
+            (&mut self.end, Own::End)
+        } else {
+            return None;
         };
         let (time, _) = slot.take()?;
         self.settle();

@@ -20,58 +20,59 @@ use crate::topology::Machine;
 
 use super::params::IntParam;
 
-const fn hb(name: &'static str, lo: i64, hi: i64, default: i64, doc: &'static str) -> IntParam {
-    IntParam {
-        kind: "hackbench",
-        name,
-        lo,
-        hi,
-        default: Some(default),
-        doc,
-        note: "",
-    }
-}
-
 /// hackbench's integer parameters (`perf bench sched messaging`'s
 /// defaults).
 pub const INT_PARAMS: &[IntParam] = &[
-    hb(
+    IntParam::new(
+        "hackbench",
         "groups",
         1,
         100_000,
         10,
         "groups of senders and receivers (-g)",
     ),
-    hb("fds", 1, 1_000, 20, "senders and receivers per group (-f)"),
-    hb(
+    IntParam::new(
+        "hackbench",
+        "fds",
+        1,
+        1_000,
+        20,
+        "senders and receivers per group (-f)",
+    ),
+    IntParam::new(
+        "hackbench",
         "loops",
         1,
         100_000_000,
         100,
         "messages each sender writes to each receiver (-l)",
     ),
-    hb(
+    IntParam::new(
+        "hackbench",
         "datasize",
         1,
         super::ipc::PAGE_SIZE as i64,
         100,
         "bytes per message (-s)",
     ),
-    hb(
+    IntParam::new(
+        "hackbench",
         "sndbuf",
         1,
         1 << 31,
         212_992,
         "sk_sndbuf of a socket (net.core.wmem_default)",
     ),
-    hb(
+    IntParam::new(
+        "hackbench",
         "skb_overhead",
         0,
         65_536,
         668,
         "an skb's truesize beyond its payload",
     ),
-    hb(
+    IntParam::new(
+        "hackbench",
         "parent_wakee_flips",
         0,
         1 << 31,
@@ -81,10 +82,7 @@ pub const INT_PARAMS: &[IntParam] = &[
 ];
 
 fn int_param(name: &str) -> &'static IntParam {
-    INT_PARAMS
-        .iter()
-        .find(|p| p.name == name)
-        .expect("a declared hackbench parameter")
+    super::params::find(INT_PARAMS, name)
 }
 
 crate::named_enum! {

@@ -24,6 +24,40 @@ pub struct IntParam {
 }
 
 impl IntParam {
+    /// A parameter of `kind` whose builder default is `default`, with no
+    /// note.
+    pub const fn new(
+        kind: &'static str,
+        name: &'static str,
+        lo: i64,
+        hi: i64,
+        default: i64,
+        doc: &'static str,
+    ) -> Self {
+        IntParam {
+            kind,
+            name,
+            lo,
+            hi,
+            default: Some(default),
+            doc,
+            note: "",
+        }
+    }
+
+    /// The same parameter with the builder's default `None`.
+    pub const fn default_none(self) -> Self {
+        IntParam {
+            default: None,
+            ..self
+        }
+    }
+
+    /// The same parameter with `note` after the range in its errors.
+    pub const fn with_note(self, note: &'static str) -> Self {
+        IntParam { note, ..self }
+    }
+
     /// `v` within `[lo, hi]`, else an error naming the parameter, the value
     /// and the range.
     pub fn check(&self, v: i64) -> CoreResult<()> {
@@ -51,6 +85,18 @@ impl IntParam {
             Err(_) => Err(CoreError::invalid(self.name, v, self.allowed())),
         }
     }
+}
+
+/// `name`'s declaration among a workload's `params`.
+///
+/// # Panics
+/// When `name` is not declared there: a programming error, caught by the
+/// workload's tests.
+pub fn find(params: &'static [IntParam], name: &str) -> &'static IntParam {
+    params
+        .iter()
+        .find(|p| p.name == name)
+        .unwrap_or_else(|| panic!("{name} is not a declared parameter"))
 }
 
 /// Every declared integer parameter, by kind.

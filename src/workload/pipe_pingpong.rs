@@ -15,15 +15,14 @@ use crate::sched::task::TaskId;
 use crate::topology::Machine;
 
 /// pipe_pingpong's integer parameter (`perf bench sched pipe -l`).
-pub const INT_PARAMS: &[IntParam] = &[IntParam {
-    kind: "pipe_pingpong",
-    name: "loops",
-    lo: 1,
-    hi: 1_000_000_000,
-    default: Some(100_000),
-    doc: "round trips through the pair of pipes (-l)",
-    note: "",
-}];
+pub const INT_PARAMS: &[IntParam] = &[IntParam::new(
+    "pipe_pingpong",
+    "loops",
+    1,
+    1_000_000_000,
+    100_000,
+    "round trips through the pair of pipes (-l)",
+)];
 
 const TOKEN: u32 = 4;
 

@@ -51,107 +51,92 @@ use crate::topology::Machine;
 
 use super::params::IntParam;
 
-const fn sb(
-    name: &'static str,
-    lo: i64,
-    hi: i64,
-    default: Option<i64>,
-    doc: &'static str,
-    note: &'static str,
-) -> IntParam {
-    IntParam {
-        kind: "schbench",
-        name,
-        lo,
-        hi,
-        default,
-        doc,
-        note,
-    }
-}
-
 /// schbench's integer parameters (schbench.c's options; `workers` is also
 /// bounded by `message_threads × workers`, checked with it).
 pub const INT_PARAMS: &[IntParam] = &[
-    sb(
+    IntParam::new(
+        "schbench",
         "message_threads",
         1,
         MAX_THREADS as i64,
-        Some(1),
+        1,
         "message threads (-m)",
-        "",
     ),
-    sb(
+    IntParam::new(
+        "schbench",
         "workers",
         1,
         MAX_THREADS as i64,
-        None,
+        0,
         "workers per message thread (-t)",
-        "",
-    ),
-    sb(
+    )
+    .default_none(),
+    IntParam::new(
+        "schbench",
         "runtime_s",
         1,
         86_400,
-        Some(30),
+        30,
         "seconds of the run (-r)",
-        "s",
-    ),
-    sb(
+    )
+    .with_note("s"),
+    IntParam::new(
+        "schbench",
         "warmup_s",
         0,
         86_400,
-        Some(0),
+        0,
         "seconds of samples dropped (-w)",
-        "s",
-    ),
-    sb(
+    )
+    .with_note("s"),
+    IntParam::new(
+        "schbench",
         "operations",
         0,
         1_000_000,
-        Some(5),
+        5,
         "matrix multiplications per request (-n)",
-        "",
     ),
-    sb(
+    IntParam::new(
+        "schbench",
         "sleep_us",
         0,
         10_000_000,
-        Some(100),
+        100,
         "usleep() per request (-s)",
-        "µs",
-    ),
-    sb(
+    )
+    .with_note("µs"),
+    IntParam::new(
+        "schbench",
         "requests_per_sec",
         0,
         10_000_000,
-        Some(0),
+        0,
         "requests a second (-R)",
-        "0: off",
-    ),
-    sb(
+    )
+    .with_note("0: off"),
+    IntParam::new(
+        "schbench",
         "cache_footprint_kb",
         0,
         16 << 20,
-        Some(256),
+        256,
         "the matrices' footprint (-F)",
-        "KB",
-    ),
-    sb(
+    )
+    .with_note("KB"),
+    IntParam::new(
+        "schbench",
         "pipe_bytes",
         0,
         1 << 20,
-        Some(0),
+        0,
         "pipe mode's bytes per wake-up (-p)",
-        "0: off; schbench's PIPE_TRANSFER_BUFFER",
-    ),
+    )
+    .with_note("0: off; schbench's PIPE_TRANSFER_BUFFER"),
 ];
 
 fn int_param(name: &str) -> &'static IntParam {
-    INT_PARAMS
-        .iter()
-        .find(|p| p.name == name)
-        .expect("a declared schbench parameter")
+    super::params::find(INT_PARAMS, name)
 }
 
 /// schbench's roles: the `main` thread, the `message` threads, the `worker`s.

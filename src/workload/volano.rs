@@ -27,23 +27,18 @@ use crate::sched::task::TaskId;
 use crate::topology::Machine;
 use std::collections::VecDeque;
 
-const fn vm(name: &'static str, lo: i64, hi: i64, default: i64, doc: &'static str) -> IntParam {
-    IntParam {
-        kind: "volano",
-        name,
-        lo,
-        hi,
-        default: Some(default),
-        doc,
-        note: "",
-    }
-}
-
 /// VolanoMark's integer parameters, in `VolanoParams`' order.
 pub const INT_PARAMS: &[IntParam] = &[
-    vm("rooms", 1, 10_000, 10, "chat rooms"),
-    vm("users", 2, 1_000, 20, "users per room"),
-    vm("messages", 1, 10_000_000, 100, "chats per user (-count)"),
+    IntParam::new("volano", "rooms", 1, 10_000, 10, "chat rooms"),
+    IntParam::new("volano", "users", 2, 1_000, 20, "users per room"),
+    IntParam::new(
+        "volano",
+        "messages",
+        1,
+        10_000_000,
+        100,
+        "chats per user (-count)",
+    ),
 ];
 
 #[derive(Clone, Debug, PartialEq)]

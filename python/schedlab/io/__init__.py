@@ -22,8 +22,7 @@ imports the exports it calls without a circle.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from .._lazy import lazy_names
 
 #: The names the package gave before its modules stopped being imported
 #: with it, and the module each lives in: still ``schedlab.io.<name>``, loaded
@@ -44,8 +43,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f".{module}", __name__), name)
+__getattr__ = lazy_names(__name__, _LAZY)
