@@ -364,7 +364,7 @@ config_struct! {
         "sched_balance_newidle() balances a domain with probability ~(1 + newidle_ratio)/1024: a per-CPU pseudo-random d = rng % 1024 skips the domain when d > 1 + ratio; the ratio is the success count of a window of 1024 calls (halved at each 1024), a success weighted by 1024/(1 + ratio); starts at 512/256/512 (sd_init). Backported to 6.18.5 and 6.12/6.6 stable (Jan 2026). Draws come from per-CPU streams seeded from the run seed, apart from the workload's. Needs newidle_throttle=\"lb_cost\".";
     rt_push: RtPush = RtPush::Pull
         => origin(Feature, "RT_PUSH_IPI (sched/rt: Use IPI to trigger RT task push migration instead of pulling)", "b6366f048e0c", "v4.1", true),
-        "How pull_rt_task() finds RT work queued on RT-overloaded CPUs when a CPU lowers its priority (an RT task or the stopper migration/N schedules out: need_pull_rt_task()). pull: before 4.1, for each CPU of rd->rto_mask whose highest_prio.next beats this rq, double_lock_balance() and pull the highest pushable task. push_ipi: 4.1-4.14 RT_PUSH_IPI, tell_cpu_to_push() starts this CPU's own irq_work chain (rt_rq->push_work) at the next overloaded CPU after it whose highest_prio.next beats it, never itself; try_to_push_tasks() pushes one task and forwards the IPI, restarting from the source on RESTART. push_ipi_rd: 4bdced5c9a29 (v4.15, 'sched/rt: Simplify the IPI based RT balancing logic'), one irq_work per root domain: rto_next_cpu() walks rto_mask from -1 including the initiating CPU (a self-IPI), rto_push_irq_work_func() runs push_rt_tasks() and forwards, and the walk restarts while rto_loop_next moved; no priority filter. Every walk step is an irq_work IPI counted in function_call_ipis. All of it is gated on rto_count > 0: without RT overload (no rt_kthreads) the field changes nothing.";
+        "How pull_rt_task() finds RT work queued on RT-overloaded CPUs when a CPU lowers its priority (an RT task or the stopper migration/N schedules out: need_pull_rt_task()). pull: before 4.1, for each CPU of rd->rto_mask whose highest_prio.next beats this rq, double_lock_balance() and pull the highest pushable task. push_ipi: 4.1-4.14 RT_PUSH_IPI, tell_cpu_to_push() starts this CPU's own irq_work chain (rt_rq->push_work) at the next overloaded CPU after it whose highest_prio.next beats it, never itself; try_to_push_tasks() pushes one task and forwards the IPI, restarting from the source on RESTART. push_ipi_rd: 4bdced5c9a29 (v4.15, 'sched/rt: Simplify the IPI based RT balancing logic'), one irq_work per root domain: rto_next_cpu() walks rto_mask from -1 including the initiating CPU (a self-IPI), rto_push_irq_work_func() runs push_rt_tasks() and forwards, and the walk restarts while rto_loop_next moved; no priority filter. Every walk step is an irq_work IPI counted in function_call_ipis. All of it is gated on rto_count > 0: without RT overload (no RT tasks) the field changes nothing. dd29c017aed6 ('sched/rt: Have RT_PUSH_IPI be default off for non PREEMPT_RT', May 2026, Cc: stable) turned the feature off by default without PREEMPT_RT, so a non-RT kernel with it pulls again.";
     sched_rt_period_us: i64 [Domain::SInt { lo: 1, hi: i32::MAX as i64 }] = 1_000_000
         => origin(Tunable, "sysctl_sched_rt_period (/proc/sys/kernel/sched_rt_period_us)", "", "", true),
         "The RT bandwidth period in us: each CPU's RT class may run sched_rt_runtime_us of every sched_rt_period_us (sched_rt_runtime_exceeded(), the rt_period_timer's do_sched_rt_period_timer()). Read by the RT class (rt_kthreads and the workload's RT tasks).";
@@ -389,6 +389,9 @@ config_struct! {
     rt_rto_skip_self: bool = false
         => origin(Change, "sched/rt: Skip currently executing CPU in rto_next_cpu()", "94894c9c477e", "~v7.0", true),
         "rto_next_cpu() skips the CPU it runs on, so the push_ipi_rd walk never sends a self-IPI (Fixes: 4bdced5c9a29; Jan 2026). Read only under rt_push=\"push_ipi_rd\".";
+    rt_overload_pushable: bool = false
+        => origin(Change, "sched/rt: Make rt_rq->pushable_tasks updates drive rto_mask", "", "v6.8", false),
+        "A CPU is RT-overloaded (its bit of rd->rto_mask, counted in rto_count, which gates pull_rt_task()) while it has a pushable RT task: queued, not running, allowed on more than one CPU (enqueue_pushable_task()/dequeue_pushable_task() set and clear it). Off: update_rt_migration()'s rule of 2.6.x-6.7, more than one RT task on the rt_rq (rt_nr_total, the running one included) with at least one allowed to migrate (rt_nr_migratory), so a migratable running task beside a pinned queued one overloads the CPU though nothing can be pushed. Valentin Schneider's commit; its id is not recorded here (unverified). Read only in runs with RT tasks.";
     avg_idle_on_move: bool = false
         => origin(Change, "sched: Update rq->avg_idle when a task is moved to an idle CPU", "4b603f1551a7", "~v7.0", true),
         "rq->avg_idle is sampled when the CPU leaves idle (update_rq_avg_idle() from put_prev_task_idle()) instead of in the wake-up (ttwu_do_activate()), so a task placed on an idle CPU by fork, exec or the balancer also closes the idle period; same cap and EWMA (avg_idle_cap, avg_idle_ewma_first). With the idle_stamp guard its follow-up fix restores (no stamp, no sample). Merged into tip sched/core in Jan 2026.";
@@ -800,8 +803,9 @@ kernel_presets! {
     /// 6.18 as this project's machines run it (6.18.44, HZ 250,
     /// PREEMPT_DYNAMIC): 6.6 plus the 6.12 EEVDF features (PREEMPT_SHORT,
     /// DELAY_DEQUEUE, DELAY_ZERO, PLACE_REL_DEADLINE), the 0.70 ms base slice
-    /// (6.15), 6.17's slice protection, and the 6.18-stable back-ports of
-    /// forfeit-on-yield (6.18.2) and NI_RANDOM (6.18.5).
+    /// (6.15), 6.17's slice protection, 6.8's RT overload rule, and the
+    /// 6.18-stable back-ports of forfeit-on-yield (6.18.2), NI_RANDOM
+    /// (6.18.5) and RT_PUSH_IPI off by default (dd29c017aed6).
     "v6.18" => fn v6_18() = v6_6 {
         base_slice_ns: 700_000,
         preempt_short: true,
@@ -813,6 +817,11 @@ kernel_presets! {
         newidle_random: true,
         // 94894c9c477e, an AUTOSEL stable back-port (Jan 2026).
         rt_rto_skip_self: true,
+        // RT_PUSH_IPI default off without PREEMPT_RT (dd29c017aed6, May
+        // 2026, Cc: stable): this machine's 6.18 pulls under the runqueue
+        // locks and sends no push IPI (tracefs, docs/rt.md).
+        rt_push: RtPush::Pull,
+        rt_overload_pushable: true,
         cfs_throttle: CfsThrottle::Task,
         pipe_still_full_no_wake: true,
     }

@@ -111,6 +111,7 @@ class KernelFields(TypedDict):
     cpupri_idle: bool
     rt_pull_skip_only_self: bool
     rt_rto_skip_self: bool
+    rt_overload_pushable: bool
     avg_idle_on_move: bool
     idle_cpu_nr_running: bool
     group_imb_nr_running: bool

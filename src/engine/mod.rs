@@ -52,6 +52,8 @@ use crate::sched::overhead::{Overhead, OVERHEAD_KINDS};
 use crate::sched::task::TaskId;
 use crate::sched::Sched;
 use crate::topology::Machine;
+use crate::workload::kthreads::Kthreads;
+use crate::workload::mix::Mix;
 use crate::workload::{Ctx, TaskSpec, Workload};
 use sampler::Sampler;
 
@@ -237,8 +239,11 @@ impl<'a> Sim<'a> {
         cost.validate()?;
         workload.for_machine(machine);
         workload.validate(machine)?;
-        if let Some(k) = workload.rt_kthreads() {
-            k.validate(machine.nr_cpus())?;
+        // The machine's RT kernel threads run as tasks beside the workload.
+        if let Some(k) = workload.rt_kthreads().cloned() {
+            let threads = Kthreads::new(k, machine.nr_cpus(), opts.seed);
+            threads.validate(machine)?;
+            workload = Box::new(Mix::beside(workload, Box::new(threads)));
         }
         // memory limits, before anything is allocated (crate::limits)
         let tasks = workload.nr_tasks();
@@ -287,15 +292,7 @@ impl<'a> Sim<'a> {
                 "a positive number of seconds",
             ));
         }
-        let mut sched = Sched::new(
-            machine,
-            kernel,
-            cost,
-            workload.rt_kthreads(),
-            opts.seed,
-            opts.trace_limit,
-            cancel,
-        )?;
+        let mut sched = Sched::new(machine, kernel, cost, opts.seed, opts.trace_limit, cancel)?;
         if opts.latency {
             sched.latency = Some(Default::default());
         }
@@ -355,7 +352,6 @@ impl<'a> Sim<'a> {
             let key = (d, self.sched.events.next_seq());
             self.own.arm(Own::End, key);
         }
-        self.sched.rt_init();
         let mut same_instant = 0u64;
         let status = loop {
             if let Some(e) = self.error.take() {
@@ -487,10 +483,7 @@ impl<'a> Sim<'a> {
                     .active_balance(src as usize, dst as usize, lvl as usize)
             }
             Event::NohzKick { cpu } => self.sched.nohz_idle_balance(cpu as usize),
-            Event::RtWake { task } => self.sched.rt_wake(task as usize),
-            Event::RtDone { cpu, gen } => self.sched.rt_done(cpu as usize, gen),
             Event::RtIrqWork { cpu, src } => self.sched.rt_irq_work(cpu as usize, src),
-            Event::RtUnthrottle { cpu } => self.sched.rt_unthrottle(cpu as usize),
             Event::RtPeriod { cpu } => self.sched.rt_task_period_timer(cpu as usize),
             Event::CfsPeriod { group } => self.sched.cfs_period_timer(group as usize),
             Event::CfsSlack { group } => self.sched.cfs_slack_timer(group as usize),
@@ -626,6 +619,7 @@ impl<'a> Sim<'a> {
             self.sched.pelt_trace_sample();
         }
         let pelt = self.sched.pelt_columns();
+        let rt_throttled_ns = self.sched.rt_throttled_ns();
         let mean_pending = self.pending_sum as f64 / self.events.max(1) as f64;
         let task_cpu: Vec<(u64, u64)> = self
             .sched
@@ -657,8 +651,11 @@ impl<'a> Sim<'a> {
             r.tasks.pelt = Some(tasks);
             r.cpus.pelt = Some(cpus);
         }
-        if let Some(rt) = &self.sched.rt {
-            r.metrics.extend(rt.metrics());
+        // The RT class's counters, in a run with RT tasks (its own or the
+        // machine's RT kernel threads).
+        if self.sched.rt_root.tasks_used || self.workload.rt_kthreads().is_some() {
+            r.metrics
+                .extend(self.sched.rt_root.metrics(rt_throttled_ns));
         }
         if let Some(tg) = &self.sched.groups {
             r.metrics

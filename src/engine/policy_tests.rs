@@ -284,10 +284,9 @@ fn rt_throttling_leaves_fair_tasks_5_percent_and_none_at_minus_1() {
         (950_000, 1_000_000)
     );
     let r = run_rt(&one_cpu(), &k, hog(), vec![], Some(rt.clone()));
-    // 950 ms of RT per 1 s period: the fair hog's own work (its user time;
-    // the RT class's time is charged beside it as system time, sched::rt)
-    // gets the rest, about 5 % of the 2 s, and the RT class is throttled
-    // about 2 × 40 ms.
+    // 950 ms of RT per 1 s period: the fair hog (its user time; the
+    // watchdog is a task of its own, workload::kthreads) gets the rest,
+    // about 5 % of the 2 s, and the RT class is throttled about 2 × 40 ms.
     let fair = r.tasks.user_s[0];
     let throttled = r.metric("rt_throttled_s").unwrap();
     assert!((0.07..0.13).contains(&fair), "fair hog ran {fair} s");

@@ -52,6 +52,11 @@ impl Sim<'_> {
         let mut task = Task::new(spec.name, mm, nice, home as u32, allowed, self.sched.now);
         task.policy = policy;
         task.role = spec.role;
+        task.kthread = self.workload.kthread(id);
+        if task.kthread {
+            // A kernel thread never runs in user mode.
+            task.work_kind = Work::Sys;
+        }
         if policy.is_rt() {
             // __sched_setscheduler(): p->prio = MAX_RT_PRIO - 1 - rt_priority
             // (WithTasks::new refused an RT role without a priority).
@@ -72,7 +77,8 @@ impl Sim<'_> {
             let g = group.filter(|_| !policy.is_rt());
             self.sched.set_task_group(id, g.as_deref());
         }
-        self.live_tasks += 1;
+        // A kernel thread never ends: the run does not wait for it.
+        self.live_tasks += usize::from(!self.sched.tasks[id as usize].kthread);
         self.sched.counters.forks += 1;
         self.sched.wake_up_new_task(id, home, parent.map(|p| p.1));
     }
@@ -128,8 +134,10 @@ impl Sim<'_> {
         };
         debug_assert_eq!(self.sched.tasks[t as usize].work_left, 0);
         // A workload step is progress for the watchdog (a yield loop makes
-        // steps without consuming burst time).
-        self.sched.acct.progress_at = self.sched.now;
+        // steps without consuming burst time); a kernel thread's is not.
+        if !self.sched.tasks[t as usize].kthread {
+            self.sched.acct.progress_at = self.sched.now;
+        }
         self.sched.events.stepping = Some(cpu);
         self.advance(cpu, t);
         self.sched.events.stepping = None;

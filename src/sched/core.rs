@@ -5,13 +5,11 @@
 //! `set_task_cpu()`, and the scheduler side of the system calls the engine
 //! carries out (`do_nanosleep()`, `do_sched_yield()`, `do_exit()`). Three
 //! classes are modelled: fair (here and in `sched::fair` / `sched::fair::eevdf`),
-//! RT (`sched::rt`, `sched::rt::class`) and stop (the stopper `migration/N`
-//! of active balancing, `sched::balance`). An RT task's run is charged to
-//! its CPU as system time queued ahead of the fair task, which stays
-//! `cfs_rq->curr` meanwhile (the RT runqueue keeps its own `curr`); the
+//! RT (`sched::rt`) and stop (the stopper `migration/N`
+//! of active balancing, `sched::balance`). An RT task is `rq->curr` while
+//! it runs (the fair `curr` is put back, `put_prev_task_fair()`); the
 //! stopper preempts the fair task, moves a task and reschedules at once,
-//! its run charged the same way. So `rq->curr` here is `cfs_rq->curr` and
-//! the idle task is "no task". Placement is in `sched::fair::wakeup`, balancing
+//! its run charged to the CPU as system time. The idle task is "no task". Placement is in `sched::fair::wakeup`, balancing
 //! in `sched::balance`.
 
 use crate::kernel::{AvgIdleCap, TtwuQueue};
@@ -398,7 +396,7 @@ impl Sched<'_> {
         if self.tasks[ti].timer_pending {
             self.tasks[ti].timer_pending = false;
             self.tasks[ti].timer_gen = self.tasks[ti].timer_gen.wrapping_add(1);
-            self.pending_timers -= 1;
+            self.pending_timers -= usize::from(!self.tasks[ti].kthread);
         }
         let prev_cpu = self.tasks[ti].cpu as usize;
         // ftrace's common_pid of the wake-up: the waker, or for a timer or
@@ -648,12 +646,15 @@ impl Sched<'_> {
                 let mut sw = self.cost.context_switch_ns;
                 // switch_mm(): a different address space reloads CR3 and
                 // refills the TLB; idle keeps the old one (lazy TLB).
-                let mm = self.tasks[n as usize].mm;
-                if rq.last_mm.is_some_and(|m| m != mm) {
-                    sw += self.cost.mm_switch_ns;
+                // A kernel thread borrows it too (no mm of its own).
+                let task = &self.tasks[n as usize];
+                if !task.kthread {
+                    if rq.last_mm.is_some_and(|m| m != task.mm) {
+                        sw += self.cost.mm_switch_ns;
+                    }
+                    rq.last_mm = Some(task.mm);
                 }
                 rq.overhead_left += sw;
-                rq.last_mm = Some(mm);
                 self.count_overhead(sw, Overhead::Switch);
             }
             self.trace(cpu, TraceKind::Switch, pid(prev), prev_state, pid(next));
@@ -757,11 +758,14 @@ impl Sched<'_> {
         self.rearm(cpu);
     }
 
-    /// Is the task on `cpu` in the middle of a system-time burst?
+    /// Is the task on `cpu` in the middle of a system-time burst? A kernel
+    /// thread's burst is not: it is preemptible throughout (the
+    /// `cond_resched()` points of its loop, a threaded handler's preemptible
+    /// context, taken as continuous).
     fn in_kernel(&self, cpu: usize) -> bool {
         self.rqs[cpu].curr().is_some_and(|t| {
             let t = &self.tasks[t as usize];
-            t.work_kind == Work::Sys && t.work_left > 0
+            t.work_kind == Work::Sys && t.work_left > 0 && !t.kthread
         })
     }
 
@@ -849,7 +853,7 @@ impl Sched<'_> {
             return;
         }
         self.tasks[t as usize].timer_pending = false;
-        self.pending_timers -= 1;
+        self.pending_timers -= usize::from(!self.tasks[t as usize].kthread);
         self.counters.timer_irqs += 1;
         self.rqs[cpu].irqs += 1;
         self.charge(cpu, self.cost.wakeup_ns);
@@ -867,7 +871,7 @@ impl Sched<'_> {
         task.timer_gen = task.timer_gen.wrapping_add(1);
         task.timer_pending = true;
         let gen = task.timer_gen;
-        self.pending_timers += 1;
+        self.pending_timers += usize::from(!task.kthread);
         self.hrtimer_start(t, gen, self.now + ns);
         self.schedule(cpu);
     }

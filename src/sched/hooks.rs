@@ -1,7 +1,7 @@
 //! The scheduler's hooks into the rest of the machine: every future event
 //! the scheduler asks for — a reschedule IPI, the stopper, a sleeping
-//! task's hrtimer, the tick, an RT push irq_work, the RT period timer, an
-//! RT kernel thread's wake-up, the NOHZ kick, a burst's end — is posted by
+//! task's hrtimer, the tick, an RT push irq_work, the RT period timer, the
+//! NOHZ kick, a burst's end — is posted by
 //! one of the functions here, each named after (and documented with) the
 //! kernel function it stands for where there is one. This is the only file
 //! under `src/sched/` that touches the event queue
@@ -33,17 +33,10 @@ pub(crate) enum Event {
     ActiveBalance { src: u32, dst: u32, lvl: u32 },
     /// The NOHZ idle-balancer kick reaches `cpu`.
     NohzKick { cpu: u32 },
-    /// An RT task's interrupt or timer wakes it (`sched::rt::class`).
-    RtWake { task: u32 },
-    /// The RT task running on `cpu` is done with its burst.
-    RtDone { cpu: u32, gen: u32 },
     /// An RT push irq_work reaches `cpu` (`src`: the chain's source CPU,
-    /// or `rt::class::RD_WORK` for the root domain's walk).
+    /// or `rt::push::RD_WORK` for the root domain's walk).
     RtIrqWork { cpu: u32, src: u32 },
-    /// The RT period timer refills a throttled CPU's runtime.
-    RtUnthrottle { cpu: u32 },
-    /// The RT period timer of the workload's RT tasks on `cpu`
-    /// (`sched::rt::task`).
+    /// The RT period timer on `cpu` (`sched::rt::task`).
     RtPeriod { cpu: u32 },
     /// A task group's CFS bandwidth period timer (`sched::group::bandwidth`).
     CfsPeriod { group: u32 },
@@ -170,7 +163,7 @@ impl Sched<'_> {
     /// `irq_work_queue_on()` (kernel/irq_work.c), as the RT push IPIs use
     /// it (`tell_cpu_to_push()`, `rto_push_irq_work_func()`): the irq_work
     /// runs on `cpu` `ipi_latency_ns` later; `src` is the push chain's
-    /// source CPU or `rt::class::RD_WORK` for the root domain's walk.
+    /// source CPU or `rt::push::RD_WORK` for the root domain's walk.
     pub(crate) fn irq_work_queue_on(&mut self, cpu: usize, src: u32) {
         self.events.queue.push(
             self.now + self.cost.ipi_latency_ns,
@@ -179,16 +172,6 @@ impl Sched<'_> {
                 src,
             },
         );
-    }
-
-    /// `start_rt_bandwidth()` (kernel/sched/rt.c 4.11): the RT period
-    /// timer of a throttled `cpu`; its expiry at `end`, the period's end,
-    /// refills the runtime (`sched_rt_period_timer()` →
-    /// `do_sched_rt_period_timer()`).
-    pub(crate) fn start_rt_bandwidth(&mut self, cpu: usize, end: u64) {
-        self.events
-            .queue
-            .push(end, Event::RtUnthrottle { cpu: cpu as u32 });
     }
 
     /// A task group's CFS bandwidth period timer (`cfs_b->period_timer`,
@@ -207,33 +190,12 @@ impl Sched<'_> {
             .push(at, Event::CfsSlack { group: g as u32 });
     }
 
-    /// The RT period timer of the workload's RT tasks on `cpu`
-    /// (`sched_rt_period_timer()`), at the period's end `at`.
+    /// The RT period timer on `cpu` (`sched_rt_period_timer()`), at the
+    /// period's end `at`.
     pub(crate) fn start_rt_task_period(&mut self, cpu: usize, at: u64) {
         self.events
             .queue
             .push(at, Event::RtPeriod { cpu: cpu as u32 });
-    }
-
-    /// The interrupt or timer that wakes RT kernel thread `t` at `at`:
-    /// `__irq_wake_thread()` from the hard IRQ for an irq thread
-    /// (kernel/irq/handle.c), the `watchdog_timer_fn()` hrtimer for
-    /// `watchdog/N` (kernel/watchdog.c, 3.x–4.x).
-    pub(crate) fn rt_kthread_wake_at(&mut self, t: usize, at: u64) {
-        self.events.queue.push(at, Event::RtWake { task: t as u32 });
-    }
-
-    /// The end of the RT task's stint on `cpu` at `at` (the model's, no
-    /// kernel function: the stint is charged to the CPU as system time and
-    /// ends when that is worked off; `gen` is the RT runqueue's `gen`).
-    pub(crate) fn rt_stint_end(&mut self, cpu: usize, gen: u32, at: u64) {
-        self.events.queue.push(
-            at,
-            Event::RtDone {
-                cpu: cpu as u32,
-                gen,
-            },
-        );
     }
 
     /// (Re-)arm the end of the running burst on `cpu` if it moved: the

@@ -16,8 +16,8 @@
 //!   idle balancer (`nohz`), Alex Shi's 2013 power policies (`power`, never
 //!   merged), running sums per sched group (`sg_sums`) and the domains
 //!   (`domains`, `kernel/sched/topology.c`);
-//! - `rt`: the RT class — its kernel threads (`rt`, `rt::class`) and a
-//!   workload's RT tasks (`rt::task`);
+//! - `rt`: the RT class — its `rt_rq`s and entry points (`rt::task`) and
+//!   the pull with its push IPIs (`rt::push`);
 //! - `group`: task groups and CFS bandwidth (`group::bandwidth`);
 //! - `stats`: CPU-time accounting (`cputime`), scheduling delays
 //!   (`latency`) and the balancer and PELT tracepoints (`trace_hooks`).
@@ -76,7 +76,6 @@ use crate::trace::Trace;
 use fair::tasklist::TaskLinks;
 use fair::{FairParams, SchedEntity};
 use rq::Rq;
-use rt::RtKthreads;
 use task::Task;
 use task::TaskId;
 
@@ -152,13 +151,10 @@ pub(crate) struct Sched<'a> {
     pub(crate) pelt38: Option<pelt::PeltV38State>,
     /// 4.x–6.x wake-up placement state (wakee flips, recent_used_cpu, LLC hints).
     pub(crate) wake: fair::wakeup::WakeState,
-    /// The RT class (`None` unless the workload has RT kernel threads, so a
-    /// CFS-only run takes no RT step and no RT draw).
-    pub(crate) rt: Option<rt::RtSched>,
     /// The balancer's state beyond each runqueue's (`balance::BalanceState`).
     pub(crate) balance: balance::BalanceState,
-    /// The root domain of the workload's RT tasks (`rt::RtTaskRoot`).
-    pub(crate) rt_root: rt::RtTaskRoot,
+    /// The RT class's root domain and counters (`rt::RtRoot`).
+    pub(crate) rt_root: rt::RtRoot,
     /// The accounting the engine's watchdog and the Lozi metrics read
     /// (`stats::Accounting`).
     pub(crate) acct: stats::Accounting,
@@ -174,15 +170,13 @@ impl<'a> Sched<'a> {
     /// The scheduler of a run on `machine` under `kernel` and `cost`,
     /// every CPU idle and no task yet: the machine's domains (polling
     /// `cancel` while they are built: `Err(CoreError::Cancelled)` when it
-    /// returns true), the RT class when `rt` asks for RT kernel threads,
-    /// the per-CPU streams and the RT class's stream from `seed`, a trace
+    /// returns true), the per-CPU streams from `seed`, a trace
     /// of at most `trace_limit` rows. Refuses the power model on a machine
     /// without a power table. The caller has validated `kernel` and `cost`.
     pub(crate) fn new(
         machine: &'a Machine,
         kernel: &'a Kernel,
         cost: &'a CostModel,
-        rt: Option<&RtKthreads>,
         seed: u64,
         trace_limit: Option<usize>,
         cancel: &dyn Fn() -> bool,
@@ -192,15 +186,6 @@ impl<'a> Sched<'a> {
         let sd = crate::sched::balance::domains::build_cancellable(machine, kernel, cancel)
             .ok_or(CoreError::Cancelled)?;
         let fair = FairParams::new(kernel, n);
-        let rt = rt.map(|k| {
-            let mut rt = rt::RtSched::new(k, n, seed);
-            // sched_rr_timeslice for the RR IRQ threads (RR_TIMESLICE by
-            // default, the value RtSched::new starts them with).
-            for t in &mut rt.tasks {
-                t.slice_left = kernel.sched_rr_timeslice_ms * 1_000_000;
-            }
-            rt
-        });
         let rqs = (0..n)
             .map(|cpu| {
                 let mut rq = Rq::new(kernel.migration_cost_ns, sd[cpu].len());
@@ -248,8 +233,7 @@ impl<'a> Sched<'a> {
                 .then(|| pelt::PeltV38State::new(n)),
             wake: fair::wakeup::WakeState::new(machine),
             power,
-            rt,
-            rt_root: Default::default(),
+            rt_root: rt::RtRoot::new(),
             acct: stats::Accounting::new(n),
             groups: None,
             boundary: None,
@@ -257,12 +241,12 @@ impl<'a> Sched<'a> {
     }
 
     /// A scheduler for a unit test, without a workload or an engine: every
-    /// CPU idle, no task, no RT class, seed 1, no trace. Tasks are added
+    /// CPU idle, no task, seed 1, no trace. Tasks are added
     /// with `sched_fork()` and `wake_up_new_task()`; the events the
     /// scheduler asks for wait in `events` (`hooks`).
     #[cfg(test)]
     pub(crate) fn for_test(machine: &'a Machine, kernel: &'a Kernel, cost: &'a CostModel) -> Self {
-        Self::new(machine, kernel, cost, None, 1, None, &|| false)
+        Self::new(machine, kernel, cost, 1, None, &|| false)
             .expect("a machine, kernel and costs a test can run")
     }
 }

@@ -6,7 +6,7 @@
 use crate::sched::balance::CPU_LOAD_IDX_MAX;
 use crate::sched::fair::tasklist::TaskList;
 use crate::sched::fair::CfsRq;
-use crate::sched::rt::task::RtTaskRq;
+use crate::sched::rt::task::RtRq;
 use crate::sched::task::TaskId;
 
 pub(crate) struct Rq {
@@ -15,8 +15,8 @@ pub(crate) struct Rq {
     /// class's current entity or the running RT task (`rtq.curr`).
     pub curr: Option<TaskId>,
     pub cfs: CfsRq,
-    /// The workload's RT tasks on this CPU (`sched::rt::task`).
-    pub rtq: RtTaskRq,
+    /// The RT tasks on this CPU (`sched::rt::task`).
+    pub rtq: RtRq,
     pub need_resched: bool,
     /// A reschedule IPI is already in flight to this CPU.
     pub resched_pending: bool,
@@ -47,7 +47,7 @@ impl Rq {
     }
 
     /// `rq->nr_running`: the fair class's runnable tasks and the RT
-    /// class's (the workload's, unless throttled; not `rt_kthreads`).
+    /// class's (unless throttled).
     #[inline(always)]
     pub fn nr_running(&self) -> u32 {
         self.cfs.nr_running + self.rtq.nr_running
@@ -57,7 +57,7 @@ impl Rq {
         Rq {
             curr: None,
             cfs: CfsRq::default(),
-            rtq: RtTaskRq::default(),
+            rtq: RtRq::default(),
             need_resched: false,
             resched_pending: false,
             seg_start: 0,

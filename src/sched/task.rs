@@ -112,6 +112,9 @@ pub(crate) struct Task {
     pub rt_seq: u64,
     /// `p->rt.time_slice` of a SCHED_RR task, in ticks.
     pub rr_ticks_left: u32,
+    /// A kernel thread (`PF_KTHREAD`, `workload::kthreads`): no address
+    /// space of its own, and its timers and life do not keep a run going.
+    pub kthread: bool,
 }
 
 impl Task {
@@ -150,6 +153,7 @@ impl Task {
             prio: (120 + nice.clamp(-20, 19)) as u32,
             rt_seq: 0,
             rr_ticks_left: 0,
+            kthread: false,
         }
     }
 }

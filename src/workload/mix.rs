@@ -32,6 +32,9 @@ struct Part {
 /// Workloads run side by side.
 pub struct Mix {
     parts: Vec<Part>,
+    /// `Mix::beside`: the first part is the run's workload (its name,
+    /// roles, metrics unprefixed, task columns), the others run beside it.
+    main: bool,
     /// Per run task id: (part, the part's id).
     owner: Vec<(u16, TaskId)>,
     wakes: Vec<(TaskId, bool)>,
@@ -91,10 +94,34 @@ impl Mix {
                     forked: false,
                 })
                 .collect(),
+            main: false,
             owner: Vec::new(),
             wakes: Vec::new(),
             spawns: Vec::new(),
         })
+    }
+
+    /// `main` as the run's workload with `other` beside it (the machine's
+    /// RT kernel threads, `kthreads::Kthreads`): the run looks like `main`
+    /// alone — its name, roles, task attributes, metrics (unprefixed) and
+    /// task columns — with `other`'s tasks added. `main`'s tasks keep their
+    /// own numbering, as in any mix.
+    pub fn beside(main: Box<dyn Workload>, other: Box<dyn Workload>) -> Self {
+        let part = |name: &str, w| Part {
+            name: name.to_string(),
+            w,
+            global: Vec::new(),
+            live: 0,
+            forked: false,
+        };
+        let other_name = other.name();
+        Mix {
+            parts: vec![part("main", main), part(other_name, other)],
+            main: true,
+            owner: Vec::new(),
+            wakes: Vec::new(),
+            spawns: Vec::new(),
+        }
     }
 
     /// Run part `p`'s `init` (task `None`) or `step` with a context of its
@@ -142,10 +169,30 @@ impl Mix {
 
 impl Workload for Mix {
     fn name(&self) -> &'static str {
-        "mix"
+        if self.main {
+            self.parts[0].w.name()
+        } else {
+            "mix"
+        }
     }
     fn roles(&self) -> &'static [&'static str] {
-        &[]
+        if self.main {
+            self.parts[0].w.roles()
+        } else {
+            &[]
+        }
+    }
+    fn task_attrs(&self) -> &[TaskAttrs] {
+        if self.main {
+            self.parts[0].w.task_attrs()
+        } else {
+            &[]
+        }
+    }
+    fn kthread(&self, task: TaskId) -> bool {
+        self.owner
+            .get(task as usize)
+            .is_some_and(|&(p, local)| self.parts[p as usize].w.kthread(local))
     }
     fn stall_reason(&self, task: TaskId) -> Option<String> {
         let &(p, local) = self.owner.get(task as usize)?;
@@ -208,6 +255,15 @@ impl Workload for Mix {
         Vec::new()
     }
     fn named_metrics(&self, elapsed_ns: u64, task_cpu: &[(u64, u64)]) -> Vec<(String, f64)> {
+        if self.main {
+            let p = &self.parts[0];
+            let own: Vec<(u64, u64)> = p
+                .global
+                .iter()
+                .map(|&g| task_cpu.get(g as usize).copied().unwrap_or((0, 0)))
+                .collect();
+            return p.w.named_metrics(elapsed_ns, &own);
+        }
         let mut out = Vec::new();
         let mut elapsed = None;
         for p in &self.parts {
@@ -235,5 +291,24 @@ impl Workload for Mix {
     }
     fn rt_kthreads(&self) -> Option<&crate::sched::rt::RtKthreads> {
         self.parts.iter().find_map(|p| p.w.rt_kthreads())
+    }
+    fn task_columns(&self, nr_tasks: usize) -> Vec<(&'static str, Vec<f64>)> {
+        if !self.main {
+            return Vec::new();
+        }
+        // The main part's columns, by run task id (NaN for the others).
+        let p = &self.parts[0];
+        p.w.task_columns(p.global.len())
+            .into_iter()
+            .map(|(name, local)| {
+                let mut col = vec![f64::NAN; nr_tasks];
+                for (l, &g) in p.global.iter().enumerate() {
+                    if let (Some(v), Some(slot)) = (local.get(l), col.get_mut(g as usize)) {
+                        *slot = *v;
+                    }
+                }
+                (name, col)
+            })
+            .collect()
     }
 }

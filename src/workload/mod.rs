@@ -13,6 +13,7 @@ mod aim7_costs;
 pub mod attrs;
 pub mod hackbench;
 pub mod ipc;
+pub mod kthreads;
 pub mod mix;
 pub mod params;
 pub mod pipe_pingpong;
@@ -356,9 +357,18 @@ pub trait Workload: Send {
         let _ = nr_tasks;
         Vec::new()
     }
-    /// RT kernel threads running beside the workload (`sched::rt`).
+    /// RT kernel threads running beside the workload (`sched::rt`; the
+    /// engine runs them as tasks of `kthreads::Kthreads` beside it).
     fn rt_kthreads(&self) -> Option<&crate::sched::rt::RtKthreads> {
         None
+    }
+    /// Is `task` a kernel thread (`PF_KTHREAD`: no address space of its
+    /// own, so switching to it keeps the last one, lazy TLB; it never ends,
+    /// so the run's end and its deadlock check do not wait for it)? No by
+    /// default.
+    fn kthread(&self, task: TaskId) -> bool {
+        let _ = task;
+        false
     }
     /// Why `task` makes no progress, when the workload knows (the engine
     /// adds it to its no-progress error); none by default.

@@ -85,9 +85,10 @@ def rt_hackbench() -> sl.workloads.Workload:
 
 def rt_hog_hackbench() -> sl.workloads.Workload:
     """hackbench under 1 ms watchdogs that want 99 % of each CPU: the RT
-    class runs into its sched_rt_runtime_us budget."""
+    class runs into its sched_rt_runtime_us budget, period after period
+    (the benchmark gets on in the throttled windows, about 2 s)."""
     rt = sl.workloads.rt_kthreads(watchdog_period_ms=1, watchdog_run_us=990)
-    return hackbench(groups=1, fds=2, loops=3000, ipc="pipe", mode="thread", rt_kthreads=rt)
+    return hackbench(groups=1, fds=2, loops=30000, ipc="pipe", mode="thread", rt_kthreads=rt)
 
 
 V38_RT_RD = sl.Kernel.preset("v3.8").replace(rt_push="push_ipi_rd")
@@ -111,6 +112,16 @@ FIELD_SCENARIOS: dict[str, Scenario] = {
     "rt_pull_skip_only_self": ("core2-2s", V38_RT_RD, None, rt_hackbench, None, RT_IPIS),
     # 94894c9c477e: no self-IPI.
     "rt_rto_skip_self": ("core2-2s", V38_RT_RD, None, rt_hackbench, None, RT_IPIS),
+    # 6.8: a CPU whose only migratable RT task is the running one is no
+    # longer overloaded, so fewer pulls start a walk.
+    "rt_overload_pushable": (
+        "core2-2s",
+        V38_RT_RD,
+        None,
+        rt_hackbench,
+        None,
+        (*RT_IPIS, "rt_pull_calls"),
+    ),
     # Three RR hogs on two CPUs: two share one CPU and rotate at the slice.
     "sched_rr_timeslice_ms": (
         "vm-2",

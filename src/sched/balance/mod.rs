@@ -494,7 +494,7 @@ impl Sched<'_> {
         self.schedule(src);
         self.rearm(src);
         // migration/N schedules out: pick_next_task_rt() may pull.
-        if self.rt.is_some() {
+        if self.rt_root.tasks_used {
             self.rt_stopper_done(src);
         }
         if moved {

@@ -1,41 +1,45 @@
-//! The RT scheduling class and the stop class, after `kernel/sched/rt.c`
-//! (4.11 for the class and `pull` / `push_ipi`, 4.15 — 4bdced5c9a29 — for
-//! `push_ipi_rd`) and `kernel/sched/cpupri.c`: SCHED_FIFO / SCHED_RR tasks
-//! with a per-CPU `rt_rq` (queue in priority order, `highest_prio.curr` /
-//! `.next`, `rt_nr_running`, `rt_nr_migratory`, overload), the root
-//! domain's `rto_mask` / `rto_count`, RT throttling, `select_task_rq_rt()`,
-//! `find_lowest_rq()`, `push_rt_task()`, `pull_rt_task()` and the two IPI
-//! push designs (`Kernel::rt_push`).
+//! The RT scheduling class, after `kernel/sched/rt.c` and
+//! `kernel/sched/cpupri.c`: SCHED_FIFO / SCHED_RR tasks on one `rt_rq` per
+//! CPU (`task::RtRq`: the queue in priority order, FIFO within a level,
+//! `rt_nr_running`, the overload bit that is `rto_mask`), one root domain
+//! ([`RtRoot`]: `rto_count`, the 4.15 walk's `rto_cpu` / `rto_loop`), one
+//! RT bandwidth budget per CPU with its period timer. `task` holds the
+//! class's entry points (`select_task_rq_rt()`, `enqueue_task_rt()`,
+//! `pick_next_task_rt()`, `wakeup_preempt()` for the class,
+//! `task_woken_rt()`, `push_rt_task()`, `update_curr_rt()`,
+//! `task_tick_rt()`); `push` the pull and the three designs of
+//! `Kernel::rt_push` (the pre-4.1 locked pull, 4.1's per-source IPI chain,
+//! 4.15's root-domain walk) with their irq_work IPIs.
+//!
+//! The RT tasks are a workload's own (`Workload.with_tasks(policy=...)`,
+//! what `chrt` runs) and the machine's RT kernel threads ([`RtKthreads`],
+//! `watchdog/N` and threaded IRQ handlers, run as tasks by
+//! `workload::kthreads`). What changed between releases is a `Kernel`
+//! field: `rt_push`, `rt_pull_skip_only_self`, `rt_rto_skip_self`,
+//! `rt_overload_pushable` (the overload rule of 6.8), `cpupri_idle`.
 //!
 //! Simplifications (docs/rt.md):
-//! - The only RT tasks are the kernel threads of [`RtKthreads`] (watchdog/N,
-//!   threaded IRQ handlers): each wakes, runs one burst and sleeps again.
-//!   Their run is charged to the CPU as system time queued ahead of the
-//!   fair task (`Sched::charge`), so an RT task preempts CFS at once and CFS
-//!   resumes when it is done. The fair task is not dequeued meanwhile (its
-//!   vruntime advances over the RT time); the switch pair is counted as one
-//!   involuntary switch of the fair task and two runqueue switches.
+//! - The fair balancer and the fair wake-up paths see fair tasks only,
+//!   except that a CPU running or queueing an RT task is not idle
+//!   (`idle_cpu()`).
+//! - cpupri is computed by scanning the allowed CPUs; `find_lowest_rq()`
+//!   prefers the task's CPU, then the CPU running the code, then the
+//!   nearest (lowest index on a tie), instead of the sched-domain walk.
 //! - The stop class is the stopper `migration/N` that active balancing
-//!   already runs (`Sched::active_balance`): a stop-class task with
-//!   `p->prio == 0` (FIFO-99, `sched_set_stop_task()`), so when it schedules
-//!   out `need_pull_rt_task()` holds and `pull_rt_task()` runs.
-//! - cpupri is computed by scanning the allowed CPUs (idle < CFS < RT
-//!   levels); `find_lowest_rq()` prefers the task's CPU, then the nearest.
-//! - A push/pull reschedules the destination at once (the reschedule IPI is
-//!   counted, its latency not modelled).
+//!   runs (`Sched::active_balance`), with `p->prio == 0` (FIFO-99,
+//!   `sched_set_stop_task()`): when it schedules out `need_pull_rt_task()`
+//!   holds and `pull_rt_task()` runs.
+//! - Throttling keeps one budget per CPU (no RT_RUNTIME_SHARE borrowing);
+//!   6.12+'s fair deadline server is not modelled; no RT PELT (`avg_rt`).
 
-pub mod class;
+pub mod push;
 pub mod task;
 
-pub(crate) use task::RtTaskRoot;
-
 #[cfg(test)]
-mod class_tests;
+mod push_tests;
 
 /// `MAX_RT_PRIO`: kernel priorities 0..99 are RT (0 highest), 100+ normal.
 pub const MAX_RT_PRIO: u32 = 100;
-/// `sched_rr_timeslice` (RR_TIMESLICE, 100 ms).
-pub const RR_TIMESLICE_NS: u64 = 100_000_000;
 
 /// `RT_PUSH_IPI_EXECUTING` / `RT_PUSH_IPI_RESTART` (4.1-4.14).
 pub(crate) const PUSH_EXECUTING: u8 = 1;
@@ -195,82 +199,22 @@ impl RtKthreads {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum RtState {
-    Sleeping,
-    Queued,
-    Running,
-}
-
-/// One RT task (its `task_struct` + `sched_rt_entity`).
-#[derive(Clone, Debug)]
-pub(crate) struct RtTask {
-    pub policy: RtPolicy,
-    /// Kernel priority `p->prio` = 99 - rt_priority.
-    pub prio: u32,
-    pub allowed: Vec<u32>,
-    pub cpu: usize,
-    pub state: RtState,
-    pub run_left: u64,
-    pub slice_left: u64,
-    /// Fixed (watchdog) or exponential (IRQ) inter-wake times.
-    pub period_ns: u64,
-    pub periodic: bool,
-    pub run_ns: u64,
-    /// Enqueue order, FIFO within a priority level.
-    pub seq: u64,
-    /// The next interrupt (wake-up) after the current one: the period (or
-    /// an exponential draw) counts from wake-up to wake-up.
-    pub next_wake: u64,
-}
-
-impl RtTask {
-    pub fn nr_cpus_allowed(&self) -> usize {
-        self.allowed.len()
-    }
-    pub fn allowed_on(&self, cpu: usize) -> bool {
-        self.allowed.binary_search(&(cpu as u32)).is_ok()
-    }
-}
-
-/// The per-CPU `struct rt_rq`.
+/// The root domain's RT state (`struct root_domain`) and the class's
+/// counters.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct RtRq {
-    /// Queued RT tasks (the running one included).
-    pub queue: Vec<usize>,
-    pub curr: Option<usize>,
-    /// When the running task's burst ends and its event generation.
-    pub done_at: u64,
-    pub gen: u32,
-    pub nr_migratory: u32,
-    pub overloaded: bool,
-    /// 4.1-4.14 `push_flags` / `push_cpu` of this rq's own irq_work chain.
-    pub push_flags: u8,
-    pub push_cpu: usize,
-    /// RT time consumed in the current period, and the period's start.
-    pub rt_time: u64,
-    pub period_start: u64,
-    pub throttled: bool,
-}
-
-/// The root domain's RT state (`struct root_domain`).
-#[derive(Clone, Debug)]
 pub(crate) struct RtRoot {
-    pub rto_mask: Vec<bool>,
+    /// The run has RT tasks: `schedule()` asks the RT class first. False
+    /// in a run without any, which takes no RT step.
+    pub tasks_used: bool,
+    /// `rd->rto_count`: CPUs whose `rt_rq` is overloaded (their bits of
+    /// `rto_mask`, `task::RtRq::overloaded`).
     pub rto_count: u32,
     /// 4.15 `rto_cpu` (-1: no walk in flight), `rto_loop`, `rto_loop_next`.
     pub rto_cpu: i64,
     pub rto_loop: u64,
     pub rto_loop_next: u64,
-}
-
-/// Everything the RT class adds to a run (`None` in `Sched` without RT tasks).
-pub(crate) struct RtSched {
-    pub tasks: Vec<RtTask>,
-    pub rqs: Vec<RtRq>,
-    pub rd: RtRoot,
-    pub rng: crate::rng::Rng,
-    pub next_seq: u64,
+    /// The RT queues' order counter.
+    pub seq: u64,
     pub stats: RtStats,
     /// Every push IPI as (from, to), in order (unit tests).
     #[cfg(test)]
@@ -279,7 +223,7 @@ pub(crate) struct RtSched {
 
 #[derive(Clone, Debug, Default)]
 pub(crate) struct RtStats {
-    /// irq_work items run (`irq_work` in /proc/interrupts' IWI is per CPU).
+    /// RT push irq_work items run (`irq_work` in /proc/interrupts' IWI is per CPU).
     pub irq_work: u64,
     /// IPIs of the push machinery (chain or root-domain walk).
     pub push_ipis: u64,
@@ -297,7 +241,8 @@ pub(crate) struct RtMetric {
     pub value: fn(&RtStats) -> f64,
 }
 
-/// The RT class's metrics, reported when the run has RT kernel threads.
+/// The RT class's metrics, reported when the run has RT tasks (its own,
+/// `with_tasks(policy=...)`, or the machine's, `rt_kthreads`).
 pub(crate) const RT: &[RtMetric] = metric_table! { RtMetric;
     "irq_work", "count", "irq_work items run (the RT push machinery's)",
         "/proc/interrupts IWI" => |r| r.irq_work as f64;
@@ -310,245 +255,30 @@ pub(crate) const RT: &[RtMetric] = metric_table! { RtMetric;
     "rt_pushes", "count", "RT tasks pushed to a CPU running lower-priority work",
         "kernel/sched/rt.c push_rt_task()" => |r| r.pushes as f64;
     "rt_pull_calls", "count", "pull_rt_task() calls", "kernel/sched/rt.c pull_rt_task()" => |r| r.pull_calls as f64;
-    "rt_runs", "count", "RT kernel thread runs", "sched_switch to an RT thread" => |r| r.runs as f64;
-    "rt_throttled_s", "s", "CPU time RT threads were throttled by sched_rt_runtime_us",
+    "rt_runs", "count", "switches to an RT task", "sched_switch to an RT task" => |r| r.runs as f64;
+    "rt_throttled_s", "s", "time CPUs' RT tasks were throttled by sched_rt_runtime_us (summed over CPUs)",
         "kernel/sched/rt.c sched_rt_runtime_exceeded()" => |r| r.throttled_ns as f64 / 1e9;
 };
 
-impl RtSched {
-    /// The RT tasks of `k` on `ncpus` CPUs; IRQ threads start on the first
-    /// CPU of their affinity.
-    pub fn new(k: &RtKthreads, ncpus: usize, seed: u64) -> Self {
-        let mut tasks = Vec::new();
-        if k.watchdog {
-            for c in 0..ncpus {
-                tasks.push(RtTask {
-                    policy: RtPolicy::Fifo,
-                    prio: 0,
-                    allowed: vec![c as u32],
-                    cpu: c,
-                    state: RtState::Sleeping,
-                    run_left: 0,
-                    slice_left: RR_TIMESLICE_NS,
-                    period_ns: k.watchdog_period_ns,
-                    periodic: true,
-                    run_ns: k.watchdog_run_ns,
-                    seq: 0,
-                    next_wake: 0,
-                });
-            }
-        }
-        let width = (k.irq_cpus as usize).min(ncpus).max(1);
-        for i in 0..k.irq_threads as usize {
-            let first = (i * width) % ncpus;
-            let mut allowed: Vec<u32> = (0..width).map(|j| ((first + j) % ncpus) as u32).collect();
-            allowed.sort_unstable();
-            allowed.dedup();
-            tasks.push(RtTask {
-                policy: k.irq_policy,
-                prio: 99 - k.irq_prio,
-                allowed,
-                cpu: first,
-                state: RtState::Sleeping,
-                run_left: 0,
-                slice_left: RR_TIMESLICE_NS,
-                period_ns: k.irq_period_ns,
-                periodic: false,
-                run_ns: k.irq_run_ns,
-                seq: 0,
-                next_wake: 0,
-            });
-        }
-        RtSched {
-            tasks,
-            rqs: (0..ncpus)
-                .map(|c| RtRq {
-                    push_cpu: c,
-                    ..Default::default()
-                })
-                .collect(),
-            rd: RtRoot {
-                rto_mask: vec![false; ncpus],
-                rto_count: 0,
-                rto_cpu: -1,
-                rto_loop: 0,
-                rto_loop_next: 0,
-            },
-            rng: crate::rng::Rng::new(seed ^ 0x5254_5F6B_7468_7264),
-            next_seq: 0,
-            stats: RtStats::default(),
-            #[cfg(test)]
-            ipi_log: Vec::new(),
+impl RtRoot {
+    /// A root domain with no walk in flight.
+    pub(crate) fn new() -> Self {
+        RtRoot {
+            rto_cpu: -1,
+            ..Default::default()
         }
     }
 
-    /// The RT metrics of a run (only runs with RT tasks report them).
-    pub fn metrics(&self) -> Vec<(String, f64)> {
+    /// The RT metrics of a run, with `throttled_ns` the time spent
+    /// throttled up to now (including spans still open).
+    pub fn metrics(&self, throttled_ns: u64) -> Vec<(String, f64)> {
+        let stats = RtStats {
+            throttled_ns,
+            ..self.stats.clone()
+        };
         RT.iter()
-            .map(|m| (m.doc.name.to_string(), (m.value)(&self.stats)))
+            .map(|m| (m.doc.name.to_string(), (m.value)(&stats)))
             .collect()
-    }
-
-    /// `rt_rq->highest_prio.curr`: the best queued priority, MAX_RT_PRIO
-    /// when none.
-    pub fn highest_curr(&self, cpu: usize) -> u32 {
-        self.rqs[cpu]
-            .queue
-            .iter()
-            .map(|&t| self.tasks[t].prio)
-            .min()
-            .unwrap_or(MAX_RT_PRIO)
-    }
-
-    /// `rt_rq->highest_prio.next` as 4.x keeps it: the best *pushable*
-    /// task's priority (queued, not running, more than one allowed CPU).
-    pub fn highest_next(&self, cpu: usize) -> u32 {
-        self.pick_next_pushable(cpu)
-            .map_or(MAX_RT_PRIO, |t| self.tasks[t].prio)
-    }
-
-    /// `has_pushable_tasks()`.
-    pub fn has_pushable(&self, cpu: usize) -> bool {
-        self.pick_next_pushable(cpu).is_some()
-    }
-
-    /// `pick_next_pushable_task()`: the first of the pushable list
-    /// (priority order, FIFO within a level).
-    pub fn pick_next_pushable(&self, cpu: usize) -> Option<usize> {
-        let rq = &self.rqs[cpu];
-        rq.queue
-            .iter()
-            .copied()
-            .filter(|&t| Some(t) != rq.curr && self.tasks[t].nr_cpus_allowed() > 1)
-            .min_by_key(|&t| (self.tasks[t].prio, self.tasks[t].seq))
-    }
-
-    /// `pick_highest_pushable_task(src_rt_rq, this_cpu)`: the best pushable
-    /// task on `src` allowed on `dst`.
-    pub fn pick_highest_pushable(&self, src: usize, dst: usize) -> Option<usize> {
-        let rq = &self.rqs[src];
-        rq.queue
-            .iter()
-            .copied()
-            .filter(|&t| {
-                Some(t) != rq.curr
-                    && self.tasks[t].nr_cpus_allowed() > 1
-                    && self.tasks[t].allowed_on(dst)
-            })
-            .min_by_key(|&t| (self.tasks[t].prio, self.tasks[t].seq))
-    }
-
-    /// `pick_next_rt_entity()`: the task the rt_rq runs (FIFO within a level).
-    pub fn pick_next(&self, cpu: usize) -> Option<usize> {
-        self.rqs[cpu]
-            .queue
-            .iter()
-            .copied()
-            .min_by_key(|&t| (self.tasks[t].prio, self.tasks[t].seq))
-    }
-
-    /// `enqueue_task_rt()` + `inc_rt_migration()` + `update_rt_migration()`.
-    pub fn enqueue(&mut self, cpu: usize, t: usize) {
-        self.next_seq += 1;
-        self.tasks[t].seq = self.next_seq;
-        self.tasks[t].cpu = cpu;
-        self.tasks[t].state = RtState::Queued;
-        self.rqs[cpu].queue.push(t);
-        if self.tasks[t].nr_cpus_allowed() > 1 {
-            self.rqs[cpu].nr_migratory += 1;
-        }
-        self.update_rt_migration(cpu);
-    }
-
-    /// `dequeue_task_rt()` + `dec_rt_migration()` + `update_rt_migration()`.
-    pub fn dequeue(&mut self, cpu: usize, t: usize) {
-        let rq = &mut self.rqs[cpu];
-        if let Some(i) = rq.queue.iter().position(|&x| x == t) {
-            rq.queue.remove(i);
-        }
-        if rq.curr == Some(t) {
-            rq.curr = None;
-        }
-        if self.tasks[t].nr_cpus_allowed() > 1 {
-            self.rqs[cpu].nr_migratory -= 1;
-        }
-        self.update_rt_migration(cpu);
-    }
-
-    /// `update_rt_migration()`: overloaded while at least one queued task
-    /// may migrate and more than one is queued (`rt_nr_total > 1`);
-    /// `rt_set_overload()` / `rt_clear_overload()` keep `rto_mask` and
-    /// `rto_count`.
-    fn update_rt_migration(&mut self, cpu: usize) {
-        let rq = &self.rqs[cpu];
-        let over = rq.nr_migratory > 0 && rq.queue.len() > 1;
-        if over != rq.overloaded {
-            self.rqs[cpu].overloaded = over;
-            self.rd.rto_mask[cpu] = over;
-            if over {
-                self.rd.rto_count += 1;
-            } else {
-                self.rd.rto_count -= 1;
-            }
-        }
-    }
-
-    /// `cpumask_next(prev, rto_mask)`: the first overloaded CPU after
-    /// `prev` (-1: the first), or `None` past the end.
-    pub fn rto_next_after(&self, prev: i64) -> Option<usize> {
-        let start = (prev + 1).max(0) as usize;
-        (start..self.rd.rto_mask.len()).find(|&c| self.rd.rto_mask[c])
-    }
-
-    /// `rto_next_cpu(rq)` of 4.1-4.14: the next overloaded CPU after
-    /// `push_cpu`, wrapping round, never `this` (the walk ends before it).
-    pub fn rto_next_cpu_chain(&mut self, this: usize) -> Option<usize> {
-        let prev = self.rqs[this].push_cpu;
-        let mut cpu = self.rto_next_after(prev as i64);
-        if prev < this {
-            if cpu.is_none_or(|c| c >= this) {
-                return None;
-            }
-        } else if cpu.is_none() {
-            cpu = self.rto_next_after(-1);
-            if cpu.is_none_or(|c| c >= this) {
-                return None;
-            }
-        }
-        let cpu = cpu?;
-        self.rqs[this].push_cpu = cpu;
-        Some(cpu)
-    }
-
-    /// `find_next_push_cpu(rq)` (4.1-4.14): the next CPU of the chain whose
-    /// `highest_prio.next` beats the source's `highest_prio.curr`.
-    pub fn find_next_push_cpu(&mut self, src: usize) -> Option<usize> {
-        loop {
-            let cpu = self.rto_next_cpu_chain(src)?;
-            if self.highest_next(cpu) < self.highest_curr(src) {
-                return Some(cpu);
-            }
-        }
-    }
-
-    /// `rto_next_cpu(rd)` of 4bdced5c9a29 (4.15): from `rto_cpu` to the end
-    /// of `rto_mask`, the initiator included; at the end, rescan while
-    /// `rto_loop_next` moved. `skip_self` is 94894c9c477e (skip `this`).
-    pub fn rto_next_cpu_rd(&mut self, this: usize, skip_self: bool) -> Option<usize> {
-        loop {
-            let cpu = self.rto_next_after(self.rd.rto_cpu);
-            self.rd.rto_cpu = cpu.map_or(-1, |c| c as i64);
-            match cpu {
-                Some(c) if skip_self && c == this => continue,
-                Some(c) => return Some(c),
-                None => {}
-            }
-            let next = self.rd.rto_loop_next;
-            if self.rd.rto_loop == next {
-                return None;
-            }
-            self.rd.rto_loop = next;
-        }
     }
 }
 

@@ -1,69 +1,40 @@
-//! Workload tasks in the RT class: SCHED_FIFO and SCHED_RR tasks a
-//! workload creates (`Workload.with_tasks(policy="fifo"|"rr")`), what
-//! `chrt --fifo 1 perf bench sched messaging` runs. They run the
-//! workload's own work as the CPU's current task (`Rq::curr()`), ahead of
-//! every fair task, after `kernel/sched/rt.c` and `cpupri.c` of 6.18:
+//! The RT class's entry points on `Sched`, after `kernel/sched/rt.c` and
+//! `cpupri.c` of 6.18 (and of 4.11 where a `Kernel` field says):
 //! `select_task_rq_rt()` / `find_lowest_rq()` on wake-up and fork,
 //! `wakeup_preempt()` for the class (`check_preempt_curr_rt()` and
 //! `check_preempt_equal_prio()`), `task_woken_rt()` and the post-schedule
-//! push (`push_rt_tasks()`), `balance_rt()` / `pull_rt_task()` when an RT
-//! task blocks, `task_tick_rt()` (SCHED_RR's slice), `yield_task_rt()`,
-//! and RT bandwidth throttling (`update_curr_rt()` /
+//! push (`push_rt_tasks()`), `balance_rt()` → `pull_rt_task()` (`push`)
+//! when an RT task leaves a CPU, `task_tick_rt()` (SCHED_RR's slice),
+//! `yield_task_rt()`, and RT bandwidth throttling (`update_curr_rt()` /
 //! `sched_rt_runtime_exceeded()`, the period timer's
-//! `do_sched_rt_period_timer()`).
-//!
-//! Simplifications (docs/tasks.md):
-//! - The fair balancer and the fair wake-up paths see fair tasks only,
-//!   except that a CPU running or queueing an RT task is not idle
-//!   (`idle_cpu()`); the Lozi and `rd->overload` counts are the fair
-//!   class's.
-//! - `find_lowest_rq()` prefers the task's CPU, then the waker's, then the
-//!   nearest CPU of the lowest level (lowest index on a tie), instead of
-//!   the sched-domain walk with `cpumask_any_and_distribute()`.
-//! - The push-IPI pull (`rt_push` other than "pull": `tell_cpu_to_push()`)
-//!   is modelled as an immediate push by each overloaded CPU, one
-//!   function-call IPI counted per CPU it asks; the IPI's latency is not
-//!   modelled.
-//! - Throttling keeps one budget per CPU (no RT_RUNTIME_SHARE borrowing).
-//!   It counts the wall time a workload RT task is current, so the runs of
-//!   `rt_kthreads` that preempt it count too, as their time does in the
-//!   kernel's shared `rt_rq`, but not their runs over a fair task or idle.
-//!   Run time is accounted at the tick and when the task leaves the CPU.
-//!   6.12+'s fair deadline server (`fair_server`, 50 ms per second for
-//!   starved fair tasks even with `sched_rt_runtime_us=-1`) is not modelled.
-//! - No RT PELT (`avg_rt`), so the fair class's CPU capacity is not
-//!   reduced by RT time.
+//! `do_sched_rt_period_timer()`). An RT task runs as the CPU's current task
+//! (`Rq::curr()`), ahead of every fair task. Simplifications are listed in
+//! `sched::rt`.
 
 use crate::sched::rt::MAX_RT_PRIO;
 use crate::sched::task::Policy;
 use crate::sched::task::TaskId;
 use crate::sched::Sched;
 
-/// The root domain of the workload's RT tasks (`Sched::rt_root`; the RT kernel threads of `rt` keep their own, `rt::RtRoot`).
-#[derive(Clone, Debug, Default)]
-pub(crate) struct RtTaskRoot {
-    /// The workload has RT tasks: `schedule()` asks the RT class first.
-    /// False in a run without any, which takes no RT step.
-    pub tasks_used: bool,
-    /// `rd->rto_count`: CPUs with a pushable RT task (`update_rt_overload()`).
-    pub rto_count: u32,
-    /// The RT queues' order counter.
-    pub seq: u64,
-}
-
 /// `CPUPRI_NORMAL` as a key of [`Sched::rt_cpupri`]: no RT task queued.
 const CPUPRI_NORMAL: u32 = MAX_RT_PRIO;
 /// `CPUPRI_IDLE` (before ~5.11, Kernel field `cpupri_idle`).
 const CPUPRI_IDLE: u32 = MAX_RT_PRIO + 1;
 
-/// A CPU's `rt_rq` for the workload's RT tasks.
+/// A CPU's `struct rt_rq`.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct RtTaskRq {
+pub(crate) struct RtRq {
     /// Queued RT tasks, the running one included (`rt_nr_running`).
     pub queue: Vec<TaskId>,
     /// The running RT task (`rq->curr` when it is RT).
     pub curr: Option<TaskId>,
+    /// `rt_rq->overloaded`, this CPU's bit of `rd->rto_mask`.
     pub overloaded: bool,
+    /// 4.1-4.14 `push_flags` / `push_cpu` of this rq's own irq_work chain.
+    pub push_flags: u8,
+    pub push_cpu: usize,
+    /// When the current throttle began (for `rt_throttled_s`).
+    pub throttled_at: u64,
     /// `curr->se.exec_start` for `update_curr_rt()`.
     pub exec_start: u64,
     /// RT time used in this period (`rt_rq->rt_time`).
@@ -95,15 +66,40 @@ impl Sched<'_> {
             .unwrap_or(MAX_RT_PRIO)
     }
 
+    /// `rt_rq->highest_prio.next` as `pull_rt_task()` and the 4.1 chain
+    /// read it: the best pushable task's priority (MAX_RT_PRIO when none).
+    pub(crate) fn rt_highest_next(&self, cpu: usize) -> u32 {
+        self.rt_pushable(cpu, None)
+            .map_or(MAX_RT_PRIO, |t| self.tasks[t as usize].prio)
+    }
+
+    /// `def_rt_bandwidth` from the sysctls: the period and the runtime per
+    /// period in ns (`None`: RUNTIME_INF, no throttling).
+    pub(crate) fn rt_bandwidth(&self) -> (u64, Option<u64>) {
+        let period = self.kernel.sched_rt_period_us as u64 * 1000;
+        let runtime = u64::try_from(self.kernel.sched_rt_runtime_us)
+            .ok()
+            .map(|r| r * 1000);
+        (period, runtime)
+    }
+
+    /// The time CPUs' RT tasks have been throttled, spans still open
+    /// included.
+    pub(crate) fn rt_throttled_ns(&self) -> u64 {
+        let open: u64 = self
+            .rqs
+            .iter()
+            .filter(|rq| rq.rtq.throttled)
+            .map(|rq| self.now - rq.rtq.throttled_at)
+            .sum();
+        self.rt_root.stats.throttled_ns + open
+    }
+
     /// The cpupri level of `cpu` (`convert_prio()`): its best queued RT
-    /// priority (the workload's and `rt_kthreads`'), else CPUPRI_NORMAL,
-    /// or CPUPRI_IDLE for an idle CPU while `cpupri_idle`. A larger key is
-    /// a lower priority.
+    /// priority, else CPUPRI_NORMAL, or CPUPRI_IDLE for an idle CPU while
+    /// `cpupri_idle`. A larger key is a lower priority.
     fn rt_cpupri(&self, cpu: usize) -> u32 {
-        let mut h = self.rt_task_highest(cpu);
-        if let Some(rt) = self.rt.as_ref() {
-            h = h.min(rt.highest_curr(cpu));
-        }
+        let h = self.rt_task_highest(cpu);
         if h < MAX_RT_PRIO {
             h
         } else if self.kernel.cpupri_idle && self.idle_cpu(cpu) {
@@ -125,7 +121,7 @@ impl Sched<'_> {
     /// task's CPU, then `this_cpu` (the CPU running the code), then the
     /// nearest to the task's CPU (lowest index on a tie). `None` when no
     /// allowed CPU runs below `t`.
-    fn find_lowest_rq_task(&self, t: TaskId, this_cpu: usize) -> Option<usize> {
+    pub(crate) fn find_lowest_rq(&self, t: TaskId, this_cpu: usize) -> Option<usize> {
         let prio = self.tasks[t as usize].prio;
         let home = self.tasks[t as usize].cpu as usize;
         // One pass: the highest key (lowest level), and among its CPUs the
@@ -165,7 +161,7 @@ impl Sched<'_> {
             .curr
             .is_some_and(|c| self.rt_nr_allowed(c) < 2 || self.tasks[c as usize].prio <= prio);
         if blocks && self.rt_nr_allowed(t) > 1 {
-            if let Some(target) = self.find_lowest_rq_task(t, this_cpu) {
+            if let Some(target) = self.find_lowest_rq(t, this_cpu) {
                 if prio < self.rt_task_highest(target) {
                     return target;
                 }
@@ -227,7 +223,7 @@ impl Sched<'_> {
     /// A pushable task on `cpu` (queued, not running, more than one CPU
     /// allowed), best first (`pick_next_pushable_task()`), optionally
     /// allowed on `dst` (`pick_highest_pushable_task()`).
-    fn rt_pushable(&self, cpu: usize, dst: Option<usize>) -> Option<TaskId> {
+    pub(crate) fn rt_pushable(&self, cpu: usize, dst: Option<usize>) -> Option<TaskId> {
         let rq = &self.rqs[cpu].rtq;
         rq.queue
             .iter()
@@ -237,13 +233,21 @@ impl Sched<'_> {
             .min_by_key(|&t| (self.tasks[t as usize].prio, self.tasks[t as usize].rt_seq))
     }
 
-    /// `rt_set_overload()` / `rt_clear_overload()` as 6.8+ drives them
-    /// (`enqueue_pushable_task()` / `dequeue_pushable_task()`): a CPU is
-    /// RT-overloaded while it has a pushable task. Simplified for older
-    /// releases, whose `update_rt_migration()` also counted a migratable
-    /// running task beside pinned queued ones.
+    /// `rt_set_overload()` / `rt_clear_overload()`: whether `cpu` is
+    /// RT-overloaded, its bit of `rto_mask` and `rto_count`. With
+    /// `rt_overload_pushable` (6.8+) while it has a pushable task
+    /// (`enqueue_pushable_task()` / `dequeue_pushable_task()` drive it);
+    /// before, `update_rt_migration()`'s rule: more than one RT task queued
+    /// (`rt_nr_total > 1`, the running one included) and one of them may
+    /// migrate (`rt_nr_migratory`), even a running one beside pinned
+    /// queued ones.
     fn update_rt_overload(&mut self, cpu: usize) {
-        let over = self.rt_pushable(cpu, None).is_some();
+        let over = if self.kernel.rt_overload_pushable {
+            self.rt_pushable(cpu, None).is_some()
+        } else {
+            let q = &self.rqs[cpu].rtq.queue;
+            q.len() > 1 && q.iter().any(|&t| self.rt_nr_allowed(t) > 1)
+        };
         if over != self.rqs[cpu].rtq.overloaded {
             self.rqs[cpu].rtq.overloaded = over;
             if over {
@@ -279,10 +283,13 @@ impl Sched<'_> {
         if let Some(p) = prev {
             let gone = !self.rqs[cpu].rtq.queue.contains(&p);
             if gone && self.rt_task_highest(cpu) > self.tasks[p as usize].prio {
-                self.pull_rt_task_w(cpu);
+                self.pull_rt_task(cpu);
             }
         }
         let next = self.pick_next_task_rt(cpu)?;
+        if self.rqs[cpu].curr != Some(next) {
+            self.rt_root.stats.runs += 1;
+        }
         if self.rqs[cpu].cfs.curr.is_some() {
             self.put_prev_task_fair(cpu);
         }
@@ -325,7 +332,7 @@ impl Sched<'_> {
     #[inline(never)]
     pub(crate) fn rt_post_schedule(&mut self, cpu: usize) {
         if self.rqs[cpu].rtq.curr.is_some() && self.rt_pushable(cpu, None).is_some() {
-            self.push_rt_tasks_w(cpu, cpu);
+            self.push_rt_tasks(cpu, cpu);
         }
     }
 
@@ -358,10 +365,10 @@ impl Sched<'_> {
     /// cannot, so `p` goes to the head and `curr` is rescheduled (to be
     /// pushed).
     fn rt_equal_prio_preempts(&mut self, curr: TaskId, p: TaskId) -> bool {
-        if self.rt_nr_allowed(curr) == 1 || self.find_lowest_rq_task(curr, 0).is_none() {
+        if self.rt_nr_allowed(curr) == 1 || self.find_lowest_rq(curr, 0).is_none() {
             return false;
         }
-        if self.rt_nr_allowed(p) != 1 && self.find_lowest_rq_task(p, 0).is_some() {
+        if self.rt_nr_allowed(p) != 1 && self.find_lowest_rq(p, 0).is_some() {
             return false;
         }
         self.rt_requeue_seq(p, true);
@@ -379,7 +386,7 @@ impl Sched<'_> {
             return;
         }
         if self.rt_nr_allowed(c) < 2 || self.tasks[c as usize].prio <= self.tasks[p as usize].prio {
-            self.push_rt_tasks_w(cpu, by);
+            self.push_rt_tasks(cpu, by);
         }
     }
 
@@ -387,7 +394,7 @@ impl Sched<'_> {
     /// pushable task to the lowest CPU that can take it (`resched_curr()`
     /// there); a pushable task that beats what runs on `cpu` reschedules
     /// `cpu` instead. True if a task moved.
-    fn push_rt_task_w(&mut self, cpu: usize, by: usize) -> bool {
+    pub(crate) fn push_rt_task(&mut self, cpu: usize, by: usize) -> bool {
         if !self.rqs[cpu].rtq.overloaded {
             return false;
         }
@@ -402,20 +409,21 @@ impl Sched<'_> {
             self.resched_cpu(cpu, Some(by));
             return false;
         }
-        let Some(dst) = self.find_lowest_rq_task(next, by) else {
+        let Some(dst) = self.find_lowest_rq(next, by) else {
             return false;
         };
         if self.rt_task_highest(dst) <= self.tasks[next as usize].prio {
             return false;
         }
         self.rt_move(next, cpu, dst, by);
+        self.rt_root.stats.pushes += 1;
         true
     }
 
     /// `push_rt_tasks()`: push until nothing moves.
-    fn push_rt_tasks_w(&mut self, cpu: usize, by: usize) {
+    pub(crate) fn push_rt_tasks(&mut self, cpu: usize, by: usize) {
         for _ in 0..=self.rqs[cpu].rtq.queue.len() {
-            if !self.push_rt_task_w(cpu, by) {
+            if !self.push_rt_task(cpu, by) {
                 break;
             }
         }
@@ -424,7 +432,7 @@ impl Sched<'_> {
     /// `deactivate_task()` / `set_task_cpu()` / `activate_task()` of a
     /// queued (not running) RT task from `src` to `dst`, run by `by`: the
     /// move both the push and the pull make.
-    fn rt_transfer(&mut self, t: TaskId, src: usize, dst: usize, by: usize) {
+    pub(crate) fn rt_transfer(&mut self, t: TaskId, src: usize, dst: usize, by: usize) {
         self.dequeue_task_rt(src, t);
         self.migration_refill(t, src, dst);
         self.set_task_cpu(t, dst, by);
@@ -434,64 +442,12 @@ impl Sched<'_> {
 
     /// [`Sched::rt_transfer`] under both runqueue locks (charged to `by`),
     /// then `resched_curr(dst)`.
-    fn rt_move(&mut self, t: TaskId, src: usize, dst: usize, by: usize) {
+    pub(crate) fn rt_move(&mut self, t: TaskId, src: usize, dst: usize, by: usize) {
         self.rt_transfer(t, src, dst, by);
         self.charge(by, self.cost.rq_lock_ns + self.cost.migrate_task_ns);
         self.resched_cpu(dst, Some(by));
         self.rearm(dst);
         self.rearm(by);
-    }
-
-    /// `pull_rt_task()` (6.18) on `this`, whose priority dropped: nothing
-    /// unless some CPU is RT-overloaded (and, with
-    /// `rt_pull_skip_only_self`, not only this one). With the push IPIs
-    /// (`rt_push` "push_ipi" / "push_ipi_rd") each overloaded CPU pushes
-    /// (simplified: at once, one function-call IPI each); with "pull",
-    /// the best pushable task of each overloaded CPU that beats this one
-    /// and would not run at once where it is moves here.
-    fn pull_rt_task_w(&mut self, this: usize) {
-        if self.rt_root.rto_count == 0 {
-            return;
-        }
-        if self.kernel.rt_pull_skip_only_self
-            && self.rt_root.rto_count == 1
-            && self.rqs[this].rtq.overloaded
-        {
-            return;
-        }
-        let n = self.rqs.len();
-        let ipi = self.kernel.rt_push != crate::kernel::RtPush::Pull;
-        let mut resched = false;
-        for src in 0..n {
-            if src == this || !self.rqs[src].rtq.overloaded {
-                continue;
-            }
-            if ipi {
-                self.counters.function_call_ipis += 1;
-                self.charge(this, self.cost.ipi_send_ns);
-                self.rqs[src].irqs += 1;
-                self.charge(src, self.cost.ipi_handle_ns + self.cost.rq_lock_ns);
-                self.push_rt_tasks_w(src, src);
-                self.rearm(src);
-                continue;
-            }
-            self.charge(this, self.cost.rq_lock_ns);
-            let Some(p) = self.rt_pushable(src, Some(this)) else {
-                continue;
-            };
-            let pp = self.tasks[p as usize].prio;
-            let src_curr = self.rqs[src]
-                .rtq
-                .curr
-                .map_or(MAX_RT_PRIO, |c| self.tasks[c as usize].prio);
-            if pp < self.rt_task_highest(this) && pp >= src_curr {
-                self.rt_transfer(p, src, this, this);
-                resched = true;
-            }
-        }
-        if resched {
-            self.rqs[this].need_resched = true;
-        }
     }
 
     /// `update_curr_rt()` with `sched_rt_runtime_exceeded()`: charge the
@@ -522,6 +478,7 @@ impl Sched<'_> {
                 return;
             }
             rq.throttled = true;
+            rq.throttled_at = now;
             rq.nr_running = 0;
             self.rqs[cpu].need_resched = true;
             self.update_sg_sums(cpu);
@@ -543,6 +500,7 @@ impl Sched<'_> {
         rq.rt_time -= rq.rt_time.min(runtime);
         if rq.throttled && rq.rt_time < runtime {
             rq.throttled = false;
+            self.rt_root.stats.throttled_ns += self.now - rq.throttled_at;
             rq.nr_running = rq.queue.len() as u32;
             self.update_sg_sums(cpu);
             let rq = &self.rqs[cpu].rtq;

@@ -1,86 +1,69 @@
-//! The RT class's unit tests (`sched::rt`, `sched::rt::class`), on a
+//! The RT class's push and pull unit tests (`sched::rt::push`), on a
 //! scheduler built without a workload or an engine (`Sched::for_test`).
 //! Hand-built RT overloads on a 4-CPU machine: who sends a push IPI to
 //! whom, in what order, and when the walk stops, per `rt_push` variant.
 
 use crate::cost::CostModel;
 use crate::kernel::{Kernel, RtPush};
-use crate::sched::rt::{RtKthreads, RtPolicy, RtSched, RtState, RtTask, RR_TIMESLICE_NS};
+use crate::sched::task::{Policy, Task, TaskId};
 use crate::sched::Sched;
 use crate::topology::Machine;
 
-fn task(prio: u32, allowed: &[u32]) -> RtTask {
-    RtTask {
-        policy: RtPolicy::Fifo,
-        prio,
-        allowed: allowed.to_vec(),
-        cpu: allowed[0] as usize,
-        state: RtState::Sleeping,
-        run_left: 1_000_000,
-        slice_left: RR_TIMESLICE_NS,
-        period_ns: 1_000_000_000,
-        periodic: true,
-        run_ns: 1_000_000,
-        seq: 0,
-        next_wake: 0,
-    }
+/// A FIFO task of kernel priority `prio` allowed on `allowed`, queued on
+/// `cpu` (`sched_fork()` + `enqueue_task_rt()`).
+fn queued(sim: &mut Sched, cpu: usize, prio: u32, allowed: &[u32]) -> TaskId {
+    let name = format!("rt{}", sim.tasks.len());
+    let mut t = Task::new(name, 0, 0, cpu as u32, Some(allowed.to_vec()), sim.now);
+    t.policy = Policy::Fifo;
+    t.prio = prio;
+    let id = sim.sched_fork(t, cpu);
+    sim.enqueue_task_rt(cpu, id, false);
+    id
 }
 
-fn none() -> RtKthreads {
-    RtKthreads {
-        watchdog: false,
-        watchdog_period_ns: 4_000_000_000,
-        watchdog_run_ns: 10_000,
-        irq_threads: 0,
-        irq_cpus: 2,
-        irq_prio: 50,
-        irq_policy: RtPolicy::Fifo,
-        irq_period_ns: 1_000_000,
-        irq_run_ns: 50_000,
-    }
+/// `cpu` runs a task of (prio, allowed): queued, then picked.
+fn running(sim: &mut Sched, cpu: usize, prio: u32, allowed: &[u32]) -> TaskId {
+    let id = queued(sim, cpu, prio, allowed);
+    assert_eq!(sim.tasks[id as usize].cpu as usize, cpu);
+    assert_eq!(sim.schedule_rt(cpu, None), Some(id));
+    id
 }
 
 /// `cpu` runs a pinned FIFO-99 task and has a migratable FIFO-50 task
 /// queued behind it, allowed on `allowed` (so the CPU is RT-overloaded).
-fn overload(sim: &mut Sched, cpu: usize, allowed: &[u32]) -> usize {
+fn overload(sim: &mut Sched, cpu: usize, allowed: &[u32]) -> TaskId {
     overload_with(sim, cpu, (0, &[cpu as u32]), (49, allowed))
 }
 
 /// `cpu` runs `run` (prio, allowed) with `queued` (prio, allowed) behind it.
-fn overload_with(sim: &mut Sched, cpu: usize, run: (u32, &[u32]), queued: (u32, &[u32])) -> usize {
-    let rt = sim.rt.as_mut().unwrap();
-    let a = rt.tasks.len();
-    rt.tasks.push(task(run.0, run.1));
-    rt.tasks.push(task(queued.0, queued.1));
-    rt.enqueue(cpu, a);
-    rt.rqs[cpu].curr = Some(a);
-    rt.tasks[a].state = RtState::Running;
-    rt.enqueue(cpu, a + 1);
-    a + 1
+fn overload_with(
+    sim: &mut Sched,
+    cpu: usize,
+    run: (u32, &[u32]),
+    waiting: (u32, &[u32]),
+) -> TaskId {
+    running(sim, cpu, run.0, run.1);
+    let b = queued(sim, cpu, waiting.0, waiting.1);
+    assert!(sim.rqs[cpu].rtq.overloaded);
+    b
 }
 
 /// `cpu` runs a pinned FIFO-99 task (nothing RT can be pushed to it).
 fn busy(sim: &mut Sched, cpu: usize) {
-    let rt = sim.rt.as_mut().unwrap();
-    let a = rt.tasks.len();
-    rt.tasks.push(task(0, &[cpu as u32]));
-    rt.enqueue(cpu, a);
-    rt.rqs[cpu].curr = Some(a);
-    rt.tasks[a].state = RtState::Running;
+    running(sim, cpu, 0, &[cpu as u32]);
 }
 
 /// Run the push irq_work events until none is left; the IPI log.
 fn drain(sim: &mut Sched) -> Vec<(usize, usize)> {
     let popped = sim.run_rt_irq_work(1000);
     assert!(popped < 1000, "the walk did not stop");
-    sim.rt.as_ref().unwrap().ipi_log.clone()
+    sim.rt_root.ipi_log.clone()
 }
 
 fn with_sim(kernel: Kernel, f: impl FnOnce(&mut Sched)) {
     let m = Machine::new(1, 4, 1, None, None).unwrap();
     let cost = CostModel::default();
     let mut sim = Sched::for_test(&m, &kernel, &cost);
-    sim.rt = Some(RtSched::new(&none(), 4, 1));
     f(&mut sim);
 }
 
@@ -110,11 +93,11 @@ fn pull_takes_the_task_under_both_locks_without_ipis() {
     with_sim(kernel(RtPush::Pull, false, false), |sim| {
         let b = overload(sim, 1, &[0, 1]);
         sim.pull_rt_task(0);
-        let rt = sim.rt.as_ref().unwrap();
-        assert_eq!(rt.tasks[b].cpu, 0);
-        assert_eq!(rt.rqs[0].curr, Some(b));
-        assert_eq!(rt.stats.pulls, 1);
-        assert_eq!(rt.rd.rto_count, 0);
+        assert_eq!(sim.tasks[b as usize].cpu, 0);
+        assert!(sim.rqs[0].rtq.queue.contains(&b));
+        assert!(sim.rqs[0].need_resched);
+        assert_eq!(sim.rt_root.stats.pulls, 1);
+        assert_eq!(sim.rt_root.rto_count, 0);
         assert!(drain(sim).is_empty());
     });
 }
@@ -128,8 +111,8 @@ fn push_ipi_chain_visits_each_overloaded_cpu_once_never_the_initiator() {
         sim.pull_rt_task(0);
         assert_eq!(drain(sim), vec![(0, 1), (1, 3)]);
         assert_eq!(sim.counters.function_call_ipis, 2);
-        assert_eq!(sim.rt.as_ref().unwrap().stats.self_ipis, 0);
-        assert_eq!(sim.rt.as_ref().unwrap().rqs[0].push_flags, 0);
+        assert_eq!(sim.rt_root.stats.self_ipis, 0);
+        assert_eq!(sim.rqs[0].rtq.push_flags, 0);
     });
     // From an overloaded CPU (running FIFO-50 with another FIFO-50 queued;
     // CPU 3's queued FIFO-60 beats it): the chain starts after it and ends
@@ -149,11 +132,7 @@ fn push_ipi_chain_skips_cpus_whose_next_task_cannot_beat_the_puller() {
         overload(sim, 1, &[1, 2]);
         busy(sim, 2);
         // CPU 0 runs FIFO-60 (prio 39): the queued FIFO-50 (49) cannot beat it.
-        let rt = sim.rt.as_mut().unwrap();
-        let a = rt.tasks.len();
-        rt.tasks.push(task(39, &[0]));
-        rt.enqueue(0, a);
-        rt.rqs[0].curr = Some(a);
+        running(sim, 0, 39, &[0]);
         sim.pull_rt_task(0);
         assert!(drain(sim).is_empty());
     });
@@ -169,7 +148,7 @@ fn push_ipi_chain_restarts_from_the_source_when_flagged() {
         // While the first IPI is in flight CPU 0 lowers its priority again.
         sim.pull_rt_task(0);
         assert_ne!(
-            sim.rt.as_ref().unwrap().rqs[0].push_flags & crate::sched::rt::PUSH_RESTART,
+            sim.rqs[0].rtq.push_flags & crate::sched::rt::PUSH_RESTART,
             0
         );
         // 1 restarts from 0: 1 is next again (a local loop, no IPI), then 3.
@@ -186,7 +165,7 @@ fn push_ipi_rd_walks_from_the_first_cpu_and_rescans_once() {
         sim.pull_rt_task(0);
         // rto_loop_next moved when the walk began: one rescan.
         assert_eq!(drain(sim), vec![(0, 1), (1, 3), (3, 1), (1, 3)]);
-        let rd = &sim.rt.as_ref().unwrap().rd;
+        let rd = &sim.rt_root;
         assert_eq!(rd.rto_cpu, -1);
         assert_eq!(rd.rto_loop, rd.rto_loop_next);
     });
@@ -199,7 +178,7 @@ fn push_ipi_rd_self_ipis_the_only_overloaded_cpu() {
         busy(sim, 2);
         sim.pull_rt_task(1);
         assert_eq!(drain(sim), vec![(1, 1), (1, 1)]);
-        assert_eq!(sim.rt.as_ref().unwrap().stats.self_ipis, 2);
+        assert_eq!(sim.rt_root.stats.self_ipis, 2);
         assert_eq!(sim.counters.function_call_ipis, 2);
     });
     // A second trigger while the walk is in flight only bumps rto_loop_next:
@@ -235,7 +214,7 @@ fn the_fixes_suppress_the_self_ipi() {
         assert!(drain(sim).is_empty());
         sim.pull_rt_task(0);
         assert_eq!(drain(sim), vec![(0, 1)]);
-        assert_eq!(sim.rt.as_ref().unwrap().stats.self_ipis, 0);
+        assert_eq!(sim.rt_root.stats.self_ipis, 0);
     });
 }
 
@@ -247,9 +226,8 @@ fn a_push_ipi_moves_the_task_when_a_lower_cpu_exists() {
         sim.pull_rt_task(0);
         let log = drain(sim);
         assert_eq!(log[0], (0, 1));
-        let rt = sim.rt.as_ref().unwrap();
-        assert_eq!(rt.tasks[b].cpu, 2);
-        assert_eq!(rt.stats.pushes, 1);
-        assert_eq!(rt.rd.rto_count, 0);
+        assert_eq!(sim.tasks[b as usize].cpu, 2);
+        assert_eq!(sim.rt_root.stats.pushes, 1);
+        assert_eq!(sim.rt_root.rto_count, 0);
     });
 }

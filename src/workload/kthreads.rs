@@ -1,0 +1,188 @@
+//! The RT kernel threads of a machine ([`RtKthreads`]: `watchdog/N`,
+//! threaded IRQ handlers) as ordinary tasks of the RT class, run beside a
+//! workload (`Workload::rt_kthreads`; the engine adds them with
+//! `Mix::beside`). Each is a SCHED_FIFO (or, for the IRQ threads, SCHED_RR)
+//! task with its affinity that sleeps until its interrupt or timer, runs
+//! one burst of system time and sleeps again; everything else — wake-up
+//! placement, preemption, the push and pull of RT tasks and their IPIs,
+//! throttling — is the RT class's (`sched::rt`), as for a workload's own
+//! `chrt` tasks.
+//!
+//! Wake-ups: `watchdog/N` every `watchdog_period_ns` (the `watchdog_timer_fn()`
+//! hrtimer, kernel/watchdog.c 3.x–4.x, pinned to CPU N, FIFO 99); an IRQ
+//! thread after an exponential gap of mean `irq_period_ns` (the hard IRQ's
+//! `__irq_wake_thread()`, kernel/irq/handle.c), counted from one wake-up to
+//! the next, on the CPU the thread last ran on. Each thread's first
+//! wake-up comes at a random phase within its period, from a stream of its
+//! own (apart from the workload's draws).
+//!
+//! Simplifications (docs/rt.md): an interrupt is a timer on the thread's
+//! CPU (no device, no hard-IRQ time of its own beyond the wake-up's);
+//! each thread is created at the start of the run and goes to sleep at
+//! once, which costs it one run at time 0; a burst that overruns the next
+//! wake-up is followed by the next at once.
+
+use super::{sys, Action, Ctx, TaskSpec, Workload};
+use crate::error::CoreResult;
+use crate::rng::Rng;
+use crate::sched::rt::{RtKthreads, RtPolicy};
+use crate::sched::task::{Policy, TaskId};
+use crate::topology::Machine;
+
+/// The role of `watchdog/N` and of the IRQ threads.
+pub const ROLES: &[&str] = &["watchdog", "irq_thread"];
+
+/// One thread's timing.
+struct Thread {
+    period_ns: u64,
+    /// Fixed (watchdog) or exponential (IRQ) gaps between wake-ups.
+    periodic: bool,
+    run_ns: u64,
+    /// When the current (or, while asleep, the next) interrupt fires.
+    wake_at: u64,
+    /// The next step runs the burst (it has just been woken).
+    runs_next: bool,
+}
+
+/// `RtKthreads` as tasks (see the module's doc).
+pub struct Kthreads {
+    k: RtKthreads,
+    ncpus: usize,
+    rng: Rng,
+    threads: Vec<Thread>,
+}
+
+impl Kthreads {
+    /// The threads of `k` on a machine of `ncpus` CPUs; `seed` is the run's.
+    pub fn new(k: RtKthreads, ncpus: usize, seed: u64) -> Self {
+        Kthreads {
+            k,
+            ncpus,
+            rng: Rng::new(seed ^ 0x5254_5F6B_7468_7264),
+            threads: Vec::new(),
+        }
+    }
+
+    fn spec(
+        role: &'static str,
+        name: String,
+        cpus: Vec<u32>,
+        policy: RtPolicy,
+        prio: u32,
+    ) -> TaskSpec {
+        TaskSpec {
+            role,
+            name,
+            nice: 0,
+            cpus: Some(cpus),
+            mm: None,
+            policy: match policy {
+                RtPolicy::Fifo => Policy::Fifo,
+                RtPolicy::Rr => Policy::Rr,
+            },
+            rt_priority: Some(prio),
+        }
+    }
+}
+
+impl Workload for Kthreads {
+    fn name(&self) -> &'static str {
+        "rt_kthreads"
+    }
+    fn roles(&self) -> &'static [&'static str] {
+        ROLES
+    }
+    fn kthread(&self, _task: TaskId) -> bool {
+        true
+    }
+    fn validate(&self, machine: &Machine) -> CoreResult<()> {
+        self.k.validate(machine.nr_cpus())
+    }
+    fn init(&mut self, ctx: &mut Ctx) {
+        let k = &self.k;
+        let n = self.ncpus;
+        if k.watchdog {
+            for c in 0..n {
+                let s = Self::spec(
+                    "watchdog",
+                    format!("watchdog/{c}"),
+                    vec![c as u32],
+                    RtPolicy::Fifo,
+                    99,
+                );
+                ctx.spawn(s);
+                self.threads.push(Thread {
+                    period_ns: k.watchdog_period_ns,
+                    periodic: true,
+                    run_ns: k.watchdog_run_ns,
+                    wake_at: 0,
+                    runs_next: false,
+                });
+            }
+        }
+        // Consecutive CPUs from `i * width` (mod the CPU count) for thread i.
+        let width = (k.irq_cpus as usize).clamp(1, n);
+        for i in 0..k.irq_threads as usize {
+            let first = (i * width) % n;
+            let mut cpus: Vec<u32> = (0..width).map(|j| ((first + j) % n) as u32).collect();
+            cpus.sort_unstable();
+            cpus.dedup();
+            // The first allowed CPU is where the harness's fork puts it.
+            let s = Self::spec(
+                "irq_thread",
+                format!("irq/{i}-schedlab"),
+                cpus,
+                k.irq_policy,
+                k.irq_prio,
+            );
+            ctx.spawn(s);
+            self.threads.push(Thread {
+                period_ns: k.irq_period_ns,
+                periodic: false,
+                run_ns: k.irq_run_ns,
+                wake_at: 0,
+                runs_next: false,
+            });
+        }
+        // The first interrupt of each, at a random phase within its period.
+        for t in &mut self.threads {
+            t.wake_at = ctx.now + self.rng.next_u64() % t.period_ns.max(1);
+        }
+    }
+    fn step(&mut self, task: TaskId, ctx: &mut Ctx) -> Action {
+        let t = &mut self.threads[task as usize];
+        if t.runs_next {
+            // Woken by its interrupt: run the burst; the next interrupt
+            // comes one gap after this one.
+            t.runs_next = false;
+            let gap = if t.periodic {
+                t.period_ns
+            } else {
+                self.rng.exp_ns(t.period_ns).max(1)
+            };
+            t.wake_at += gap;
+            return sys(t.run_ns);
+        }
+        t.runs_next = true;
+        Action::Sleep {
+            ns: t.wake_at.saturating_sub(ctx.now).max(1),
+        }
+    }
+    fn nr_tasks(&self) -> u64 {
+        self.nr_tasks_on(self.ncpus)
+    }
+    fn nr_tasks_on(&self, nr_cpus: usize) -> u64 {
+        let watchdogs = if self.k.watchdog { nr_cpus as u64 } else { 0 };
+        watchdogs + self.k.irq_threads as u64
+    }
+    fn finite(&self) -> bool {
+        false
+    }
+    fn metrics(&self, _elapsed_ns: u64) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
+}
+
+#[cfg(test)]
+#[path = "kthreads_tests.rs"]
+mod tests;
