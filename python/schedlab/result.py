@@ -395,8 +395,9 @@ class Result:
 def metric_info() -> pl.DataFrame:
     """Every metric a run can report, one row each: ``family`` (``core``,
     reported by every run; ``trace``, with ``trace=True``; ``power``, with
-    ``CostModel.turbo``/``cstates``; ``rt``, with RT kernel threads;
-    ``group``, per task group; ``latency``, with ``latency=True``),
+    ``CostModel.turbo``/``cstates``; ``rt``, with RT tasks
+    (``with_tasks(policy=...)`` or ``rt_kthreads``); ``group``, per task
+    group; ``latency``, with ``latency=True``),
     ``name`` (a ``<placeholder>`` stands for a C-state or a group's name),
     ``unit``, ``meaning`` and ``source`` (the kernel counter or tool it
     stands for). A workload's own metrics are documented with the

@@ -137,7 +137,7 @@ METRIC_FAMILIES = {
     "core": "Every run",
     "trace": "Runs with `trace=True`",
     "power": "Runs with `CostModel.turbo` or `CostModel.cstates`",
-    "rt": "Runs with RT kernel threads (`rt_kthreads=`)",
+    "rt": 'Runs with RT tasks (`with_tasks(policy="fifo")`, `rt_kthreads=`)',
     "group": "Runs with task groups (`groups=`), one set per group",
     "latency": "Runs with `latency=True`",
 }

@@ -489,9 +489,15 @@ fn workload_tasks(
     params: &Bound<'_, PyDict>,
     nr_cpus: Option<usize>,
 ) -> PyResult<u64> {
-    workload_from(py, kind, params).map(|w| match nr_cpus {
-        Some(n) => w.nr_tasks_on(n),
-        None => w.nr_tasks(),
+    workload_from(py, kind, params).map(|w| {
+        let own = match nr_cpus {
+            Some(n) => w.nr_tasks_on(n),
+            None => w.nr_tasks(),
+        };
+        // The RT kernel threads the engine adds beside it.
+        own + w
+            .rt_kthreads()
+            .map_or(0, |k| crate::workload::kthreads::count(k, nr_cpus))
     })
 }
 

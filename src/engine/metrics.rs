@@ -30,8 +30,11 @@ impl CoreCtx<'_> {
         self.rqs.iter().map(f).sum()
     }
 
+    /// `f` summed over the workload's tasks (the RT kernel threads of
+    /// `rt_kthreads` are the machine's, as `perf stat` of a benchmark and
+    /// `/usr/bin/time` leave them out).
     fn sum_task(&self, f: fn(&Task) -> u64) -> u64 {
-        self.tasks.iter().map(f).sum()
+        self.tasks.iter().filter(|t| !t.kthread).map(f).sum()
     }
 }
 

@@ -108,7 +108,12 @@ pub(crate) fn build(
     let timeline = cpus_by_interval(rows, ncpus, sm.busy);
 
     let schedstat = schedstat_table(rqs, sd);
-    let task_clock: u64 = tasks.iter().map(|t| t.user_ns + t.sys_ns).sum();
+    // The workload's tasks: not the RT kernel threads (`Task::kthread`).
+    let task_clock: u64 = tasks
+        .iter()
+        .filter(|t| !t.kthread)
+        .map(|t| t.user_ns + t.sys_ns)
+        .sum();
     let elapsed = s(elapsed_ns);
     // `elapsed_s` is what the benchmark itself reports when it does (e.g.
     // perf's "Total time"), else the simulated time.

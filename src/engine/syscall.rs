@@ -77,10 +77,15 @@ impl Sim<'_> {
             let g = group.filter(|_| !policy.is_rt());
             self.sched.set_task_group(id, g.as_deref());
         }
-        // A kernel thread never ends: the run does not wait for it.
-        self.live_tasks += usize::from(!self.sched.tasks[id as usize].kthread);
-        self.sched.counters.forks += 1;
-        self.sched.wake_up_new_task(id, home, parent.map(|p| p.1));
+        // A kernel thread never ends: the run does not wait for it. It was
+        // there before the run: no fork is counted.
+        let kthread = self.sched.tasks[id as usize].kthread;
+        self.live_tasks += usize::from(!kthread);
+        self.sched.counters.forks += u64::from(!kthread);
+        match self.workload.start_asleep_ns(id) {
+            Some(ns) => self.sched.hrtimer_sleep(id, ns),
+            None => self.sched.wake_up_new_task(id, home, parent.map(|p| p.1)),
+        }
     }
 
     /// Apply the forks and wake-ups a workload asked for during `init` or a
@@ -201,7 +206,9 @@ impl Sim<'_> {
                     ));
                 }
                 Action::Compute { ns, kind } => {
-                    let ns = if kind == Work::Sys {
+                    // A kernel thread's burst is exact: the jitter stream
+                    // stays the workload's.
+                    let ns = if kind == Work::Sys && !self.sched.tasks[ti].kthread {
                         self.noise
                             .spread_ns(ns, self.sched.cost.sys_jitter_pct)
                             .max(1)
@@ -218,7 +225,7 @@ impl Sim<'_> {
                 }
                 Action::Yield => self.sched.do_sched_yield(cpu),
                 Action::Exit => {
-                    self.live_tasks -= 1;
+                    self.live_tasks -= usize::from(!self.sched.tasks[ti].kthread);
                     self.workload_done = self.workload.done();
                     self.sched.do_exit(cpu, t);
                 }

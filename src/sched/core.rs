@@ -866,6 +866,17 @@ impl Sched<'_> {
     /// `timer_gen` makes any older timer of the task stale) and
     /// `schedule()` runs.
     pub(crate) fn do_nanosleep(&mut self, cpu: usize, t: TaskId, ns: u64) {
+        self.hrtimer_sleep(t, ns);
+        self.schedule(cpu);
+    }
+
+    /// `t` goes to sleep on its hrtimer, `ns` from now: a new `timer_gen`
+    /// makes any older timer of the task stale (`hrtimer_start()`); a
+    /// kernel thread's timer does not keep the run going. Also how a task
+    /// that existed asleep before the run starts (a kernel thread created
+    /// at boot, `Workload::start_asleep_ns`): never enqueued, the timer's
+    /// wake-up is its first.
+    pub(crate) fn hrtimer_sleep(&mut self, t: TaskId, ns: u64) {
         let task = &mut self.tasks[t as usize];
         task.state = TaskState::Sleeping;
         task.timer_gen = task.timer_gen.wrapping_add(1);
@@ -873,7 +884,6 @@ impl Sched<'_> {
         let gen = task.timer_gen;
         self.pending_timers += usize::from(!task.kthread);
         self.hrtimer_start(t, gen, self.now + ns);
-        self.schedule(cpu);
     }
 
     /// `sys_sched_yield()` (kernel/sched/core.c 3.8; `do_sched_yield()`

@@ -16,11 +16,12 @@
 //! wake-up comes at a random phase within its period, from a stream of its
 //! own (apart from the workload's draws).
 //!
+//! The threads exist before the run, asleep (`Workload::start_asleep_ns`):
+//! none runs before its first interrupt.
+//!
 //! Simplifications (docs/rt.md): an interrupt is a timer on the thread's
-//! CPU (no device, no hard-IRQ time of its own beyond the wake-up's);
-//! each thread is created at the start of the run and goes to sleep at
-//! once, which costs it one run at time 0; a burst that overruns the next
-//! wake-up is followed by the next at once.
+//! CPU (no device, no hard-IRQ time of its own beyond the wake-up's); a
+//! burst that overruns the next wake-up is followed by the next at once.
 
 use super::{sys, Action, Ctx, TaskSpec, Workload};
 use crate::error::CoreResult;
@@ -44,12 +45,25 @@ struct Thread {
     runs_next: bool,
 }
 
+/// How many tasks `k` adds on a machine of `nr_cpus` CPUs (one watchdog
+/// per CPU, the IRQ threads; without the CPU count, one watchdog).
+pub fn count(k: &RtKthreads, nr_cpus: Option<usize>) -> u64 {
+    let watchdogs = if k.watchdog {
+        nr_cpus.unwrap_or(1) as u64
+    } else {
+        0
+    };
+    watchdogs + u64::from(k.irq_threads)
+}
+
 /// `RtKthreads` as tasks (see the module's doc).
 pub struct Kthreads {
     k: RtKthreads,
     ncpus: usize,
     rng: Rng,
     threads: Vec<Thread>,
+    /// When `init` created the threads.
+    created_at: u64,
 }
 
 impl Kthreads {
@@ -60,6 +74,7 @@ impl Kthreads {
             ncpus,
             rng: Rng::new(seed ^ 0x5254_5F6B_7468_7264),
             threads: Vec::new(),
+            created_at: 0,
         }
     }
 
@@ -116,7 +131,7 @@ impl Workload for Kthreads {
                     periodic: true,
                     run_ns: k.watchdog_run_ns,
                     wake_at: 0,
-                    runs_next: false,
+                    runs_next: true,
                 });
             }
         }
@@ -144,10 +159,16 @@ impl Workload for Kthreads {
                 runs_next: false,
             });
         }
-        // The first interrupt of each, at a random phase within its period.
+        // The first interrupt of each, at a random phase within its period;
+        // they start asleep until it (`start_asleep_ns`).
+        self.created_at = ctx.now;
         for t in &mut self.threads {
             t.wake_at = ctx.now + self.rng.next_u64() % t.period_ns.max(1);
         }
+    }
+    fn start_asleep_ns(&self, task: TaskId) -> Option<u64> {
+        let t = self.threads.get(task as usize)?;
+        Some(t.wake_at - self.created_at)
     }
     fn step(&mut self, task: TaskId, ctx: &mut Ctx) -> Action {
         let t = &mut self.threads[task as usize];
@@ -172,8 +193,7 @@ impl Workload for Kthreads {
         self.nr_tasks_on(self.ncpus)
     }
     fn nr_tasks_on(&self, nr_cpus: usize) -> u64 {
-        let watchdogs = if self.k.watchdog { nr_cpus as u64 } else { 0 };
-        watchdogs + self.k.irq_threads as u64
+        count(&self.k, Some(nr_cpus))
     }
     fn finite(&self) -> bool {
         false

@@ -78,12 +78,7 @@ fn run(work_ns: Option<u64>) -> SimResult {
     });
     let opts = RunOptions {
         seed: 3,
-        duration_ns: None,
-        trace_limit: None,
-        sample_interval_ns: 100_000_000,
-        max_sample_bytes: crate::limits::MAX_VMSTAT_BYTES,
-        latency: false,
-        groups: Vec::new(),
+        ..Default::default()
     };
     let m = Machine::new(1, 2, 1, None, None).unwrap();
     simulate(
@@ -146,9 +141,26 @@ fn the_threads_are_tasks_and_the_run_ends_without_them() {
             t.wakeups[i]
         );
     }
+    // They existed asleep before the run: each sleeps once per wake-up
+    // (the last may still be running), with no run at creation.
+    for i in 1..t.name.len() {
+        let (sleeps, wakes) = (t.voluntary_cs[i], t.wakeups[i]);
+        assert!(
+            sleeps == wakes || sleeps + 1 == wakes,
+            "{}: {sleeps} {wakes}",
+            t.name[i]
+        );
+    }
     let m = |k: &str| r.metrics.iter().find(|(n, _)| n == k).map(|(_, v)| *v);
     assert_eq!(m("worker_done"), Some(1.0));
     assert!(m("rt_runs").unwrap() >= 60.0, "{:?}", m("rt_runs"));
+    // The workload's figures are its own: one fork, the worker's switches
+    // and CPU time only.
+    assert_eq!(m("forks"), Some(1.0));
+    let cs = (t.voluntary_cs[0] + t.involuntary_cs[0]) as f64;
+    assert_eq!(m("context_switches"), Some(cs));
+    let clock = m("task_clock_s").unwrap();
+    assert!((clock - t.cpu_s[0]).abs() < 1e-9, "{clock} {}", t.cpu_s[0]);
 }
 
 #[test]

@@ -194,12 +194,20 @@ impl Workload for Mix {
             .get(task as usize)
             .is_some_and(|&(p, local)| self.parts[p as usize].w.kthread(local))
     }
+    fn start_asleep_ns(&self, task: TaskId) -> Option<u64> {
+        let &(p, local) = self.owner.get(task as usize)?;
+        self.parts[p as usize].w.start_asleep_ns(local)
+    }
     fn stall_reason(&self, task: TaskId) -> Option<String> {
         let &(p, local) = self.owner.get(task as usize)?;
         let part = &self.parts[p as usize];
-        part.w
-            .stall_reason(local)
-            .map(|r| format!("{} (workload {:?})", r, part.name))
+        let reason = part.w.stall_reason(local)?;
+        // Beside a workload, its own reasons are the run's.
+        Some(if self.main && p == 0 {
+            reason
+        } else {
+            format!("{} (workload {:?})", reason, part.name)
+        })
     }
     fn task_attrs_of(&self, task: TaskId) -> &[TaskAttrs] {
         match self.owner.get(task as usize) {

@@ -370,6 +370,14 @@ pub trait Workload: Send {
         let _ = task;
         false
     }
+    /// A task that exists before the run and starts asleep (a kernel
+    /// thread created at boot): its first wake-up, a timer, comes `ns`
+    /// after it is created, and it is not woken before. `None` (the
+    /// default): a new task, runnable at once (`wake_up_new_task()`).
+    fn start_asleep_ns(&self, task: TaskId) -> Option<u64> {
+        let _ = task;
+        None
+    }
     /// Why `task` makes no progress, when the workload knows (the engine
     /// adds it to its no-progress error); none by default.
     fn stall_reason(&self, task: TaskId) -> Option<String> {

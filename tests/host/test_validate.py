@@ -196,11 +196,12 @@ def test_validate_predicts_the_modelled_changes_and_flags_the_rest():
     assert fifo["modelled"].all() and fifo["predicted"].null_count() == 0
     # equal-priority FIFO tasks never preempt each other: far fewer switches
     # (measured in all four variants; the model has it for three: under FIFO
-    # pipe threads switch more than plain at every seed tried, a documented
-    # miss, docs/realkernel.md: 15,682 against 1,244 switches there)
+    # socket threads switch more than plain, ×1.3-1.4 at seeds 1-3 against
+    # the machine's ×0.16, a documented miss, docs/realkernel.md: its
+    # receivers run for too few messages each once pulled one at a time)
     ctx = fifo.filter(pl.col("metric") == "context_switches")
     assert (ctx["measured"] < 0.5).all()
-    hit = ctx.filter((pl.col("ipc") == "socket") | (pl.col("mode") == "process"))
+    hit = ctx.filter((pl.col("ipc") == "pipe") | (pl.col("mode") == "process"))
     assert hit.height == 3 and (hit["predicted"] < 0.75).all()
     batch = e.filter((pl.col("change") == "chrt --batch 0") & (pl.col("metric") == "elapsed_s"))
     assert batch.height == 4 and batch["predicted"].null_count() == 0

@@ -114,8 +114,8 @@ impl Sched<'_> {
 
     /// `sched_idle_cpu(cpu)` (kernel/sched/fair.c 5.4-6.18; Kernel field
     /// `sched_idle_cpu`): the CPU has tasks and all of them are SCHED_IDLE
-    /// (`rq->nr_running == rq->cfs.idle_h_nr_running`). Simplified: the RT
-    /// kthreads of `sched::rt` are not counted in `nr_running`.
+    /// (`rq->nr_running == rq->cfs.idle_h_nr_running`). Simplified: RT
+    /// tasks (`sched::rt`) are not counted in `nr_running`.
     pub(crate) fn sched_idle_cpu(&self, cpu: usize) -> bool {
         self.kernel.sched_idle_cpu && self.sched_idle_rq(cpu)
     }

@@ -20,8 +20,8 @@
 //!   `rq->avg` (of 1024, "log the cpu utilization at rq"); its potential
 //!   maximum ("get rq potential maximum utilization") is
 //!   `min(rq->util, FULL_UTIL) · max(nr_running, 1)` (without the series'
-//!   `rt_util` term: the model's RT kernel threads run as system time
-//!   charged ahead of the fair task, not tracked apart), or, when larger,
+//!   `rt_util` term: the model keeps no RT PELT, `sched::rt`), or, when
+//!   larger,
 //!   the sum of its queued
 //!   tasks' own runnable ratios (the model's addition, see
 //!   `power_cpu_util`); a group's is the sum over its CPUs.

@@ -64,6 +64,7 @@ impl Sched<'_> {
                 .curr
                 .map_or(MAX_RT_PRIO, |c| self.tasks[c as usize].prio);
             if pp < self.rt_task_highest(this) && pp >= src_curr {
+                self.charge(this, self.cost.migrate_task_ns);
                 self.rt_transfer(p, src, this, this);
                 self.rt_root.stats.pulls += 1;
                 resched = true;
@@ -79,8 +80,7 @@ impl Sched<'_> {
     /// walk), counted in `function_call_ipis` and charged to the sender
     /// (`ipi_send_ns`, or `self_ipi_ns`, which also covers its entry).
     fn rt_irq_work_queue_on(&mut self, from: usize, to: usize, src: u32) {
-        let st = &mut self.rt_root.stats;
-        st.push_ipis += 1;
+        self.rt_root.stats.push_ipis += 1;
         #[cfg(test)]
         self.rt_root.ipi_log.push((from, to));
         self.counters.function_call_ipis += 1;

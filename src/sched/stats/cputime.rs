@@ -65,8 +65,9 @@ impl Sched<'_> {
                         w
                     }
                 };
-                if w > 0 {
-                    // Task work comes after the overhead: it ends at now.
+                if w > 0 && !task.kthread {
+                    // Task work comes after the overhead: it ends at now. A
+                    // kernel thread's is not the workload's progress.
                     self.acct.progress_at = now;
                 }
                 match task.work_kind {
