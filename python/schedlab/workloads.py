@@ -671,13 +671,13 @@ def aim7(
     (docs/guide/workloads.md has the table and where each number came from).
     """
     params: dict[str, Any] = {
-        "tasks": need_int("tasks", tasks, lo=1, hi=_core.MAX_TASKS - 1),
-        "jobs": need_int("jobs", jobs, lo=1, hi=100_000),
+        "tasks": _int_param("aim7", "tasks", tasks),
+        "jobs": _int_param("aim7", "jobs", jobs),
         "workfile": _plain(workfile),  # checked by the core
         "cpus": _cpuset(cpus),
         "contention": need_bool("contention", contention),
-        "filesize_kb": need_int("filesize_kb", filesize_kb, lo=0, hi=_core.AIM7_MAX_FILE_KB),
-        "poolsize_kb": need_int("poolsize_kb", poolsize_kb, lo=0, hi=_core.AIM7_MAX_FILE_KB),
+        "filesize_kb": _int_param("aim7", "filesize_kb", filesize_kb),
+        "poolsize_kb": _int_param("aim7", "poolsize_kb", poolsize_kb),
         "speed": need_number("speed", speed),  # its range: the core's
         "sync_io_ns": _sync_io_ns(sync_io_us),
         "syncs": need_bool("syncs", syncs),

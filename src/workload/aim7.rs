@@ -44,6 +44,7 @@
 //! itself on the development VM (docs/guide/workloads.md has the table and
 //! the rules).
 
+use super::params::IntParam;
 use super::{check_cpuset, sys, user, Action, Ctx, TaskSpec, Workload};
 use crate::cost::CostModel;
 use crate::error::{CoreError, CoreResult};
@@ -291,6 +292,50 @@ pub const MAX_SHARED_LINES: u64 = 10_000_000;
 /// what was measured they mean nothing.
 pub const MAX_FILE_KB: u64 = 1 << 14;
 
+/// AIM7's integer parameters (`params::IntParam`): the load point, the
+/// jobs per child and reaim.config's file sizes.
+pub const INT_PARAMS: &[IntParam] = &[
+    IntParam::new(
+        "aim7",
+        "tasks",
+        1,
+        crate::limits::MAX_TASKS as i64 - 1,
+        1,
+        "children forked (the load point's Num Forked)",
+    )
+    .default_none(),
+    IntParam::new(
+        "aim7",
+        "jobs",
+        1,
+        MAX_JOBS as i64,
+        100,
+        "jobs per child before rounding (procs_per_user)",
+    ),
+    IntParam::new(
+        "aim7",
+        "filesize_kb",
+        0,
+        MAX_FILE_KB as i64,
+        10,
+        "reaim.config's FILESIZE: each child's disk file, before its share of the pool",
+    )
+    .with_note("KB"),
+    IntParam::new(
+        "aim7",
+        "poolsize_kb",
+        0,
+        MAX_FILE_KB as i64,
+        1024,
+        "reaim.config's POOLSIZE, shared out among the children",
+    )
+    .with_note("KB"),
+];
+
+fn int_param(name: &str) -> &'static IntParam {
+    super::params::find(INT_PARAMS, name)
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {
     // driver
@@ -421,20 +466,8 @@ fn blocked(ns: u64, c: &CostModel) -> u64 {
 
 impl Aim7 {
     pub fn new(p: Aim7Params) -> CoreResult<Self> {
-        if p.tasks == 0 {
-            return Err(CoreError::invalid(
-                "tasks",
-                p.tasks,
-                format!("an integer from 1 to {}", crate::limits::MAX_TASKS - 1),
-            ));
-        }
-        if p.jobs == 0 || p.jobs > MAX_JOBS {
-            return Err(CoreError::invalid(
-                "jobs",
-                p.jobs,
-                format!("an integer from 1 to {MAX_JOBS}"),
-            ));
-        }
+        int_param("tasks").check_u64(u64::from(p.tasks))?;
+        int_param("jobs").check_u64(u64::from(p.jobs))?;
         let mix: Vec<(usize, u32)> = if p.workfile == "compute" {
             TESTS.iter().enumerate().map(|(i, t)| (i, t.hits)).collect()
         } else if let Some(i) = TESTS.iter().position(|t| t.name == p.workfile) {
@@ -453,18 +486,8 @@ impl Aim7 {
                 ),
             ));
         };
-        for (name, v) in [
-            ("filesize_kb", p.filesize_kb),
-            ("poolsize_kb", p.poolsize_kb),
-        ] {
-            if v > MAX_FILE_KB {
-                return Err(CoreError::invalid(
-                    name,
-                    v,
-                    format!("an integer from 0 to {MAX_FILE_KB} (KB)"),
-                ));
-            }
-        }
+        int_param("filesize_kb").check_u64(p.filesize_kb)?;
+        int_param("poolsize_kb").check_u64(p.poolsize_kb)?;
         if p.filesize_kb == 0 && p.poolsize_kb == 0 {
             // driver.c refuses a zero disk file size too
             return Err(CoreError::invalid(

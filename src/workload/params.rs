@@ -106,6 +106,7 @@ pub fn all() -> Vec<IntParam> {
         super::pipe_pingpong::INT_PARAMS,
         super::volano::INT_PARAMS,
         super::schbench::INT_PARAMS,
+        super::aim7::INT_PARAMS,
     ]
     .concat()
 }
