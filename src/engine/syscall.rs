@@ -206,17 +206,18 @@ impl Sim<'_> {
                     ));
                 }
                 Action::Compute { ns, kind } => {
+                    let task = &mut self.sched.tasks[ti];
                     // A kernel thread's burst is exact: the jitter stream
                     // stays the workload's.
-                    let ns = if kind == Work::Sys && !self.sched.tasks[ti].kthread {
+                    let ns = if kind == Work::Sys && !task.kthread {
                         self.noise
                             .spread_ns(ns, self.sched.cost.sys_jitter_pct)
                             .max(1)
                     } else {
                         ns
                     };
-                    self.sched.tasks[ti].work_left = ns;
-                    self.sched.tasks[ti].work_kind = kind;
+                    task.work_left = ns;
+                    task.work_kind = kind;
                 }
                 Action::Sleep { ns } => self.sched.do_nanosleep(cpu, t, ns),
                 Action::Block => {
