@@ -529,7 +529,11 @@ impl<'a> Sim<'a> {
     /// which the CPU runs its task. Zero task progress on every CPU for that
     /// long means overhead kept arriving at least as fast as the clock — a
     /// livelock that would otherwise never end. A CPU whose RT tasks are
-    /// throttled is waiting for its period timer, not livelocked.
+    /// throttled is waiting for its period timer, not livelocked. Time the
+    /// RT kernel threads of `rt_kthreads` ran is not the workload's
+    /// progress: when they kept its tasks off the CPUs past what RT
+    /// throttling allows (or with throttling off), that is RT starvation,
+    /// said as such.
     fn watchdog(&mut self) -> Option<Status> {
         let window = self.sched.now - self.sched.acct.progress_at;
         if window < 2 * self.sched.acct.max_charge {
@@ -544,11 +548,38 @@ impl<'a> Sim<'a> {
                 return None;
             }
             let elapsed = self.sched.now - rq.seg_start;
-            if rq.curr().is_some() && elapsed > rq.overhead_left {
+            let workload_task = rq
+                .curr()
+                .is_some_and(|t| !self.sched.tasks[t as usize].kthread);
+            if workload_task && elapsed > rq.overhead_left {
                 self.sched.acct.progress_at = self.sched.now;
                 return None;
             }
             backlog += rq.overhead_left - elapsed.min(rq.overhead_left);
+        }
+        if self.sched.acct.kthread_progress_at > self.sched.acct.progress_at {
+            // RT kernel threads took the CPUs. With RT throttling they can
+            // keep fair tasks off for at most about a runtime and a period
+            // (a burst that straddles a period boundary): wait that out.
+            let (period, runtime) = self.sched.rt_bandwidth();
+            if let Some(r) = runtime.filter(|&r| r < period) {
+                if window < r + period + WATCHDOG_NS {
+                    return None;
+                }
+            }
+            return Some(Status::Stalled(format!(
+                "the workload's tasks got no CPU time for {:.3} s of simulated time \
+                 (t={:.3}..{:.3} s) while {} task(s) were runnable: the RT kernel threads of \
+                 rt_kthreads took the CPUs (RT starvation under sched_rt_runtime_us={} per \
+                 sched_rt_period_us={}; 6.12+'s fair deadline server is not modelled): lower \
+                 their demand or keep RT throttling",
+                window as f64 / 1e9,
+                self.sched.acct.progress_at as f64 / 1e9,
+                self.sched.now as f64 / 1e9,
+                self.sched.nr_running_total,
+                self.sched.kernel.sched_rt_runtime_us,
+                self.sched.kernel.sched_rt_period_us,
+            )));
         }
         let cap = window as f64 * self.sched.rqs.len() as f64;
         let pct = |k: Overhead| {

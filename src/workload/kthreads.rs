@@ -156,7 +156,7 @@ impl Workload for Kthreads {
                 periodic: false,
                 run_ns: k.irq_run_ns,
                 wake_at: 0,
-                runs_next: false,
+                runs_next: true,
             });
         }
         // The first interrupt of each, at a random phase within its period;

@@ -9,6 +9,7 @@ use crate::result::{SimResult, Status};
 use crate::sched::rt::{RtKthreads, RtPolicy};
 use crate::sched::task::TaskId;
 use crate::topology::Machine;
+use crate::trace::{TraceKind, PREV_STATE_SLEEPING};
 use crate::workload::{user, Action, Ctx, TaskSpec, Workload};
 use crate::{simulate, RunOptions};
 
@@ -78,6 +79,7 @@ fn run(work_ns: Option<u64>) -> SimResult {
     });
     let opts = RunOptions {
         seed: 3,
+        trace_limit: Some(1_000_000),
         ..Default::default()
     };
     let m = Machine::new(1, 2, 1, None, None).unwrap();
@@ -90,6 +92,24 @@ fn run(work_ns: Option<u64>) -> SimResult {
         &|| false,
     )
     .unwrap()
+}
+
+/// When task `t` first ran (`sched_switch` to it) and first slept after
+/// that (`sched_switch` from it, prev_state S), in ns.
+fn first_run(r: &SimResult, t: usize) -> (u64, u64) {
+    let tr = r.trace.as_ref().expect("a trace");
+    let pid = t as i32 + 1;
+    let is_switch = |k: usize| tr.kind[k] == TraceKind::Switch as u8;
+    let rows = 0..tr.time_ns.len();
+    let first_in = rows
+        .clone()
+        .find(|&k| is_switch(k) && tr.b[k] == pid)
+        .expect("it ran");
+    let first_sleep = rows
+        .skip(first_in)
+        .find(|&k| is_switch(k) && tr.pid[k] == pid && tr.a[k] == PREV_STATE_SLEEPING)
+        .expect("it slept");
+    (tr.time_ns[first_in], tr.time_ns[first_sleep])
 }
 
 #[test]
@@ -148,6 +168,19 @@ fn the_threads_are_tasks_and_the_run_ends_without_them() {
         assert!(
             sleeps == wakes || sleeps + 1 == wakes,
             "{}: {sleeps} {wakes}",
+            t.name[i]
+        );
+        // Its first sleep comes a whole burst after it first ran at the
+        // earliest (20 µs for a watchdog, 30 µs for an IRQ thread).
+        let burst = if t.role[i] == "watchdog" {
+            20_000
+        } else {
+            30_000
+        };
+        let (first_in, first_sleep) = first_run(&r, i);
+        assert!(
+            first_sleep - first_in >= burst,
+            "{}: ran at {first_in} ns, slept at {first_sleep} ns",
             t.name[i]
         );
     }

@@ -92,6 +92,19 @@ def test_rt_throttling_keeps_five_percent_for_cfs():
         assert 0.095 <= m["rt_throttled_s"] <= 0.2, (seed, m["rt_throttled_s"])
 
 
+def test_rt_threads_that_starve_the_benchmark_stall_it_by_name():
+    # Watchdogs wanting 99.99 % of each CPU with RT throttling off: the
+    # benchmark never runs again, and the run says why instead of running on.
+    k = sl.Kernel.preset("v6.18").replace(sched_rt_runtime_us=-1)
+    hog = sl.workloads.rt_kthreads(watchdog_period_ms=0.01, watchdog_run_us=9.999)
+    w = sl.workloads.hackbench(groups=1, fds=4, loops=50, mode="thread", rt_kthreads=hog)
+    r = sl.simulate("vm-2", k, w, seed=1)
+    assert r.status == "stalled"
+    assert "RT starvation" in r.status_detail and "rt_kthreads" in r.status_detail
+    # with throttling the benchmark gets its 5 % and finishes
+    assert sl.simulate("vm-2", "v6.18", w, seed=1).status == "ok"
+
+
 @pytest.mark.parametrize(
     ("kwargs", "exc", "words"),
     [

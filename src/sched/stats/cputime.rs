@@ -65,10 +65,14 @@ impl Sched<'_> {
                         w
                     }
                 };
-                if w > 0 && !task.kthread {
+                if w > 0 {
                     // Task work comes after the overhead: it ends at now. A
                     // kernel thread's is not the workload's progress.
-                    self.acct.progress_at = now;
+                    if task.kthread {
+                        self.acct.kthread_progress_at = now;
+                    } else {
+                        self.acct.progress_at = now;
+                    }
                 }
                 match task.work_kind {
                     Work::User => {

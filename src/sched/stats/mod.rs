@@ -19,6 +19,9 @@ pub(crate) struct Accounting {
     /// The last instant a task consumed burst time (or took a workload
     /// step, or nothing was runnable: the engine sets it then).
     pub progress_at: u64,
+    /// The last instant an RT kernel thread (`Task::kthread`) consumed
+    /// burst time: what took the CPUs when the workload made no progress.
+    pub kthread_progress_at: u64,
     /// The overhead charged so far, by kind (`sched::overhead::Overhead`).
     pub overhead: [u64; OVERHEAD_KINDS],
     /// The largest single charge.
@@ -35,6 +38,7 @@ impl Accounting {
     pub(crate) fn new(ncpus: usize) -> Self {
         Accounting {
             progress_at: 0,
+            kthread_progress_at: 0,
             overhead: [0; OVERHEAD_KINDS],
             max_charge: 0,
             n_empty: ncpus,
