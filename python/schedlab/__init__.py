@@ -36,7 +36,7 @@ from .run.execute import SweepInterrupted
 from .run.plan import derive_seed
 from .run.simulation import simulate
 from .run.sweeps import sweep
-from .workloads import Workload
+from .workloads import Workload, workload_info
 
 __all__ = [
     "__version__",
@@ -85,5 +85,6 @@ __all__ = [
     "validate",
     "Validation",
     "vmstat_table",
+    "workload_info",
     "workloads",
 ]

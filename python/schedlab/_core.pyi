@@ -3,7 +3,7 @@ with ``python -m mypy.stubtest schedlab._core``; tests/api/test_typing.py checks
 that the TypedDicts' keys follow the core's field lists)."""
 
 from collections.abc import Callable
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 import numpy as np
 from numpy.typing import NDArray
@@ -13,7 +13,9 @@ __all__ = [
     "build_profile",
     "TRACE_EVENTS",
     "METRIC_INFO",
-    "WORKLOAD_INT_PARAMS",
+    "WORKLOAD_KINDS",
+    "WORKLOAD_KEYED_KINDS",
+    "WORKLOAD_PARAMS",
     "PREV_STATES",
     "BALANCE_KINDS",
     "BALANCE_OUTCOMES",
@@ -244,6 +246,87 @@ class FieldInfo(_Decl):
     release: str
     verified: bool
 
+class WorkloadParamInfo(TypedDict):
+    # BEGIN generated WorkloadParamInfo kind (scripts/dev/gen_fields.py)
+    kind: Literal[
+        "spinners",
+        "hackbench",
+        "pipe_pingpong",
+        "volano",
+        "aim7",
+        "schbench",
+        "rt_app",
+        "from_trace",
+        "mix",
+    ]
+    # END generated WorkloadParamInfo kind
+    name: str
+    arg: str
+    scale: int
+    type: Literal["int", "float", "bool", "choice", "cpus", "other"]
+    min: int | float | None
+    max: int | float | None
+    values: list[str] | None
+    default: int | float | bool | str | None
+    required: bool
+    allowed: str
+    doc: str
+
+# The parameter dicts of the kinds the core reads by their declarations
+# (WORKLOAD_KEYED_KINDS): what workload_check(kind, params) takes.
+# BEGIN generated workload params (scripts/dev/gen_fields.py)
+class HackbenchParams(TypedDict):
+    groups: int
+    fds: int
+    loops: int
+    datasize: int
+    ipc: Literal["pipe", "socket"]
+    mode: Literal["process", "thread"]
+    sndbuf: int
+    skb_overhead: int
+    parent_wakee_flips: int
+    rt_kthreads: NotRequired[Any]
+
+class PipePingpongParams(TypedDict):
+    loops: int
+    mode: Literal["process", "thread"]
+
+class VolanoParams(TypedDict):
+    rooms: int
+    users: int
+    messages: int
+    handle_ns: int
+    send_ns: int
+    enqueue_ns: int
+
+class Aim7Params(TypedDict):
+    tasks: int
+    jobs: int
+    workfile: str
+    cpus: NotRequired[list[int] | None]
+    contention: bool
+    filesize_kb: int
+    poolsize_kb: int
+    speed: float
+    sync_io_ns: NotRequired[int | None]
+    syncs: bool
+    shared_lines: NotRequired[Any]
+
+class SchbenchParams(TypedDict):
+    message_threads: int
+    workers: NotRequired[int | None]
+    runtime_s: int
+    warmup_s: int
+    operations: int
+    sleep_us: int
+    requests_per_sec: int
+    cache_footprint_kb: int
+    pipe_bytes: int
+    skip_locking: bool
+    mac_ns: float
+
+# END generated workload params
+
 class BalanceTraceColumns(TypedDict):
     time_ns: NDArray[np.uint64]
     cpu: NDArray[np.int32]
@@ -334,7 +417,9 @@ TRACE_EVENTS: list[str]
 #: Every declared metric: (family, name, unit, meaning, source).
 METRIC_INFO: list[tuple[str, str, str, str, str]]
 #: Workloads' integer parameters: (kind, name, lo, hi, default, doc).
-WORKLOAD_INT_PARAMS: list[tuple[str, str, int, int, int | None, str]]
+WORKLOAD_KINDS: list[str]
+WORKLOAD_KEYED_KINDS: list[str]
+WORKLOAD_PARAMS: list[WorkloadParamInfo]
 LATENCY_BUCKETS: list[int]
 LATENCY_TASK_BYTES: int
 PREV_STATES: list[str]

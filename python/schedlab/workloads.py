@@ -6,12 +6,13 @@ a ``Workload`` value for ``simulate``.
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import numbers
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ParamSpec, TypeVar
+
+import polars as pl
 
 from . import _core
 from ._check import (
@@ -72,7 +73,7 @@ class Workload:
         """The same workload with some arguments changed (validated again);
         its ``with_tasks`` settings are kept."""
         factory = _ALL_FACTORIES[self.kind]
-        allowed = _PARAMS[self.kind]
+        allowed = Workload.parameters(self.kind)
         for k in changes:
             if k not in allowed:
                 raise ConfigError(
@@ -163,9 +164,9 @@ class Workload:
         """The roles of workload ``kind``'s tasks (what ``with_tasks(role=)``
         takes)."""
         need_str("kind", kind)
-        if kind not in _ALL_FACTORIES:
+        if kind not in _core.WORKLOAD_KINDS:
             raise ConfigError(
-                f"invalid workload kind {kind!r}: expected one of {', '.join(_ALL_FACTORIES)}"
+                f"invalid workload kind {kind!r}: expected one of {', '.join(_core.WORKLOAD_KINDS)}"
             )
         return list(_core.WORKLOAD_ROLES.get(kind, ()))
 
@@ -173,11 +174,11 @@ class Workload:
     def parameters(kind: str) -> list[str]:
         """The parameter names of workload ``kind``."""
         need_str("kind", kind)
-        if kind not in _ALL_FACTORIES:
+        if kind not in _core.WORKLOAD_KINDS:
             raise ConfigError(
-                f"invalid workload kind {kind!r}: expected one of {', '.join(_ALL_FACTORIES)}"
+                f"invalid workload kind {kind!r}: expected one of {', '.join(_core.WORKLOAD_KINDS)}"
             )
-        return list(_PARAMS[kind])
+        return [p["arg"] for p in _core.WORKLOAD_PARAMS if p["kind"] == kind]
 
     def __repr__(self) -> str:
         a = ", ".join(f"{k}={v!r}" for k, v in self.args.items() if v is not None)
@@ -402,13 +403,30 @@ def _rt_param(v: Any) -> dict[str, Any] | None:
 
 #: Each workload's integer parameters as the core declares them
 #: (``src/workload/params.rs``): (kind, name) → (lo, hi).
-_INT_PARAMS = {(k, n): (lo, hi) for k, n, lo, hi, _default, _doc in _core.WORKLOAD_INT_PARAMS}
+#: Every workload parameter as the core declares it (``_core.WORKLOAD_PARAMS``),
+#: by (kind, builder argument).
+_DECLARED: dict[tuple[str, str], dict[str, Any]] = {
+    (p["kind"], p["arg"]): dict(p) for p in _core.WORKLOAD_PARAMS
+}
 
 
 def _int_param(kind: str, name: str, v: Any) -> int:
     """``v`` checked against the bounds the core declares for ``kind``'s ``name``."""
-    lo, hi = _INT_PARAMS[(kind, name)]
-    return need_int(name, v, lo=lo, hi=hi)
+    p = _DECLARED[(kind, name)]
+    return need_int(name, v, lo=p["min"], hi=p["max"])
+
+
+def _scaled_param(kind: str, arg: str, v: Any) -> int:
+    """``v`` in the builder's unit as the core's integer (``v × scale``), checked
+    against the core's declared bounds (in the core's unit)."""
+    p = _DECLARED[(kind, arg)]
+    return need_scaled(arg, v, p["scale"], p["min"], p["max"], "µs")
+
+
+def _declared_range(kind: str, arg: str) -> tuple[Any, Any]:
+    """The (min, max) the core declares for ``kind``'s argument ``arg``."""
+    p = _DECLARED[(kind, arg)]
+    return p["min"], p["max"]
 
 
 @_checked_args
@@ -588,9 +606,9 @@ def volano(
         "rooms": _int_param("volano", "rooms", rooms),
         "users": _int_param("volano", "users", users),
         "messages": _int_param("volano", "messages", messages),
-        "handle_ns": need_scaled("handle_us", handle_us, 1000, 1, _MAX_STEP_NS, "µs"),
-        "send_ns": need_scaled("send_us", send_us, 1000, 1, _MAX_STEP_NS, "µs"),
-        "enqueue_ns": need_scaled("enqueue_us", enqueue_us, 1000, 1, _MAX_STEP_NS, "µs"),
+        "handle_ns": _scaled_param("volano", "handle_us", handle_us),
+        "send_ns": _scaled_param("volano", "send_us", send_us),
+        "enqueue_ns": _scaled_param("volano", "enqueue_us", enqueue_us),
     }
     _core.workload_check("volano", params)
     args = {
@@ -826,8 +844,11 @@ def rt_app(json: Any, *, run_scale: float = 1.0) -> Workload:
     plain run.
     """
     scale = need_number("run_scale", run_scale)
-    if not 0.1 <= scale <= 10:
-        raise ConfigError(f"invalid run_scale={run_scale!r}: expected a factor from 0.1 to 10")
+    lo, hi = _declared_range("rt_app", "run_scale")
+    if not lo <= scale <= hi:
+        raise ConfigError(
+            f"invalid run_scale={run_scale!r}: expected a factor from {lo:g} to {hi:g}"
+        )
     script, threads = _rtapp.translate(json, run_scale=scale)
     params = script.params()
     _core.workload_check("rt_app", params)
@@ -878,8 +899,11 @@ def from_trace(
             "a task name or a list of names"
         )
     scale = need_number("time_scale", time_scale)
-    if not 1e-6 <= scale <= 1e6:
-        raise ConfigError(f"invalid time_scale={time_scale!r}: expected a factor from 1e-6 to 1e6")
+    lo, hi = _declared_range("from_trace", "time_scale")
+    if not lo <= scale <= hi:
+        raise ConfigError(
+            f"invalid time_scale={time_scale!r}: expected a factor from {lo:g} to {hi:g}"
+        )
     net = need_bool("net_costs", net_costs)
     lines: Iterable[str]
     if isinstance(path, str) and ("\n" in path or "\r" in path):
@@ -1016,7 +1040,34 @@ def mix(workloads: Sequence[Workload], names: Sequence[str] | None = None) -> Wo
 
 _ALL_FACTORIES: dict[str, Callable[..., Workload]] = {**_FACTORIES, "mix": mix}
 
-_PARAMS = {k: tuple(inspect.signature(f).parameters) for k, f in _ALL_FACTORIES.items()}
+#: The columns of ``workload_info()``.
+_INFO_COLS = ("kind", "arg", "type", "default", "required", "allowed", "doc", "name", "scale")
+
+
+@checked_call("workload_info")
+def workload_info() -> pl.DataFrame:
+    """Every workload parameter, one row each, as the core declares it
+    (``src/workload/params.rs``; the docs' *Workload parameters* reference
+    is this table): ``kind`` (``sl.workloads.<kind>``), ``arg`` (the
+    builder's argument, in its order), ``type`` (``int``, ``float``,
+    ``bool``, ``choice``, ``cpus`` or ``other``), ``default`` (the builder's,
+    as text: ``None`` for a ``None`` default, empty when ``required``),
+    ``allowed`` (what the core allows, as its errors say it), ``doc``, and
+    ``name`` and ``scale``: the core's key and the factor from the builder's
+    unit to it (``handle_us`` × 1000 is ``handle_ns``)."""
+    rows = []
+    for p in _DECLARED.values():
+        row = {k: p[k] for k in _INFO_COLS}
+        row["default"] = "" if p["required"] else repr(p["default"])
+        if p["default"] is None and not p["required"] and "None" not in p["allowed"]:
+            row["allowed"] = f"{p['allowed']}, or None"
+        if p["scale"] != 1 and p["type"] == "int":  # the builder's unit, not the core's
+            lo, hi = p["min"] / p["scale"], p["max"] / p["scale"]
+            row["type"] = "float"
+            row["allowed"] = f"a number from {lo:g} to {hi:g} (times {p['scale']}: {p['name']})"
+        rows.append(row)
+    return pl.DataFrame(rows, schema=list(_INFO_COLS))
+
 
 __all__ = [
     "Workload",
@@ -1030,6 +1081,7 @@ __all__ = [
     "schbench",
     "spinners",
     "volano",
+    "workload_info",
 ]
 
 

@@ -157,3 +157,22 @@ def metric_table() -> str:
             out.append(f"| `{name}` | {unit} | {_linked(meaning)} | {source} |")
         out.append("")
     return "\n".join(out)
+
+
+def workload_param_table() -> str:
+    """Every workload kind's parameters, from ``sl.workload_info()``."""
+    info = sl.workload_info()
+    out = []
+    for kind in dict.fromkeys(info["kind"].to_list()):
+        out.append(f"## {kind}\n")
+        out.append("| argument | type | default | allowed | meaning |\n|---|---|---|---|---|")
+        rows = info.filter(kind=kind).iter_rows(named=True)
+        for r in rows:
+            default = "required" if r["required"] else f"`{r['default']}`"
+            core = f" (the core's `{r['name']}`)" if r["name"] != r["arg"] else ""
+            out.append(
+                f"| `{r['arg']}` | {r['type']} | {default} | {r['allowed']} "
+                f"| {_linked(r['doc'])}{core} |"
+            )
+        out.append("")
+    return "\n".join(out)

@@ -2,7 +2,7 @@
 the code at build time, and the notebooks copied in for mkdocs-jupyter.
 
 - reference/kernel-fields.md, reference/presets.md, reference/costs.md,
-  reference/metrics.md from
+  reference/metrics.md, reference/workload-parameters.md from
   scripts/dev/docs_tables.py (the installed schedlab's fields and presets);
 - notebooks/*.ipynb, rendered with their stored outputs (execute: false);
 - index.md: the README, its links made relative to the site.
@@ -82,6 +82,22 @@ workload ([Workloads](../guide/workloads.md)).
 
 with mkdocs_gen_files.open("reference/metrics.md", "w") as f:
     f.write(METRICS + t.metric_table())
+
+WORKLOAD_PARAMETERS = """# Workload parameters
+
+Every argument of each `sl.workloads.<kind>` builder, generated from the
+core's declaration (`src/workload/params.rs`) when the site is built:
+`sl.workload_info()` returns the same table as a DataFrame, and
+`Workload.parameters(kind)` the names. The core checks the same bounds as
+the builder, and its errors say "allowed" as the table does. An argument
+the builder takes in another unit than the core (µs for ns) names the
+core's key. The [Workloads guide](../guide/workloads.md) describes each
+workload and its metrics.
+
+"""
+
+with mkdocs_gen_files.open("reference/workload-parameters.md", "w") as f:
+    f.write(WORKLOAD_PARAMETERS + t.workload_param_table())
 
 readme = (ROOT / "README.md").read_text()
 readme = readme.replace("](docs/", "](").replace(

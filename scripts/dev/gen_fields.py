@@ -12,7 +12,10 @@ Python needs of them from the compiled module
   ``CostModel`` (with their ``Literal`` value sets), which mypy checks user
   code against;
 - ``python/schedlab/_core.pyi``: the ``KernelFields`` and ``CostFields``
-  TypedDicts, ``FieldInfo.kind``'s values, and the exception classes;
+  TypedDicts, ``FieldInfo.kind``'s values, the exception classes, and from
+  the workload declarations (``src/workload/params.rs``,
+  ``_core.WORKLOAD_PARAMS``) ``WorkloadParamInfo.kind``'s values and one
+  TypedDict per keyed workload kind's parameter dict (``HackbenchParams``);
 - ``python/schedlab/exceptions.py``: the re-export of the exception classes.
 
 Run it after adding or changing a field (with the package rebuilt):
@@ -52,6 +55,36 @@ def _exception_stubs(tree: list[tuple[str, list[str], str, list[tuple[str, str]]
         else:
             out.append(f"{head} ...")
     return out
+
+
+#: A declared parameter's type in a stub, by ``WORKLOAD_PARAMS``' ``type``.
+_PY_TYPES = {"int": "int", "float": "float", "bool": "bool", "cpus": "list[int]", "other": "Any"}
+
+
+def _param_type(p: dict[str, Any]) -> str:
+    if p["type"] == "choice":
+        t = "Literal[" + ", ".join(f'"{v}"' for v in p["values"]) + "]"
+    elif p["type"] == "other" and isinstance(p["default"], str):
+        t = "str"  # checked by its kind (aim7's workfile)
+    else:
+        t = _PY_TYPES[p["type"]]
+    optional = p["default"] is None and not p["required"] and t != "Any"
+    return f"{t} | None" if optional else t
+
+
+def _workload_dicts(params: list[dict[str, Any]], keyed: list[str]) -> list[str]:
+    """One TypedDict per keyed kind: the core's keys (``name``) and types; a
+    parameter whose builder default is None may be left out (``NotRequired``)."""
+    out: list[str] = []
+    for kind in keyed:
+        cls = "".join(w.capitalize() for w in kind.split("_")) + "Params"
+        out += ["", f"class {cls}(TypedDict):"] if out else [f"class {cls}(TypedDict):"]
+        for p in (p for p in params if p["kind"] == kind):
+            t = _param_type(p)
+            if p["default"] is None and not p["required"]:
+                t = f"NotRequired[{t}]"
+            out.append(f"    {p['name']}: {t}")
+    return [*out, ""]  # a class with a body stands apart (ruff's stub layout)
 
 
 def _exception_imports(tree: list[tuple[str, list[str], str, list[tuple[str, str]]]]) -> list[str]:
@@ -100,6 +133,8 @@ def blocks() -> dict[tuple[Path, str], list[str]]:
     cost = list(_core.COST_FIELD_INFO)
     kinds = ", ".join(f'"{k}"' for k in _core.FIELD_KINDS)
     tree = list(_core.EXCEPTIONS)
+    wparams = [dict(p) for p in _core.WORKLOAD_PARAMS]
+    wkinds = ["    kind: Literal[", *(f'        "{k}",' for k in _core.WORKLOAD_KINDS), "    ]"]
     return {
         (PKG / "config.py", "Kernel fields"): _annotations(kernel, "    "),
         (PKG / "config.py", "CostModel fields"): _annotations(cost, "    "),
@@ -107,6 +142,10 @@ def blocks() -> dict[tuple[Path, str], list[str]]:
         (PKG / "_core.pyi", "CostFields"): _annotations(cost, "    "),
         (PKG / "_core.pyi", "FieldInfo kind"): [f"    kind: Literal[{kinds}]"],
         (PKG / "_core.pyi", "exceptions"): _exception_stubs(tree),
+        (PKG / "_core.pyi", "WorkloadParamInfo kind"): wkinds,
+        (PKG / "_core.pyi", "workload params"): _workload_dicts(
+            wparams, list(_core.WORKLOAD_KEYED_KINDS)
+        ),
         (PKG / "exceptions.py", "exceptions"): _exception_imports(tree),
     }
 

@@ -4,6 +4,7 @@
 //! parameters through [`Params`] and [`FromParam`]. Nothing unknown is
 //! dropped or replaced by a default.
 
+use crate::workload::params::Param as WParam;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use pyo3::IntoPyObjectExt;
@@ -230,6 +231,57 @@ pub fn cost_field_info(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
     CostModel::FIELDS.iter().map(|f| decl_dict(py, f)).collect()
 }
 
+/// `WORKLOAD_PARAMS`: one dict per declared workload parameter
+/// (`workload::kinds::KINDS`, each kind's in its builder's order): `kind`,
+/// `name` (the core's key), `arg` (the builder's), `scale` (builder value
+/// × scale = core value), `type` (`int`, `float`, `bool`, `choice`,
+/// `cpus`, `other`), `min`/`max` (ints and numbers, else `None`), `values`
+/// (a choice's names, else `None`), `default` (`None` also when the
+/// builder's default is `None`), `required`, `allowed` (as an error says
+/// it), `doc`.
+pub fn workload_param_info(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
+    use crate::workload::params::{Given, ParamType};
+    crate::workload::params::all()
+        .iter()
+        .map(|p| {
+            let d = PyDict::new(py);
+            d.set_item("kind", p.kind)?;
+            d.set_item("name", p.name)?;
+            d.set_item("arg", p.arg)?;
+            d.set_item("scale", p.scale)?;
+            d.set_item("type", p.ty.name())?;
+            let (lo, hi) = match p.ty {
+                ParamType::Int | ParamType::Cpus => (
+                    p.lo.into_pyobject(py)?.into_any(),
+                    p.hi.into_pyobject(py)?.into_any(),
+                ),
+                ParamType::Number => (
+                    p.lo_f.into_pyobject(py)?.into_any(),
+                    p.hi_f.into_pyobject(py)?.into_any(),
+                ),
+                _ => (py.None().into_bound(py), py.None().into_bound(py)),
+            };
+            d.set_item("min", lo)?;
+            d.set_item("max", hi)?;
+            match p.ty {
+                ParamType::Choice(names) => d.set_item("values", names.to_vec())?,
+                _ => d.set_item("values", py.None())?,
+            }
+            match p.default {
+                Given::Required | Given::None => d.set_item("default", py.None())?,
+                Given::Int(i) => d.set_item("default", i)?,
+                Given::Number(x) => d.set_item("default", x)?,
+                Given::Bool(b) => d.set_item("default", b)?,
+                Given::Str(s) => d.set_item("default", s)?,
+            }
+            d.set_item("required", p.default == Given::Required)?;
+            d.set_item("allowed", p.allowed())?;
+            d.set_item("doc", p.doc)?;
+            Ok(d)
+        })
+        .collect()
+}
+
 /// A parameter value of a known Python shape, converted with an error that
 /// names its parameter: the integers of the Rust type (never a `bool`),
 /// `bool`, a finite `float` (or an int), UTF-8 `str`, `None` for an `Option`, a list (or tuple) for a
@@ -254,7 +306,7 @@ macro_rules! int_param {
         }
     )+};
 }
-int_param!(u32, u64, i32);
+int_param!(u32, u64, i32, i64);
 
 impl FromParam for bool {
     fn expected() -> String {
@@ -319,6 +371,28 @@ impl<T: FromParam> FromParam for Vec<T> {
             .enumerate()
             .map(|(i, x)| T::from_param(&format!("{param}[{i}]"), &x?))
             .collect()
+    }
+}
+
+/// The parameter structs' generated `read` (`workload_params!`) takes
+/// its values from a [`Params`], each converted by [`FromParam`] under its
+/// declared name.
+impl crate::workload::params::ParamReader for Params<'_, '_> {
+    type Error = PyErr;
+    fn int(&mut self, p: &WParam) -> PyResult<Option<i64>> {
+        self.opt::<i64>(p.name)
+    }
+    fn number(&mut self, p: &WParam) -> PyResult<Option<f64>> {
+        self.opt::<f64>(p.name)
+    }
+    fn flag(&mut self, p: &WParam) -> PyResult<Option<bool>> {
+        self.opt::<bool>(p.name)
+    }
+    fn text(&mut self, p: &WParam) -> PyResult<Option<String>> {
+        self.opt::<String>(p.name)
+    }
+    fn ints(&mut self, p: &WParam) -> PyResult<Option<Vec<i64>>> {
+        self.opt::<Vec<i64>>(p.name)
     }
 }
 

@@ -30,8 +30,9 @@ use crate::trace::{EVENT_NAMES, PREV_STATE_NAMES};
 use crate::workload::aim7::{Aim7, Aim7Params};
 use crate::workload::attrs::{TaskAttrs, WithTasks};
 use crate::workload::hackbench::{Hackbench, HackbenchParams, Ipc, Mode};
+use crate::workload::kinds;
 use crate::workload::mix::Mix;
-use crate::workload::pipe_pingpong::PipePingpong;
+use crate::workload::pipe_pingpong::{PipePingpong, PipePingpongParams};
 use crate::workload::schbench::{Schbench, SchbenchParams};
 use crate::workload::spinners::{Dist, SpinnerTask, Spinners};
 use crate::workload::volano::{Volano, VolanoParams};
@@ -297,179 +298,134 @@ fn workload_base(
     kind: &str,
     params: &Bound<'_, PyDict>,
 ) -> PyResult<Box<dyn Workload>> {
-    let w: Box<dyn Workload> =
-        match kind {
-            "spinners" => {
-                let mut p = Params::new(params, "spinners", "");
-                let nice: Vec<i32> = p.get("nice")?;
-                let run: Vec<Option<u64>> = p.get("run_ns")?;
-                let sleep: Vec<Option<u64>> = p.get("sleep_ns")?;
-                let cpus: Vec<Option<Vec<u32>>> = p.get("cpus")?;
-                let yields: Vec<bool> = p.get("yields")?;
-                let dist = p.named::<Dist>("dist")?;
-                p.finish()?;
-                let n = nice.len();
-                for (key, len) in [
-                    ("run_ns", run.len()),
-                    ("sleep_ns", sleep.len()),
-                    ("cpus", cpus.len()),
-                    ("yields", yields.len()),
-                ] {
-                    if len != n {
-                        return Err(py_err(
-                            py,
-                            crate::CoreError::invalid(
-                                key,
-                                format!("a list of {len}"),
-                                format!("a list of {n}, one entry per task in nice"),
-                            ),
-                        ));
-                    }
-                }
-                let tasks = (0..n)
-                    .map(|i| SpinnerTask {
-                        nice: nice[i],
-                        run_ns: run[i],
-                        sleep_ns: sleep[i],
-                        cpus: cpus[i].clone(),
-                        yields: yields[i],
-                    })
-                    .collect();
-                Box::new(Spinners::new(tasks, dist)?)
-            }
-            "hackbench" => {
-                let mut p = Params::new(params, "hackbench", "");
-                let hp = HackbenchParams {
-                    groups: p.get("groups")?,
-                    fds: p.get("fds")?,
-                    loops: p.get("loops")?,
-                    datasize: p.get("datasize")?,
-                    ipc: p.named::<Ipc>("ipc")?,
-                    mode: p.named::<Mode>("mode")?,
-                    sndbuf: p.get("sndbuf")?,
-                    skb_overhead: p.get("skb_overhead")?,
-                    parent_wakee_flips: p.get("parent_wakee_flips")?,
-                };
-                let rt = match p.opt_any("rt_kthreads")? {
-                    Some(_) => Some(rt_kthreads_from(&p.dict("rt_kthreads")?)?),
-                    None => None,
-                };
-                p.finish()?;
-                Box::new(Hackbench::new(hp)?.with_rt_kthreads(rt))
-            }
-            "pipe_pingpong" => {
-                let mut p = Params::new(params, "pipe_pingpong", "");
-                let loops: u64 = p.get("loops")?;
-                let mode = p.named::<Mode>("mode")?;
-                p.finish()?;
-                Box::new(PipePingpong::new(loops, mode)?)
-            }
-            "volano" => {
-                let mut p = Params::new(params, "volano", "");
-                let vp = VolanoParams {
-                    rooms: p.get("rooms")?,
-                    users: p.get("users")?,
-                    messages: p.get("messages")?,
-                    handle_ns: p.get("handle_ns")?,
-                    send_ns: p.get("send_ns")?,
-                    enqueue_ns: p.get("enqueue_ns")?,
-                };
-                p.finish()?;
-                Box::new(Volano::new(vp)?)
-            }
-            "aim7" => {
-                let mut p = Params::new(params, "aim7", "");
-                let ap = Aim7Params {
-                    tasks: p.get("tasks")?,
-                    jobs: p.get("jobs")?,
-                    workfile: p.get("workfile")?,
-                    cpus: p.get("cpus")?,
-                    contention: p.get("contention")?,
-                    filesize_kb: p.get("filesize_kb")?,
-                    poolsize_kb: p.get("poolsize_kb")?,
-                    speed: p.get("speed")?,
-                    sync_io_ns: p.get("sync_io_ns")?,
-                    syncs: p.get("syncs")?,
-                    shared_lines: p.get("shared_lines")?,
-                };
-                p.finish()?;
-                Box::new(Aim7::new(ap)?)
-            }
-            "schbench" => {
-                let mut p = Params::new(params, "schbench", "");
-                let sp = SchbenchParams {
-                    message_threads: p.get("message_threads")?,
-                    workers: p.get("workers")?,
-                    runtime_s: p.get("runtime_s")?,
-                    warmup_s: p.get("warmup_s")?,
-                    operations: p.get("operations")?,
-                    sleep_us: p.get("sleep_us")?,
-                    requests_per_sec: p.get("requests_per_sec")?,
-                    cache_footprint_kb: p.get("cache_footprint_kb")?,
-                    pipe_bytes: p.get("pipe_bytes")?,
-                    skip_locking: p.get("skip_locking")?,
-                    mac_ns: p.get("mac_ns")?,
-                };
-                p.finish()?;
-                Box::new(Schbench::new(sp)?)
-            }
-            "rt_app" => Box::new(script::script_from(py, "rt_app", params)?),
-            "from_trace" => Box::new(script::script_from(py, "from_trace", params)?),
-            "mix" => {
-                let mut p = Params::new(params, "mix", "");
-                let names: Vec<String> = p.get("names")?;
-                let parts = p.opt_any("parts")?.ok_or_else(|| {
-                    py_err(
-                        py,
-                        crate::CoreError::invalid("parts", "None", "a list of workloads"),
-                    )
-                })?;
-                p.finish()?;
-                let parts = parts
-                    .cast_into::<PyList>()
-                    .map_err(|e| convert::wrong_type("parts", &e.into_inner(), "a list of dicts"))?;
-                if parts.len() != names.len() {
+    let w: Box<dyn Workload> = match kind {
+        "spinners" => {
+            let mut p = Params::new(params, "spinners", "");
+            let nice: Vec<i32> = p.get("nice")?;
+            let run: Vec<Option<u64>> = p.get("run_ns")?;
+            let sleep: Vec<Option<u64>> = p.get("sleep_ns")?;
+            let cpus: Vec<Option<Vec<u32>>> = p.get("cpus")?;
+            let yields: Vec<bool> = p.get("yields")?;
+            let dist = p.named::<Dist>("dist")?;
+            p.finish()?;
+            let n = nice.len();
+            for (key, len) in [
+                ("run_ns", run.len()),
+                ("sleep_ns", sleep.len()),
+                ("cpus", cpus.len()),
+                ("yields", yields.len()),
+            ] {
+                if len != n {
                     return Err(py_err(
                         py,
                         crate::CoreError::invalid(
-                            "names",
-                            format!("a list of {}", names.len()),
-                            format!("one name per workload ({})", parts.len()),
+                            key,
+                            format!("a list of {len}"),
+                            format!("a list of {n}, one entry per task in nice"),
                         ),
                     ));
                 }
-                let mut built = Vec::with_capacity(parts.len());
-                for (i, (item, name)) in parts.iter().zip(names).enumerate() {
-                    let d = item.cast_into::<PyDict>().map_err(|e| {
-                        convert::wrong_type(&format!("parts[{i}]"), &e.into_inner(), "a dict")
-                    })?;
-                    let mut q = Params::new(&d, "mix part", "");
-                    let kind: String = q.get("kind")?;
-                    let wp = q.dict("params")?;
-                    q.finish()?;
-                    if kind == "mix" {
-                        return Err(py_err(
-                            py,
-                            crate::CoreError::invalid(
-                                "workloads",
-                                "a mix inside a mix",
-                                "workloads that are not mixes (list every part in one mix)",
-                            ),
-                        ));
-                    }
-                    built.push((name, workload_from(py, &kind, &wp)?));
-                }
-                Box::new(Mix::new(built)?)
             }
-            other => return Err(py_err(
+            let tasks = (0..n)
+                .map(|i| SpinnerTask {
+                    nice: nice[i],
+                    run_ns: run[i],
+                    sleep_ns: sleep[i],
+                    cpus: cpus[i].clone(),
+                    yields: yields[i],
+                })
+                .collect();
+            Box::new(Spinners::new(tasks, dist)?)
+        }
+        "hackbench" => {
+            let mut p = Params::new(params, "hackbench", "");
+            let hp = HackbenchParams::read(&mut p)?;
+            let rt = match p.opt_any("rt_kthreads")? {
+                Some(_) => Some(rt_kthreads_from(&p.dict("rt_kthreads")?)?),
+                None => None,
+            };
+            p.finish()?;
+            Box::new(Hackbench::new(hp)?.with_rt_kthreads(rt))
+        }
+        "pipe_pingpong" => {
+            let mut p = Params::new(params, "pipe_pingpong", "");
+            let pp = PipePingpongParams::read(&mut p)?;
+            p.finish()?;
+            Box::new(PipePingpong::new(pp.loops, pp.mode)?)
+        }
+        "volano" => {
+            let mut p = Params::new(params, "volano", "");
+            let vp = VolanoParams::read(&mut p)?;
+            p.finish()?;
+            Box::new(Volano::new(vp)?)
+        }
+        "aim7" => {
+            let mut p = Params::new(params, "aim7", "");
+            let ap = Aim7Params::read(&mut p)?;
+            p.finish()?;
+            Box::new(Aim7::new(ap)?)
+        }
+        "schbench" => {
+            let mut p = Params::new(params, "schbench", "");
+            let sp = SchbenchParams::read(&mut p)?;
+            p.finish()?;
+            Box::new(Schbench::new(sp)?)
+        }
+        "rt_app" => Box::new(script::script_from(py, "rt_app", params)?),
+        "from_trace" => Box::new(script::script_from(py, "from_trace", params)?),
+        "mix" => {
+            let mut p = Params::new(params, "mix", "");
+            let names: Vec<String> = p.get("names")?;
+            let parts = p.opt_any("parts")?.ok_or_else(|| {
+                py_err(
+                    py,
+                    crate::CoreError::invalid("parts", "None", "a list of workloads"),
+                )
+            })?;
+            p.finish()?;
+            let parts = parts
+                .cast_into::<PyList>()
+                .map_err(|e| convert::wrong_type("parts", &e.into_inner(), "a list of dicts"))?;
+            if parts.len() != names.len() {
+                return Err(py_err(
+                    py,
+                    crate::CoreError::invalid(
+                        "names",
+                        format!("a list of {}", names.len()),
+                        format!("one name per workload ({})", parts.len()),
+                    ),
+                ));
+            }
+            let mut built = Vec::with_capacity(parts.len());
+            for (i, (item, name)) in parts.iter().zip(names).enumerate() {
+                let d = item.cast_into::<PyDict>().map_err(|e| {
+                    convert::wrong_type(&format!("parts[{i}]"), &e.into_inner(), "a dict")
+                })?;
+                let mut q = Params::new(&d, "mix part", "");
+                let kind: String = q.get("kind")?;
+                let wp = q.dict("params")?;
+                q.finish()?;
+                if kind == "mix" {
+                    return Err(py_err(
+                        py,
+                        crate::CoreError::invalid(
+                            "workloads",
+                            "a mix inside a mix",
+                            "workloads that are not mixes (list every part in one mix)",
+                        ),
+                    ));
+                }
+                built.push((name, workload_from(py, &kind, &wp)?));
+            }
+            Box::new(Mix::new(built)?)
+        }
+        other => {
+            return Err(py_err(
                 py,
-                crate::CoreError::invalid(
-                    "workload",
-                    format!("{other:?}"),
-                    "one of \"spinners\", \"hackbench\", \"pipe_pingpong\", \"volano\", \"aim7\", \"schbench\", \"rt_app\", \"from_trace\", \"mix\"",
-                ),
-            )),
-        };
+                crate::CoreError::invalid("workload", format!("{other:?}"), kinds::one_of()),
+            ))
+        }
+    };
     Ok(w)
 }
 
@@ -926,12 +882,18 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     m.add("TRACE_EVENTS", EVENT_NAMES.to_vec())?;
     m.add(
-        "WORKLOAD_INT_PARAMS",
-        crate::workload::params::all()
-            .into_iter()
-            .map(|p| (p.kind, p.name, p.lo, p.hi, p.default, p.doc))
+        "WORKLOAD_KINDS",
+        kinds::KINDS.iter().map(|k| k.name).collect::<Vec<_>>(),
+    )?;
+    m.add(
+        "WORKLOAD_KEYED_KINDS",
+        kinds::KINDS
+            .iter()
+            .filter(|k| k.keyed)
+            .map(|k| k.name)
             .collect::<Vec<_>>(),
     )?;
+    m.add("WORKLOAD_PARAMS", convert::workload_param_info(m.py())?)?;
     m.add(
         "METRIC_INFO",
         crate::metrics::all()
@@ -983,17 +945,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("RT_POLICIES", RtPolicy::NAMES.to_vec())?;
     m.add("TASK_POLICIES", Policy::NAMES.to_vec())?;
     let roles = PyDict::new(m.py());
-    for (kind, r) in [
-        ("spinners", crate::workload::spinners::ROLES),
-        ("hackbench", crate::workload::hackbench::ROLES),
-        ("pipe_pingpong", crate::workload::pipe_pingpong::ROLES),
-        ("volano", crate::workload::volano::ROLES),
-        ("aim7", crate::workload::aim7::ROLES),
-        ("schbench", crate::workload::schbench::ROLES),
-        ("rt_app", crate::workload::script::ROLES),
-        ("from_trace", crate::workload::script::ROLES),
-    ] {
-        roles.set_item(kind, r.to_vec())?;
+    for k in kinds::KINDS.iter().filter(|k| !k.roles.is_empty()) {
+        roles.set_item(k.name, k.roles.to_vec())?;
     }
     m.add("WORKLOAD_ROLES", roles)?;
     m.add("SCRIPT_OPS", script::OPS.to_vec())?;

@@ -44,7 +44,7 @@
 //! itself on the development VM (docs/guide/workloads.md has the table and
 //! the rules).
 
-use super::params::IntParam;
+use super::params::Given;
 use super::{check_cpuset, sys, user, Action, Ctx, TaskSpec, Workload};
 use crate::cost::CostModel;
 use crate::error::{CoreError, CoreResult};
@@ -232,34 +232,77 @@ impl JobWalk {
     }
 }
 
-#[derive(Clone, Debug, PartialEq)]
-pub struct Aim7Params {
-    /// Children (the load point's `Num Forked`).
-    pub tasks: u32,
-    /// `jobs` (procs_per_user before rounding; 100 by default).
-    pub jobs: u32,
-    /// `"compute"` or a single test name.
-    pub workfile: String,
-    /// The cpuset of the driver and its children; `None` = all CPUs.
-    pub cpus: Option<Vec<u32>>,
-    /// Charge the shared-state contention cost.
-    pub contention: bool,
-    /// reaim.config's `FILESIZE` and `POOLSIZE` in KB: each child's disk
-    /// files are `filesize_kb + poolsize_kb / tasks` KB (driver.c).
-    pub filesize_kb: u64,
-    pub poolsize_kb: u64,
-    /// The modelled CPU's speed relative to the host the costs were
-    /// measured on: every measured CPU time is divided by it.
-    pub speed: f64,
-    /// The blocked time of each `system("sync")`; `None` = as measured
-    /// (at this run's file size).
-    pub sync_io_ns: Option<u64>,
-    /// The disk tests' `system("sync")` calls; `false` is reaim's `-y`.
-    pub syncs: bool,
-    /// Cache-line operations per job on shared state, one per test of
-    /// [`TESTS`] in its order, in place of the measured `shared_lines`
-    /// (a hypothesis to explore; `None` = as measured).
-    pub shared_lines: Option<Vec<u64>>,
+crate::workload_params! {
+    /// AIM7's parameters, declared once (`workload::params`): the load
+    /// point, the jobs per child, the workfile and reaim.config's file
+    /// sizes, and the model's own knobs.
+    pub struct Aim7Params for "aim7" {
+        /// Children (the load point's `Num Forked`).
+        tasks: u32 = int(
+            1,
+            crate::limits::MAX_TASKS as i64 - 1,
+            1,
+            "children forked (the load point's Num Forked)"
+        )
+        .required(),
+        /// `jobs` (procs_per_user before rounding; 100 by default).
+        jobs: u32 = int(1, MAX_JOBS as i64, 100, "jobs per child before rounding (procs_per_user)"),
+        /// `"compute"` or a single test name.
+        workfile: String = other(
+            "\"compute\" or one test of its mix (sl.workloads.AIM7_TESTS)",
+            "the workfile: the compute mix, or one of its tests alone"
+        )
+        .given(Given::Str("compute")),
+        /// The cpuset of the driver and its children; `None` = all CPUs.
+        cpus: Option<Vec<u32>> = cpus("the cpuset of the driver and every child (None: all CPUs)"),
+        /// Charge the shared-state contention cost.
+        contention: bool = flag(true, "charge the cache-line transfers of state shared between children"),
+        /// reaim.config's `FILESIZE` and `POOLSIZE` in KB: each child's disk
+        /// files are `filesize_kb + poolsize_kb / tasks` KB (driver.c).
+        filesize_kb: u64 = int(
+            0,
+            MAX_FILE_KB as i64,
+            10,
+            "reaim.config's FILESIZE: each child's disk file, before its share of the pool"
+        )
+        .with_note("KB"),
+        poolsize_kb: u64 = int(
+            0,
+            MAX_FILE_KB as i64,
+            1024,
+            "reaim.config's POOLSIZE, shared out among the children"
+        )
+        .with_note("KB"),
+        /// The modelled CPU's speed relative to the host the costs were
+        /// measured on: every measured CPU time is divided by it.
+        speed: f64 = number(
+            0.1,
+            100.0,
+            1.0,
+            "the modelled CPU's speed relative to the host the costs were measured on"
+        )
+        .with_note("the modelled CPU's speed relative to the measurement host"),
+        /// The blocked time of each `system("sync")`; `None` = as measured
+        /// (at this run's file size).
+        sync_io_ns: Option<u64> = int(
+            0,
+            10_000_000_000,
+            0,
+            "the time each system(\"sync\") waits for writeback (None: as measured)"
+        )
+        .taken_as("sync_io_us", 1000)
+        .default_none(),
+        /// The disk tests' `system("sync")` calls; `false` is reaim's `-y`.
+        syncs: bool = flag(true, "the disk tests' system(\"sync\") calls (False: reaim -y)"),
+        /// Cache-line operations per job on shared state, one per test of
+        /// [`TESTS`] in its order, in place of the measured `shared_lines`
+        /// (a hypothesis to explore; `None` = as measured).
+        shared_lines: Option<Vec<u64>> = other(
+            "a dict {test: lines} or None",
+            "cache-line operations per job on shared state, in place of the measured ones"
+        )
+        .bounds(0, MAX_SHARED_LINES as i64),
+    }
 }
 
 impl Default for Aim7Params {
@@ -291,50 +334,6 @@ pub const MAX_SHARED_LINES: u64 = 10_000_000;
 /// measured): the model's costs are linear in the file size, and far past
 /// what was measured they mean nothing.
 pub const MAX_FILE_KB: u64 = 1 << 14;
-
-/// AIM7's integer parameters (`params::IntParam`): the load point, the
-/// jobs per child and reaim.config's file sizes.
-pub const INT_PARAMS: &[IntParam] = &[
-    IntParam::new(
-        "aim7",
-        "tasks",
-        1,
-        crate::limits::MAX_TASKS as i64 - 1,
-        1,
-        "children forked (the load point's Num Forked)",
-    )
-    .default_none(),
-    IntParam::new(
-        "aim7",
-        "jobs",
-        1,
-        MAX_JOBS as i64,
-        100,
-        "jobs per child before rounding (procs_per_user)",
-    ),
-    IntParam::new(
-        "aim7",
-        "filesize_kb",
-        0,
-        MAX_FILE_KB as i64,
-        10,
-        "reaim.config's FILESIZE: each child's disk file, before its share of the pool",
-    )
-    .with_note("KB"),
-    IntParam::new(
-        "aim7",
-        "poolsize_kb",
-        0,
-        MAX_FILE_KB as i64,
-        1024,
-        "reaim.config's POOLSIZE, shared out among the children",
-    )
-    .with_note("KB"),
-];
-
-fn int_param(name: &str) -> &'static IntParam {
-    super::params::find(INT_PARAMS, name)
-}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {
@@ -466,8 +465,8 @@ fn blocked(ns: u64, c: &CostModel) -> u64 {
 
 impl Aim7 {
     pub fn new(p: Aim7Params) -> CoreResult<Self> {
-        int_param("tasks").check_u64(u64::from(p.tasks))?;
-        int_param("jobs").check_u64(u64::from(p.jobs))?;
+        Aim7Params::param("tasks").check_u64(u64::from(p.tasks))?;
+        Aim7Params::param("jobs").check_u64(u64::from(p.jobs))?;
         let mix: Vec<(usize, u32)> = if p.workfile == "compute" {
             TESTS.iter().enumerate().map(|(i, t)| (i, t.hits)).collect()
         } else if let Some(i) = TESTS.iter().position(|t| t.name == p.workfile) {
@@ -486,8 +485,8 @@ impl Aim7 {
                 ),
             ));
         };
-        int_param("filesize_kb").check_u64(p.filesize_kb)?;
-        int_param("poolsize_kb").check_u64(p.poolsize_kb)?;
+        Aim7Params::param("filesize_kb").check_u64(p.filesize_kb)?;
+        Aim7Params::param("poolsize_kb").check_u64(p.poolsize_kb)?;
         if p.filesize_kb == 0 && p.poolsize_kb == 0 {
             // driver.c refuses a zero disk file size too
             return Err(CoreError::invalid(
@@ -496,13 +495,7 @@ impl Aim7 {
                 "at least 1 KB when poolsize_kb is 0 (the disk tests need a file)",
             ));
         }
-        if !(p.speed.is_finite() && (0.1..=100.0).contains(&p.speed)) {
-            return Err(CoreError::invalid(
-                "speed",
-                p.speed,
-                "a number from 0.1 to 100 (the modelled CPU's speed relative to the measurement host)",
-            ));
-        }
+        Aim7Params::param("speed").check_number(p.speed)?;
         if let Some(io) = p.sync_io_ns {
             if io > 10_000_000_000 {
                 return Err(CoreError::invalid(

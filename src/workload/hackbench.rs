@@ -18,72 +18,7 @@ use crate::error::{CoreError, CoreResult};
 use crate::sched::task::TaskId;
 use crate::topology::Machine;
 
-use super::params::IntParam;
-
-/// hackbench's integer parameters (`perf bench sched messaging`'s
-/// defaults).
-pub const INT_PARAMS: &[IntParam] = &[
-    IntParam::new(
-        "hackbench",
-        "groups",
-        1,
-        100_000,
-        10,
-        "groups of senders and receivers (-g)",
-    ),
-    IntParam::new(
-        "hackbench",
-        "fds",
-        1,
-        1_000,
-        20,
-        "senders and receivers per group (-f)",
-    ),
-    IntParam::new(
-        "hackbench",
-        "loops",
-        1,
-        100_000_000,
-        100,
-        "messages each sender writes to each receiver (-l)",
-    ),
-    IntParam::new(
-        "hackbench",
-        "datasize",
-        1,
-        super::ipc::PAGE_SIZE as i64,
-        100,
-        "bytes per message (-s)",
-    ),
-    IntParam::new(
-        "hackbench",
-        "sndbuf",
-        1,
-        1 << 31,
-        212_992,
-        "sk_sndbuf of a socket (net.core.wmem_default)",
-    ),
-    IntParam::new(
-        "hackbench",
-        "skb_overhead",
-        0,
-        65_536,
-        668,
-        "an skb's truesize beyond its payload",
-    ),
-    IntParam::new(
-        "hackbench",
-        "parent_wakee_flips",
-        0,
-        1 << 31,
-        0,
-        "the main process's wakee_flips as it forks",
-    ),
-];
-
-fn int_param(name: &str) -> &'static IntParam {
-    super::params::find(INT_PARAMS, name)
-}
+use crate::config::NamedEnum;
 
 crate::named_enum! {
     /// hackbench's channel: `pipe()` pairs or AF_UNIX stream `socketpair()`s.
@@ -95,27 +30,54 @@ crate::named_enum! {
     pub enum Mode { Process = "process", Thread = "thread" }
 }
 
-#[derive(Clone, Debug, PartialEq)]
-pub struct HackbenchParams {
-    pub groups: u32,
-    pub fds: u32,
-    pub loops: u32,
-    pub datasize: u32,
-    pub ipc: Ipc,
-    pub mode: Mode,
-    /// `sk_sndbuf` (net.core.wmem_default, typically 212992 on x86-64).
-    pub sndbuf: u64,
-    /// skb truesize beyond the payload (sk_buff + shared info; ≈ 668 B,
-    /// an estimate, not measured: docs/guide/workloads.md#sources).
-    pub skb_overhead: u32,
-    /// The main process's `wakee_flips` when it starts forking: the
-    /// distinct tasks it woke just before (perf's own output to a pipe
-    /// reader, RCU, kworkers). Every child inherits it (`dup_task_struct()`
-    /// copies it, `__sched_fork()` does not reset it), so `wake_wide()`
-    /// stops the start-up wake-ups' pulls to the main process's CPU after
-    /// about this many; a recording gives it
-    /// (`schedlab.parent_wakee_flips`).
-    pub parent_wakee_flips: u32,
+crate::workload_params! {
+    /// hackbench's parameters (`perf bench sched messaging`'s defaults),
+    /// declared once (`workload::params`).
+    pub struct HackbenchParams for "hackbench" {
+        groups: u32 = int(1, 100_000, 10, "groups of senders and receivers (-g)"),
+        fds: u32 = int(1, 1_000, 20, "senders and receivers per group (-f)"),
+        loops: u32 = int(
+            1,
+            100_000_000,
+            100,
+            "messages each sender writes to each receiver (-l)"
+        ),
+        datasize: u32 = int(1, super::ipc::PAGE_SIZE as i64, 100, "bytes per message (-s)"),
+        ipc: Ipc = choice(
+            <Ipc as NamedEnum>::NAMES,
+            "socket",
+            "pipe() pairs or AF_UNIX stream socketpair()s (--pipe)"
+        ),
+        mode: Mode = choice(
+            <Mode as NamedEnum>::NAMES,
+            "process",
+            "workers as forked processes or threads of one process (--thread)"
+        ),
+        /// `sk_sndbuf` (net.core.wmem_default, typically 212992 on x86-64).
+        sndbuf: u64 = int(1, 1 << 31, 212_992, "sk_sndbuf of a socket (net.core.wmem_default)"),
+        /// skb truesize beyond the payload (sk_buff + shared info; ≈ 668 B,
+        /// an estimate, not measured: docs/guide/workloads.md#sources).
+        skb_overhead: u32 = int(0, 65_536, 668, "an skb's truesize beyond its payload"),
+        /// The main process's `wakee_flips` when it starts forking: the
+        /// distinct tasks it woke just before (perf's own output to a pipe
+        /// reader, RCU, kworkers). Every child inherits it (`dup_task_struct()`
+        /// copies it, `__sched_fork()` does not reset it), so `wake_wide()`
+        /// stops the start-up wake-ups' pulls to the main process's CPU after
+        /// about this many; a recording gives it
+        /// (`schedlab.parent_wakee_flips`).
+        parent_wakee_flips: u32 = int(
+            0,
+            1 << 31,
+            0,
+            "the main process's wakee_flips as it forks"
+        ),
+    }
+    also {
+        rt_kthreads = other(
+            "an sl.workloads.rt_kthreads() dict, or None",
+            "RT kernel threads running beside the benchmark (docs/rt.md)"
+        ),
+    }
 }
 
 impl HackbenchParams {
@@ -208,9 +170,9 @@ impl Hackbench {
             ("skb_overhead", p.skb_overhead),
             ("parent_wakee_flips", p.parent_wakee_flips),
         ] {
-            int_param(name).check(i64::from(v))?;
+            HackbenchParams::param(name).check(i64::from(v))?;
         }
-        int_param("sndbuf").check_u64(p.sndbuf)?;
+        HackbenchParams::param("sndbuf").check_u64(p.sndbuf)?;
         let tasks = 2 * p.groups as u64 * p.fds as u64;
         if tasks > crate::limits::MAX_TASKS {
             return Err(CoreError::invalid(

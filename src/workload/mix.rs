@@ -10,12 +10,30 @@
 //! tasks have exited (endless parts, such as spinners, are then stopped).
 
 use super::attrs::TaskAttrs;
+use super::params::Param;
 use super::{Action, Ctx, TaskSpec, Workload};
 use crate::error::{CoreError, CoreResult};
 use crate::sched::task::TaskId;
 use crate::topology::Machine;
 
 /// At most this many parts in one mix.
+/// `sl.workloads.mix`'s parameters (`workload::params`).
+pub const PARAMS: &[Param] = &[
+    Param::other(
+        "mix",
+        "workloads",
+        "a list of 1 to 16 workloads that are not mixes",
+        "the workloads run side by side",
+    )
+    .required(),
+    Param::other(
+        "mix",
+        "names",
+        "a list of str, one per workload, or None",
+        "each part's metric prefix (None: its kind, numbered when repeated)",
+    ),
+];
+
 pub const MAX_PARTS: usize = 16;
 
 struct Part {

@@ -7,12 +7,16 @@
 //! before the returned action — as a system call's side effects precede its
 //! return. Everything a workload does is a pure function of its inputs and
 //! the run's RNG, so runs are deterministic.
+//!
+//! Each kind and its parameters are declared once: [`kinds::KINDS`] and
+//! [`params`] (`workload_params!`).
 
 pub mod aim7;
 mod aim7_costs;
 pub mod attrs;
 pub mod hackbench;
 pub mod ipc;
+pub mod kinds;
 pub mod kthreads;
 pub mod mix;
 pub mod params;

@@ -8,21 +8,28 @@
 
 use super::hackbench::Mode;
 use super::ipc::{Chan, ChanStats, Op, Pipe};
-use super::params::IntParam;
 use super::{sys, Action, Ctx, TaskSpec, Workload};
 use crate::error::CoreResult;
 use crate::sched::task::TaskId;
 use crate::topology::Machine;
 
-/// pipe_pingpong's integer parameter (`perf bench sched pipe -l`).
-pub const INT_PARAMS: &[IntParam] = &[IntParam::new(
-    "pipe_pingpong",
-    "loops",
-    1,
-    1_000_000_000,
-    100_000,
-    "round trips through the pair of pipes (-l)",
-)];
+crate::workload_params! {
+    /// `perf bench sched pipe`'s parameters, declared once
+    /// (`workload::params`).
+    pub struct PipePingpongParams for "pipe_pingpong" {
+        loops: u64 = int(
+            1,
+            1_000_000_000,
+            100_000,
+            "round trips through the pair of pipes (-l)"
+        ),
+        mode: Mode = choice(
+            <Mode as crate::config::NamedEnum>::NAMES,
+            "process",
+            "the two tasks as processes or threads (-T)"
+        ),
+    }
+}
 
 const TOKEN: u32 = 4;
 
@@ -61,7 +68,7 @@ pub struct PipePingpong {
 
 impl PipePingpong {
     pub fn new(loops: u64, mode: Mode) -> CoreResult<Self> {
-        INT_PARAMS[0].check_u64(loops)?;
+        PipePingpongParams::param("loops").check_u64(loops)?;
         Ok(PipePingpong {
             loops,
             mode,

@@ -49,97 +49,6 @@ use crate::error::{CoreError, CoreResult};
 use crate::sched::task::TaskId;
 use crate::topology::Machine;
 
-use super::params::IntParam;
-
-/// schbench's integer parameters (schbench.c's options; `workers` is also
-/// bounded by `message_threads × workers`, checked with it).
-pub const INT_PARAMS: &[IntParam] = &[
-    IntParam::new(
-        "schbench",
-        "message_threads",
-        1,
-        MAX_THREADS as i64,
-        1,
-        "message threads (-m)",
-    ),
-    IntParam::new(
-        "schbench",
-        "workers",
-        1,
-        MAX_THREADS as i64,
-        0,
-        "workers per message thread (-t)",
-    )
-    .default_none(),
-    IntParam::new(
-        "schbench",
-        "runtime_s",
-        1,
-        86_400,
-        30,
-        "seconds of the run (-r)",
-    )
-    .with_note("s"),
-    IntParam::new(
-        "schbench",
-        "warmup_s",
-        0,
-        86_400,
-        0,
-        "seconds of samples dropped (-w)",
-    )
-    .with_note("s"),
-    IntParam::new(
-        "schbench",
-        "operations",
-        0,
-        1_000_000,
-        5,
-        "matrix multiplications per request (-n)",
-    ),
-    IntParam::new(
-        "schbench",
-        "sleep_us",
-        0,
-        10_000_000,
-        100,
-        "usleep() per request (-s)",
-    )
-    .with_note("µs"),
-    IntParam::new(
-        "schbench",
-        "requests_per_sec",
-        0,
-        10_000_000,
-        0,
-        "requests a second (-R)",
-    )
-    .with_note("0: off"),
-    IntParam::new(
-        "schbench",
-        "cache_footprint_kb",
-        0,
-        16 << 20,
-        256,
-        "the matrices' footprint (-F)",
-    )
-    .with_note("KB"),
-    IntParam::new(
-        "schbench",
-        "pipe_bytes",
-        0,
-        1 << 20,
-        0,
-        "pipe mode's bytes per wake-up (-p)",
-    )
-    .with_note("0: off; schbench's PIPE_TRANSFER_BUFFER"),
-];
-
-fn int_param(name: &str) -> &'static IntParam {
-    super::params::find(INT_PARAMS, name)
-}
-
-/// schbench's roles: the `main` thread, the `message` threads, the `worker`s.
 pub const ROLES: &[&str] = &["main", "message", "worker"];
 /// `lock_this_cpu()`'s spin runs in slices of this much user time.
 const SPIN_NS: u64 = 20_000;
@@ -155,31 +64,44 @@ const MAX_THREADS: u64 = 100_000;
 /// The most CPU work one request may ask for (at `work_pct` 100), ns.
 const MAX_WORK_NS: f64 = 1e12;
 
-/// schbench's options (`parse_options()`), with its defaults.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SchbenchParams {
-    /// `-m`.
-    pub message_threads: u32,
-    /// `-t`; `None`: the CPUs divided among the message threads, rounded up.
-    pub workers: Option<u32>,
-    /// `-r`.
-    pub runtime_s: u32,
-    /// `-w` (ignored below 30 s of runtime, and with `-R` or `-p`).
-    pub warmup_s: u32,
-    /// `-n`.
-    pub operations: u32,
-    /// `-s`.
-    pub sleep_us: u64,
-    /// `-R` (0: off).
-    pub requests_per_sec: u32,
-    /// `-F`.
-    pub cache_footprint_kb: u64,
-    /// `-p` (0: off; at most 1 MiB, as schbench caps it).
-    pub pipe_bytes: u32,
-    /// `-L`.
-    pub skip_locking: bool,
-    /// One multiply-add of `do_some_math()`, ns.
-    pub mac_ns: f64,
+crate::workload_params! {
+    /// schbench's options (`parse_options()`), with its defaults, declared
+    /// once (`workload::params`); `workers` is also bounded by
+    /// `message_threads × workers`, checked with it.
+    pub struct SchbenchParams for "schbench" {
+        /// `-m`.
+        message_threads: u32 = int(1, MAX_THREADS as i64, 1, "message threads (-m)"),
+        /// `-t`; `None`: the CPUs divided among the message threads, rounded up.
+        workers: Option<u32> = int(1, MAX_THREADS as i64, 0, "workers per message thread (-t)")
+            .default_none(),
+        /// `-r`.
+        runtime_s: u32 = int(1, 86_400, 30, "seconds of the run (-r)").with_note("s"),
+        /// `-w` (ignored below 30 s of runtime, and with `-R` or `-p`).
+        warmup_s: u32 = int(0, 86_400, 0, "seconds of samples dropped (-w)").with_note("s"),
+        /// `-n`.
+        operations: u32 = int(0, 1_000_000, 5, "matrix multiplications per request (-n)"),
+        /// `-s`.
+        sleep_us: u64 = int(0, 10_000_000, 100, "usleep() per request (-s)").with_note("µs"),
+        /// `-R` (0: off).
+        requests_per_sec: u32 = int(0, 10_000_000, 0, "requests a second (-R)")
+            .with_note("0: off"),
+        /// `-F`.
+        cache_footprint_kb: u64 = int(0, 16 << 20, 256, "the matrices' footprint (-F)")
+            .with_note("KB"),
+        /// `-p` (0: off; at most 1 MiB, as schbench caps it).
+        pipe_bytes: u32 = int(0, 1 << 20, 0, "pipe mode's bytes per wake-up (-p)")
+            .with_note("0: off; schbench's PIPE_TRANSFER_BUFFER"),
+        /// `-L`.
+        skip_locking: bool = flag(false, "no per-CPU lock around a request's work (-L)"),
+        /// One multiply-add of `do_some_math()`, ns.
+        mac_ns: f64 = number(
+            0.0,
+            1000.0,
+            1.0,
+            "one multiply-add of the matrix loop (sl.workloads.SCHBENCH_MAC_NS, measured here)"
+        )
+        .with_note("ns, above 0"),
+    }
 }
 
 impl Default for SchbenchParams {
@@ -335,9 +257,9 @@ fn us(ns: u64) -> u64 {
 impl Schbench {
     pub fn new(p: SchbenchParams) -> CoreResult<Self> {
         let bad = |name: &str, v: String, want: &str| Err(CoreError::invalid(name, v, want));
-        int_param("message_threads").check(i64::from(p.message_threads))?;
+        SchbenchParams::param("message_threads").check(i64::from(p.message_threads))?;
         if let Some(w) = p.workers {
-            let declared = int_param("workers");
+            let declared = SchbenchParams::param("workers");
             if w == 0 || i64::from(w) * i64::from(p.message_threads) > declared.hi {
                 return bad(
                     "workers",
@@ -359,7 +281,7 @@ impl Schbench {
             ("cache_footprint_kb", p.cache_footprint_kb),
             ("pipe_bytes", u64::from(p.pipe_bytes)),
         ] {
-            int_param(name).check_u64(v)?;
+            SchbenchParams::param(name).check_u64(v)?;
         }
         if !(p.mac_ns.is_finite() && p.mac_ns > 0.0 && p.mac_ns <= 1000.0) {
             return bad(

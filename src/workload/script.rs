@@ -32,6 +32,7 @@
 //! uncontended lock, a one-user barrier) is the engine's no-progress error,
 //! not an endless step.
 
+use super::params::Param;
 use super::{check_cpuset, sys, user, Action, Ctx, TaskSpec, Workload};
 use crate::error::{CoreError, CoreResult};
 use crate::sched::task::Policy;
@@ -261,6 +262,58 @@ pub struct Script {
 }
 
 /// The scripted tasks' one role.
+/// `sl.workloads.rt_app`'s parameters (`workload::params`): the builder
+/// compiles the description into the core's script.
+pub const RT_APP_PARAMS: &[Param] = &[
+    Param::other(
+        "rt_app",
+        "json",
+        "a path, a JSON string or a dict",
+        "the rt-app workload description (docs/rt-app.md)",
+    )
+    .required(),
+    Param::number(
+        "rt_app",
+        "run_scale",
+        0.1,
+        10.0,
+        1.0,
+        "CPU time of a run event per µs configured",
+    ),
+];
+
+/// `sl.workloads.from_trace`'s parameters (`workload::params`): the
+/// builder compiles the recording into the core's script.
+pub const FROM_TRACE_PARAMS: &[Param] = &[
+    Param::other(
+        "from_trace",
+        "path",
+        "a file, its text or a list of its lines",
+        "the recorded schedule (docs/replay.md)",
+    )
+    .required(),
+    Param::other(
+        "from_trace",
+        "tasks",
+        "a task name, a list of them, or None",
+        "the recorded tasks to replay (None: all but the idle task, kernel threads and the recorder)",
+    ),
+    Param::number(
+        "from_trace",
+        "time_scale",
+        1e-6,
+        1e6,
+        1.0,
+        "the factor on the recorded CPU bursts",
+    ),
+    Param::flag(
+        "from_trace",
+        "net_costs",
+        true,
+        "take the model's wake-up and switch charges off the recorded bursts",
+    ),
+];
+
 pub const ROLES: &[&str] = &["task"];
 
 fn bad(param: &str, value: impl std::fmt::Display, allowed: &str) -> CoreError {

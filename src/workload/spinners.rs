@@ -4,6 +4,7 @@
 //! optionally pinned and optionally calling `sched_yield()` in their loop
 //! (the 2.6.23 `sched_compat_yield` example: `while(1) sched_yield();`).
 
+use super::params::Param;
 use super::{check_cpuset, Action, Ctx, TaskSpec, Work, Workload};
 use crate::error::{CoreError, CoreResult};
 use crate::sched::task::TaskId;
@@ -113,6 +114,51 @@ impl Spinners {
 }
 
 /// The spinners' one role: every task is a `spinner`.
+/// `sl.workloads.spinners`' parameters (`workload::params`): per-task
+/// lists the builder makes from one value or one per task.
+pub const PARAMS: &[Param] = &[
+    Param::other(
+        "spinners",
+        "nice",
+        "a list of nice values from -20 to 19",
+        "one task per value, at that nice",
+    )
+    .required(),
+    Param::other(
+        "spinners",
+        "run_ns",
+        "µs, one value or one per task, or None",
+        "CPU time of each loop (None: spin forever)",
+    )
+    .taken_as("run_us", 1000),
+    Param::other(
+        "spinners",
+        "sleep_ns",
+        "µs, one value or one per task, or None",
+        "a timed sleep after each loop's run",
+    )
+    .taken_as("sleep_us", 1000),
+    Param::other(
+        "spinners",
+        "cpus",
+        "per task None, a CPU number or a list of them",
+        "each task's allowed CPUs",
+    ),
+    Param::other(
+        "spinners",
+        "yields",
+        "a bool or one per task",
+        "sched_yield() in the loop",
+    ),
+    Param::choice(
+        "spinners",
+        "dist",
+        <Dist as crate::config::NamedEnum>::NAMES,
+        "fixed",
+        "durations fixed or exponential with the given mean",
+    ),
+];
+
 pub const ROLES: &[&str] = &["spinner"];
 
 impl Workload for Spinners {

@@ -20,40 +20,37 @@
 //! never fills (one chat in flight per room), start-up is instantaneous.
 
 use super::ipc::{Chan, ChanStats, Op, UnixSock, WaitList};
-use super::params::IntParam;
+use super::params::Given;
 use super::{sys, user, Action, Ctx, TaskSpec, Workload};
 use crate::error::{CoreError, CoreResult};
 use crate::sched::task::TaskId;
 use crate::topology::Machine;
 use std::collections::VecDeque;
 
-/// VolanoMark's integer parameters, in `VolanoParams`' order.
-pub const INT_PARAMS: &[IntParam] = &[
-    IntParam::new("volano", "rooms", 1, 10_000, 10, "chat rooms"),
-    IntParam::new("volano", "users", 2, 1_000, 20, "users per room"),
-    IntParam::new(
-        "volano",
-        "messages",
-        1,
-        10_000_000,
-        100,
-        "chats per user (-count)",
-    ),
-];
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct VolanoParams {
-    pub rooms: u32,
-    pub users: u32,
-    /// Chats each user sends (VolanoMark's `-count`).
-    pub messages: u32,
-    /// JVM user time to handle one received packet.
-    pub handle_ns: u64,
-    /// JVM user time to serialise one packet before `send()`.
-    pub send_ns: u64,
-    /// JVM user time to enqueue one packet (`putElement`).
-    pub enqueue_ns: u64,
+crate::workload_params! {
+    /// VolanoMark's parameters, declared once (`workload::params`).
+    pub struct VolanoParams for "volano" {
+        rooms: u32 = int(1, 10_000, 10, "chat rooms"),
+        users: u32 = int(2, 1_000, 20, "users per room"),
+        /// Chats each user sends (VolanoMark's `-count`).
+        messages: u32 = int(1, 10_000_000, 100, "chats per user (-count)"),
+        /// JVM user time to handle one received packet.
+        handle_ns: u64 = int(1, MAX_STEP_NS, 3_000, "JVM user time to handle a received packet")
+            .taken_as("handle_us", 1000)
+            .given(Given::Number(3.0)),
+        /// JVM user time to serialise one packet before `send()`.
+        send_ns: u64 = int(1, MAX_STEP_NS, 2_000, "JVM user time to serialise a packet to send")
+            .taken_as("send_us", 1000)
+            .given(Given::Number(2.0)),
+        /// JVM user time to enqueue one packet (`putElement`).
+        enqueue_ns: u64 = int(1, MAX_STEP_NS, 500, "JVM user time to enqueue a packet")
+            .taken_as("enqueue_us", 1000)
+            .given(Given::Number(0.5)),
+    }
 }
+
+/// The longest CPU time of one step, ns (1e12 µs).
+const MAX_STEP_NS: i64 = 1_000_000_000_000_000;
 
 impl VolanoParams {
     /// `rooms × users × messages` with the JVM costs `sl.workloads.volano`
@@ -159,7 +156,10 @@ const TCP_SNDBUF: u64 = 1 << 40;
 
 impl Volano {
     pub fn new(p: VolanoParams) -> CoreResult<Self> {
-        for (param, v) in INT_PARAMS.iter().zip([p.rooms, p.users, p.messages]) {
+        for (param, v) in VolanoParams::PARAMS
+            .iter()
+            .zip([p.rooms, p.users, p.messages])
+        {
             param.check(i64::from(v))?;
         }
         if p.rooms as u64 * p.users as u64 > 100_000 {

@@ -75,6 +75,7 @@ GENERATED = {
     "docs/reference/presets.md",
     "docs/reference/costs.md",
     "docs/reference/metrics.md",
+    "docs/reference/workload-parameters.md",
 } | {f"docs/{f}" for f in FILES if f.startswith("notebooks/") and f.endswith(".ipynb")}
 GENERATED_DIRS = {"docs/reference", "docs/notebooks"}
 

@@ -1,6 +1,8 @@
-"""Workloads' integer parameters are declared once, in the core
-(``_core.WORKLOAD_INT_PARAMS``): the builders check the declared bounds and
-take the declared defaults, and the core refuses the same values."""
+"""Workloads' parameters are declared once, in the core
+(``_core.WORKLOAD_PARAMS``, ``src/workload/params.rs``): each builder takes
+exactly the declared arguments in the declared order with the declared
+defaults, checks the declared bounds, and the core refuses the same values;
+``Workload.parameters`` and ``sl.workload_info()`` are the declarations."""
 
 from __future__ import annotations
 
@@ -10,50 +12,115 @@ import pytest
 import schedlab as sl
 from schedlab import _core
 
-PARAMS = _core.WORKLOAD_INT_PARAMS
+PARAMS = _core.WORKLOAD_PARAMS
+# the integers the builders take in the core's unit
+INTS = [p for p in PARAMS if p["type"] == "int" and p["scale"] == 1]
 # What a builder needs besides the parameter under test (a required one).
 REQUIRED = {"aim7": {"tasks": 1}}
+# the kinds whose builder passes its arguments to the core by their declared names
+STRUCT_KINDS = tuple(_core.WORKLOAD_KEYED_KINDS)
 
 
-def _build(kind: str, **kw: int) -> sl.workloads.Workload:
+def _build(kind: str, **kw: object) -> sl.workloads.Workload:
     builder = getattr(sl.workloads, kind)
     return builder(**{**REQUIRED.get(kind, {}), **kw})
 
 
-def test_the_declaration_covers_the_benchmarks():
-    kinds = {k for k, *_ in PARAMS}
-    assert {"hackbench", "pipe_pingpong", "volano", "schbench", "aim7"} <= kinds
-    names = [(k, n) for k, n, *_ in PARAMS]
-    assert len(names) == len(set(names))
+def _ids(p: dict) -> str:
+    return f"{p['kind']}.{p['arg']}"
 
 
-@pytest.mark.parametrize(("kind", "name", "lo", "hi", "default", "doc"), PARAMS)
-def test_the_builders_default_is_the_declared_one(kind, name, lo, hi, default, doc):
+def test_every_kind_is_declared_with_a_builder():
+    assert set(STRUCT_KINDS) == {"hackbench", "pipe_pingpong", "volano", "aim7", "schbench"}
+    assert list(_core.WORKLOAD_KINDS) == list(sl.workloads.FACTORIES) + ["mix"]
+    assert {p["kind"] for p in PARAMS} == set(_core.WORKLOAD_KINDS)
+    keys = [(p["kind"], p["arg"]) for p in PARAMS]
+    assert len(keys) == len(set(keys))
+
+
+@pytest.mark.parametrize("kind", _core.WORKLOAD_KINDS)
+def test_the_builders_signature_is_the_declaration(kind):
     builder = getattr(sl.workloads, kind)
-    signature_default = inspect.signature(builder).parameters[name].default
-    if name in REQUIRED.get(kind, {}):
-        # a required parameter: no default in the signature, none declared
-        assert signature_default is inspect.Parameter.empty and default is None
-    else:
-        assert signature_default == default
-    assert (default is None or lo <= default <= hi) and doc
+    sig = inspect.signature(builder).parameters
+    declared = [p for p in PARAMS if p["kind"] == kind]
+    assert list(sig) == [p["arg"] for p in declared]
+    assert sl.workloads.Workload.parameters(kind) == list(sig)
+    for p in declared:
+        default = sig[p["arg"]].default
+        if p["required"]:
+            assert default is inspect.Parameter.empty, p
+        else:
+            assert default == p["default"] and type(default) is type(p["default"]), p
+        assert p["doc"]
 
 
-@pytest.mark.parametrize(("kind", "name", "lo", "hi", "default", "doc"), PARAMS)
-def test_the_builder_takes_the_low_bound_and_refuses_one_past(kind, name, lo, hi, default, doc):
+@pytest.mark.parametrize("kind", STRUCT_KINDS)
+def test_the_builder_writes_the_declared_keys(kind):
+    """The core reads these keys by their declarations (workload_params!)."""
+    names = {p["name"] for p in PARAMS if p["kind"] == kind}
+    written = set(_build(kind).params)
+    assert written <= names
+    assert names - written <= {"rt_kthreads"}  # hackbench's, only when given
+
+
+@pytest.mark.parametrize("p", INTS, ids=_ids)
+def test_the_builder_takes_the_low_bound_and_refuses_one_past(p):
     """(The high bound itself may break a rule across parameters, e.g.
     hackbench's 2·groups·fds tasks; the core's unit test takes it alone.)"""
-    if not (kind == "hackbench" and name == "sndbuf"):  # below two messages' truesize
-        _build(kind, **{name: lo})
+    name, lo, hi = p["arg"], p["min"], p["max"]
+    if not (p["kind"] == "hackbench" and name == "sndbuf"):  # below two messages' truesize
+        _build(p["kind"], **{name: lo})
     for bad in (lo - 1, hi + 1):
         with pytest.raises(sl.ConfigError, match=rf"{name}={bad}\b.*from {lo} to {hi}"):
-            _build(kind, **{name: bad})
+            _build(p["kind"], **{name: bad})
 
 
-@pytest.mark.parametrize(("kind", "name", "lo", "hi", "default", "doc"), PARAMS)
-def test_the_core_refuses_one_past_the_bounds_itself(kind, name, lo, hi, default, doc):
+@pytest.mark.parametrize("p", [p for p in INTS if p["kind"] in STRUCT_KINDS], ids=_ids)
+def test_the_core_refuses_one_past_the_bounds_itself(p):
     """The core's own check (``workload_check``), not only the builder's."""
-    params = dict(_build(kind).params)
-    params[name] = hi + 1
-    with pytest.raises(sl.ConfigError, match=rf"{name}.*from {lo} to {hi}"):
-        _core.workload_check(kind, params)
+    params = dict(_build(p["kind"]).params)
+    params[p["name"]] = p["max"] + 1
+    with pytest.raises(sl.ConfigError, match=rf"{p['name']}.*from {p['min']} to {p['max']}"):
+        _core.workload_check(p["kind"], params)
+
+
+@pytest.mark.parametrize("p", [p for p in PARAMS if p["type"] == "choice"], ids=_ids)
+def test_a_choice_outside_the_declared_names_is_refused_naming_them(p):
+    if p["kind"] not in STRUCT_KINDS + ("spinners",):
+        pytest.skip("no choice-valued parameter")
+    kw = {} if p["kind"] != "spinners" else {"nice": [0]}
+    with pytest.raises(sl.ConfigError) as e:
+        _build(p["kind"], **kw, **{p["arg"]: "no-such"})
+    assert all(v in str(e.value) for v in p["values"]), e.value
+
+
+@pytest.mark.parametrize(
+    "p", [p for p in PARAMS if p["type"] == "float" and p["kind"] in STRUCT_KINDS], ids=_ids
+)
+def test_a_number_past_its_declared_range_is_refused_by_the_core(p):
+    params = dict(_build(p["kind"]).params)
+    params[p["name"]] = p["max"] * 2 + 1
+    with pytest.raises(sl.ConfigError, match=p["name"]):
+        _core.workload_check(p["kind"], params)
+
+
+def test_a_scaled_parameter_is_declared_in_the_cores_unit():
+    (h,) = [p for p in PARAMS if (p["kind"], p["arg"]) == ("volano", "handle_us")]
+    assert (h["name"], h["scale"]) == ("handle_ns", 1000)
+    w = sl.workloads.volano(handle_us=2.5)
+    assert w.params["handle_ns"] == 2500
+    with pytest.raises(sl.ConfigError, match="handle_us"):
+        sl.workloads.volano(handle_us=h["max"] / 1000 * 2)
+
+
+def test_workload_info_is_the_declaration():
+    f = sl.workload_info()
+    assert f.height == len(PARAMS)
+    assert f.columns[:4] == ["kind", "arg", "type", "default"]
+    row = f.filter((f["kind"] == "hackbench") & (f["arg"] == "groups")).row(0, named=True)
+    assert (row["type"], row["default"], row["required"]) == ("int", "10", False)
+    assert row["allowed"] == "an integer from 1 to 100000"
+    tasks = f.filter((f["kind"] == "aim7") & (f["arg"] == "tasks")).row(0, named=True)
+    assert tasks["required"] and tasks["default"] == ""
+    handle = f.filter(f["arg"] == "handle_us").row(0, named=True)
+    assert handle["type"] == "float" and handle["allowed"].startswith("a number from 0.001 to")
