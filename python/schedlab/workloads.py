@@ -1059,12 +1059,12 @@ def workload_info() -> pl.DataFrame:
     for p in _DECLARED.values():
         row = {k: p[k] for k in _INFO_COLS}
         row["default"] = "" if p["required"] else repr(p["default"])
-        if p["default"] is None and not p["required"] and "None" not in p["allowed"]:
-            row["allowed"] = f"{p['allowed']}, or None"
         if p["scale"] != 1 and p["type"] == "int":  # the builder's unit, not the core's
             lo, hi = p["min"] / p["scale"], p["max"] / p["scale"]
             row["type"] = "float"
             row["allowed"] = f"a number from {lo:g} to {hi:g} (times {p['scale']}: {p['name']})"
+        if p["default"] is None and not p["required"] and "None" not in row["allowed"]:
+            row["allowed"] = f"{row['allowed']}, or None"
         rows.append(row)
     return pl.DataFrame(rows, schema=list(_INFO_COLS))
 

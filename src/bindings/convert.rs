@@ -306,7 +306,7 @@ macro_rules! int_param {
         }
     )+};
 }
-int_param!(u32, u64, i32, i64);
+int_param!(u32, u64, i32, i128);
 
 impl FromParam for bool {
     fn expected() -> String {
@@ -379,20 +379,27 @@ impl<T: FromParam> FromParam for Vec<T> {
 /// declared name.
 impl crate::workload::params::ParamReader for Params<'_, '_> {
     type Error = PyErr;
-    fn int(&mut self, p: &WParam) -> PyResult<Option<i64>> {
-        self.opt::<i64>(p.name)
+    fn int(&mut self, p: &WParam, required: bool) -> PyResult<Option<i128>> {
+        // read here rather than as a FromParam, so that an integer past
+        // every Rust type is told the declared range
+        let expected = if required { "int" } else { "int or None" };
+        let (param, v) = self.required(p.name, expected)?;
+        if v.is_none() && !required {
+            return Ok(None);
+        }
+        integer(&param, &v, &p.allowed()).map(Some)
     }
-    fn number(&mut self, p: &WParam) -> PyResult<Option<f64>> {
-        self.opt::<f64>(p.name)
+    fn number(&mut self, p: &WParam, required: bool) -> PyResult<Option<f64>> {
+        self.read(p, required)
     }
-    fn flag(&mut self, p: &WParam) -> PyResult<Option<bool>> {
-        self.opt::<bool>(p.name)
+    fn flag(&mut self, p: &WParam, required: bool) -> PyResult<Option<bool>> {
+        self.read(p, required)
     }
-    fn text(&mut self, p: &WParam) -> PyResult<Option<String>> {
-        self.opt::<String>(p.name)
+    fn text(&mut self, p: &WParam, required: bool) -> PyResult<Option<String>> {
+        self.read(p, required)
     }
-    fn ints(&mut self, p: &WParam) -> PyResult<Option<Vec<i64>>> {
-        self.opt::<Vec<i64>>(p.name)
+    fn ints(&mut self, p: &WParam, required: bool) -> PyResult<Option<Vec<i128>>> {
+        self.read(p, required)
     }
 }
 
@@ -473,6 +480,17 @@ impl<'a, 'py> Params<'a, 'py> {
             return Ok(None);
         }
         self.bounded(key, b).map(Some)
+    }
+
+    /// `p.name`'s value as a `T` (`Some`), or with `required` false a
+    /// `T` or `None`, the key present either way: what a declared
+    /// parameter's generated `read` asks for.
+    fn read<T: FromParam>(&mut self, p: &WParam, required: bool) -> PyResult<Option<T>> {
+        if required {
+            self.get::<T>(p.name).map(Some)
+        } else {
+            self.get::<Option<T>>(p.name)
+        }
     }
 
     /// `key`'s value as a `T`, `None` when absent or `None`.

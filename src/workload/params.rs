@@ -79,6 +79,8 @@ pub struct Param {
     pub hi: i64,
     pub lo_f: f64,
     pub hi_f: f64,
+    /// A number must be above `lo_f` (not equal to it).
+    pub lo_open: bool,
     /// The builder's default.
     pub default: Given,
     pub doc: &'static str,
@@ -105,6 +107,7 @@ const fn base(
         hi: 0,
         lo_f: 0.0,
         hi_f: 0.0,
+        lo_open: false,
         default,
         doc,
         note: "",
@@ -205,6 +208,14 @@ impl Param {
         Param { default, ..self }
     }
 
+    /// The same number, which must be above its low bound.
+    pub const fn above(self) -> Self {
+        Param {
+            lo_open: true,
+            ..self
+        }
+    }
+
     /// The same parameter with its integers (a list's) within `lo..=hi`.
     pub const fn bounds(self, lo: i64, hi: i64) -> Self {
         Param { lo, hi, ..self }
@@ -233,7 +244,12 @@ impl Param {
     /// A number `v` within `[lo_f, hi_f]`, else an error naming the
     /// parameter, the value and the range.
     pub fn check_number(&self, v: f64) -> CoreResult<()> {
-        if !(v.is_finite() && self.lo_f <= v && v <= self.hi_f) {
+        let above_lo = if self.lo_open {
+            v > self.lo_f
+        } else {
+            v >= self.lo_f
+        };
+        if !(v.is_finite() && above_lo && v <= self.hi_f) {
             return Err(CoreError::invalid(
                 self.name,
                 format!("{v:?}"),
@@ -247,6 +263,9 @@ impl Param {
     pub fn allowed(&self) -> String {
         let what = match self.ty {
             ParamType::Int => format!("an integer from {} to {}", self.lo, self.hi),
+            ParamType::Number if self.lo_open => {
+                format!("a number above {}, at most {}", self.lo_f, self.hi_f)
+            }
             ParamType::Number => format!("a number from {} to {}", self.lo_f, self.hi_f),
             ParamType::Bool => "True or False".into(),
             ParamType::Choice(names) => crate::config::one_of_names(names),
@@ -288,15 +307,17 @@ pub fn find(params: &'static [Param], name: &str) -> &'static Param {
 
 /// Where a parameter struct's `read` takes its values from (the bindings'
 /// parameter dict): each method gives the value of `p.name` converted to
-/// its type (a wrong type is an error naming the parameter), `None` when
-/// absent or `None`. The bounds are checked by the caller, from `p`.
+/// its type (a wrong type is an error naming the parameter). With
+/// `required`, a missing key or `None` is an error and the result is
+/// `Some`; without, the key must be there and `None` reads as `None`.
+/// The bounds are checked by the caller, from `p`.
 pub trait ParamReader {
     type Error: From<CoreError>;
-    fn int(&mut self, p: &Param) -> Result<Option<i64>, Self::Error>;
-    fn number(&mut self, p: &Param) -> Result<Option<f64>, Self::Error>;
-    fn flag(&mut self, p: &Param) -> Result<Option<bool>, Self::Error>;
-    fn text(&mut self, p: &Param) -> Result<Option<String>, Self::Error>;
-    fn ints(&mut self, p: &Param) -> Result<Option<Vec<i64>>, Self::Error>;
+    fn int(&mut self, p: &Param, required: bool) -> Result<Option<i128>, Self::Error>;
+    fn number(&mut self, p: &Param, required: bool) -> Result<Option<f64>, Self::Error>;
+    fn flag(&mut self, p: &Param, required: bool) -> Result<Option<bool>, Self::Error>;
+    fn text(&mut self, p: &Param, required: bool) -> Result<Option<String>, Self::Error>;
+    fn ints(&mut self, p: &Param, required: bool) -> Result<Option<Vec<i128>>, Self::Error>;
 }
 
 /// A field type a parameter struct's `read` can fill from a [`ParamReader`]
@@ -306,22 +327,42 @@ pub trait ReadParam: Sized {
 }
 
 /// An integer of type `T` within `p`'s bounds.
-fn bounded<T: TryFrom<i64>>(p: &Param, v: i64) -> CoreResult<T> {
-    p.check(v)?;
+fn bounded<T: TryFrom<i128>>(p: &Param, v: i128) -> CoreResult<T> {
+    if v < i128::from(p.lo) || v > i128::from(p.hi) {
+        return Err(CoreError::invalid(p.name, v, p.allowed()));
+    }
     T::try_from(v).map_err(|_| CoreError::invalid(p.name, v, p.allowed()))
+}
+
+/// Element `i` of a list of integers, of type `T` within `p`'s bounds.
+fn bounded_item<T: TryFrom<i128>>(p: &Param, i: usize, v: i128) -> CoreResult<T> {
+    let allowed = || format!("an integer from {} to {}", p.lo, p.hi);
+    if v < i128::from(p.lo) || v > i128::from(p.hi) {
+        return Err(CoreError::invalid(
+            &format!("{}[{i}]", p.name),
+            v,
+            allowed(),
+        ));
+    }
+    T::try_from(v).map_err(|_| CoreError::invalid(&format!("{}[{i}]", p.name), v, allowed()))
+}
+
+/// What a required value read as: the reader gives `Some` for it.
+fn given<T>(p: &Param, v: Option<T>) -> CoreResult<T> {
+    v.ok_or_else(|| p.missing())
 }
 
 macro_rules! read_int {
     ($($t:ty),+) => {$(
         impl ReadParam for $t {
             fn read<R: ParamReader>(r: &mut R, p: &Param) -> Result<Self, R::Error> {
-                let v = r.int(p)?.ok_or_else(|| p.missing())?;
+                let v = given(p, r.int(p, true)?)?;
                 Ok(bounded(p, v)?)
             }
         }
         impl ReadParam for Option<$t> {
             fn read<R: ParamReader>(r: &mut R, p: &Param) -> Result<Self, R::Error> {
-                match r.int(p)? {
+                match r.int(p, false)? {
                     None => Ok(None),
                     Some(v) => Ok(Some(bounded(p, v)?)),
                 }
@@ -329,10 +370,13 @@ macro_rules! read_int {
         }
         impl ReadParam for Option<Vec<$t>> {
             fn read<R: ParamReader>(r: &mut R, p: &Param) -> Result<Self, R::Error> {
-                match r.ints(p)? {
+                match r.ints(p, false)? {
                     None => Ok(None),
                     Some(v) => Ok(Some(
-                        v.into_iter().map(|x| bounded(p, x)).collect::<CoreResult<_>>()?,
+                        v.into_iter()
+                            .enumerate()
+                            .map(|(i, x)| bounded_item(p, i, x))
+                            .collect::<CoreResult<_>>()?,
                     )),
                 }
             }
@@ -343,7 +387,7 @@ read_int!(u32, u64);
 
 impl ReadParam for f64 {
     fn read<R: ParamReader>(r: &mut R, p: &Param) -> Result<Self, R::Error> {
-        let v = r.number(p)?.ok_or_else(|| p.missing())?;
+        let v = given(p, r.number(p, true)?)?;
         p.check_number(v)?;
         Ok(v)
     }
@@ -351,13 +395,13 @@ impl ReadParam for f64 {
 
 impl ReadParam for bool {
     fn read<R: ParamReader>(r: &mut R, p: &Param) -> Result<Self, R::Error> {
-        Ok(r.flag(p)?.ok_or_else(|| p.missing())?)
+        Ok(given(p, r.flag(p, true)?)?)
     }
 }
 
 impl ReadParam for String {
     fn read<R: ParamReader>(r: &mut R, p: &Param) -> Result<Self, R::Error> {
-        let s = r.text(p)?.ok_or_else(|| p.missing())?;
+        let s = given(p, r.text(p, true)?)?;
         if let ParamType::Choice(names) = p.ty {
             if !names.contains(&s.as_str()) {
                 return Err(CoreError::invalid(p.name, format!("{s:?}"), p.allowed()).into());
@@ -369,7 +413,7 @@ impl ReadParam for String {
 
 impl<E: NamedEnum> ReadParam for E {
     fn read<R: ParamReader>(r: &mut R, p: &Param) -> Result<Self, R::Error> {
-        let s = r.text(p)?.ok_or_else(|| p.missing())?;
+        let s = given(p, r.text(p, true)?)?;
         Ok(E::from_name(p.name, &s)?)
     }
 }

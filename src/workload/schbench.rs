@@ -73,7 +73,8 @@ crate::workload_params! {
         message_threads: u32 = int(1, MAX_THREADS as i64, 1, "message threads (-m)"),
         /// `-t`; `None`: the CPUs divided among the message threads, rounded up.
         workers: Option<u32> = int(1, MAX_THREADS as i64, 0, "workers per message thread (-t)")
-            .default_none(),
+            .default_none()
+            .with_note("message_threads × workers at most 100000"),
         /// `-r`.
         runtime_s: u32 = int(1, 86_400, 30, "seconds of the run (-r)").with_note("s"),
         /// `-w` (ignored below 30 s of runtime, and with `-R` or `-p`).
@@ -100,7 +101,8 @@ crate::workload_params! {
             1.0,
             "one multiply-add of the matrix loop (sl.workloads.SCHBENCH_MAC_NS, measured here)"
         )
-        .with_note("ns, above 0"),
+        .above()
+        .with_note("ns"),
     }
 }
 
@@ -283,13 +285,7 @@ impl Schbench {
         ] {
             SchbenchParams::param(name).check_u64(v)?;
         }
-        if !(p.mac_ns.is_finite() && p.mac_ns > 0.0 && p.mac_ns <= 1000.0) {
-            return bad(
-                "mac_ns",
-                format!("{:?}", p.mac_ns),
-                "a number of ns above 0, at most 1000",
-            );
-        }
+        SchbenchParams::param("mac_ns").check_number(p.mac_ns)?;
         let n = matrix_size(p.cache_footprint_kb) as f64;
         let work = f64::from(p.operations) * n * n * n * p.mac_ns;
         if work > MAX_WORK_NS {

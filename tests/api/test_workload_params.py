@@ -124,3 +124,34 @@ def test_workload_info_is_the_declaration():
     assert tasks["required"] and tasks["default"] == ""
     handle = f.filter(f["arg"] == "handle_us").row(0, named=True)
     assert handle["type"] == "float" and handle["allowed"].startswith("a number from 0.001 to")
+
+
+@pytest.mark.parametrize("kind", STRUCT_KINDS)
+def test_every_key_must_be_given_and_none_only_where_the_default_is_none(kind):
+    """The core reads each declared key: a missing one is refused by name,
+    and None is a type error except where the builder's default is None."""
+    base = dict(_build(kind).params)
+    for p in (p for p in PARAMS if p["kind"] == kind and p["name"] in base):
+        rest = {k: v for k, v in base.items() if k != p["name"]}
+        with pytest.raises(sl.ConfigError, match=rf"{p['name']}=<missing>"):
+            _core.workload_check(kind, rest)
+        if p["default"] is None and not p["required"]:
+            _core.workload_check(kind, {**base, p["name"]: None})
+        else:
+            with pytest.raises(sl.ConfigTypeError, match=rf"type for {p['name']}: got NoneType"):
+                _core.workload_check(kind, {**base, p["name"]: None})
+
+
+@pytest.mark.parametrize("p", [p for p in INTS if p["kind"] in STRUCT_KINDS], ids=_ids)
+def test_an_integer_past_every_machine_type_is_told_the_declared_range(p):
+    params = {**_build(p["kind"]).params, p["name"]: 2**200}
+    with pytest.raises(sl.ConfigError, match=rf"from {p['min']} to {p['max']}"):
+        _core.workload_check(p["kind"], params)
+
+
+def test_a_list_item_out_of_range_is_named_by_its_index():
+    params = dict(_build("aim7").params)
+    with pytest.raises(sl.ConfigError, match=r"shared_lines\[0\]=-1: expected an integer from 0"):
+        _core.workload_check("aim7", {**params, "shared_lines": [-1] * 26})
+    with pytest.raises(sl.ConfigError, match=r"cpus\[1\]=5000: expected an integer from 0 to 4095"):
+        _core.workload_check("aim7", {**params, "cpus": [0, 5000]})
