@@ -15,6 +15,7 @@ __all__ = [
     "METRIC_INFO",
     "WORKLOAD_KINDS",
     "WORKLOAD_KEYED_KINDS",
+    "WORKLOAD_COMPONENTS",
     "WORKLOAD_PARAMS",
     "PREV_STATES",
     "BALANCE_KINDS",
@@ -258,6 +259,7 @@ class WorkloadParamInfo(TypedDict):
         "rt_app",
         "from_trace",
         "mix",
+        "rt_kthreads",
     ]
     # END generated WorkloadParamInfo kind
     name: str
@@ -273,7 +275,8 @@ class WorkloadParamInfo(TypedDict):
     doc: str
 
 # The parameter dicts of the kinds the core reads by their declarations
-# (WORKLOAD_KEYED_KINDS): what workload_check(kind, params) takes.
+# (WORKLOAD_KEYED_KINDS: what workload_check(kind, params) takes) and of the
+# components (WORKLOAD_COMPONENTS: rt_kthreads_check).
 # BEGIN generated workload params (scripts/dev/gen_fields.py)
 class HackbenchParams(TypedDict):
     groups: int
@@ -324,6 +327,17 @@ class SchbenchParams(TypedDict):
     pipe_bytes: int
     skip_locking: bool
     mac_ns: float
+
+class RtKthreadsParams(TypedDict):
+    watchdog: bool
+    watchdog_period_ns: int
+    watchdog_run_ns: int
+    irq_threads: int
+    irq_cpus: int
+    irq_prio: int
+    irq_policy: Literal["fifo", "rr"]
+    irq_period_ns: int
+    irq_run_ns: int
 
 # END generated workload params
 
@@ -419,6 +433,7 @@ METRIC_INFO: list[tuple[str, str, str, str, str]]
 #: Workloads' integer parameters: (kind, name, lo, hi, default, doc).
 WORKLOAD_KINDS: list[str]
 WORKLOAD_KEYED_KINDS: list[str]
+WORKLOAD_COMPONENTS: list[str]
 WORKLOAD_PARAMS: list[WorkloadParamInfo]
 LATENCY_BUCKETS: list[int]
 LATENCY_TASK_BYTES: int

@@ -312,31 +312,22 @@ def spinners(
     return Workload("spinners", params, args)
 
 
-_RT_KTHREADS_KEYS = (
-    "watchdog",
-    "watchdog_period_ns",
-    "watchdog_run_ns",
-    "irq_threads",
-    "irq_cpus",
-    "irq_prio",
-    "irq_policy",
-    "irq_period_ns",
-    "irq_run_ns",
-)
+#: The ``rt_kthreads`` dict's keys, as the core declares them.
+_RT_KTHREADS_KEYS = tuple(p["name"] for p in _core.WORKLOAD_PARAMS if p["kind"] == "rt_kthreads")
 
 
 @_checked_args
 def rt_kthreads(
     watchdog: bool = True,
     *,
-    watchdog_period_ms: float = 4000,
-    watchdog_run_us: float = 10,
+    watchdog_period_ms: float = 4000.0,
+    watchdog_run_us: float = 10.0,
     irq_threads: int = 0,
     irq_cpus: int = 2,
     irq_prio: int = 50,
     irq_policy: str = "fifo",
-    irq_period_us: float = 1000,
-    irq_run_us: float = 50,
+    irq_period_us: float = 1000.0,
+    irq_run_us: float = 50.0,
 ) -> dict[str, Any]:
     """The RT kernel threads of a real machine, for a workload's
     ``rt_kthreads=`` (docs/rt.md): one ``watchdog/N`` per CPU (pinned,
@@ -347,16 +338,14 @@ def rt_kthreads(
     (exponential) for ``irq_run_us``. Returns the normalised parameters."""
     d: dict[str, Any] = {
         "watchdog": need_bool("rt_kthreads.watchdog", watchdog),
-        "watchdog_period_ns": _us_to_ns_req(
-            "rt_kthreads.watchdog_period_ms", watchdog_period_ms, 1e6
-        ),
-        "watchdog_run_ns": _us_to_ns_req("rt_kthreads.watchdog_run_us", watchdog_run_us, 1e3),
+        "watchdog_period_ns": _rt_time("watchdog_period_ms", watchdog_period_ms),
+        "watchdog_run_ns": _rt_time("watchdog_run_us", watchdog_run_us),
         "irq_threads": irq_threads,
         "irq_cpus": irq_cpus,
         "irq_prio": irq_prio,
         "irq_policy": irq_policy,
-        "irq_period_ns": _us_to_ns_req("rt_kthreads.irq_period_us", irq_period_us, 1e3),
-        "irq_run_ns": _us_to_ns_req("rt_kthreads.irq_run_us", irq_run_us, 1e3),
+        "irq_period_ns": _rt_time("irq_period_us", irq_period_us),
+        "irq_run_ns": _rt_time("irq_run_us", irq_run_us),
     }
     return _rt_check(d)
 
@@ -382,12 +371,13 @@ def _plain(v: Any) -> Any:
     return int(v) if isinstance(v, numbers.Integral) else str.__str__(v)
 
 
-def _us_to_ns_req(param: str, v: Any, scale: float) -> int:
-    """``v`` (a time in ms for ``scale`` 1e6, in µs for 1e3) in ns, from 1 ns
-    to ``_MAX_STEP_NS``; checked before it is scaled, so 1e303 ms is refused
-    rather than overflowing."""
-    unit = "ms" if scale == 1e6 else "µs"
-    return need_scaled(param, v, scale, 1, _MAX_STEP_NS, unit)
+def _rt_time(arg: str, v: Any) -> int:
+    """``rt_kthreads``' time argument ``arg`` (ms or µs) in ns, within the
+    core's declared bounds; checked before it is scaled, so 1e303 ms is
+    refused rather than overflowing."""
+    p = _DECLARED[("rt_kthreads", arg)]
+    unit = "ms" if p["scale"] == 1_000_000 else "µs"
+    return need_scaled(f"rt_kthreads.{arg}", v, p["scale"], p["min"], p["max"], unit)
 
 
 def _rt_param(v: Any) -> dict[str, Any] | None:

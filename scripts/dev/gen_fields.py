@@ -134,7 +134,8 @@ def blocks() -> dict[tuple[Path, str], list[str]]:
     kinds = ", ".join(f'"{k}"' for k in _core.FIELD_KINDS)
     tree = list(_core.EXCEPTIONS)
     wparams = [dict(p) for p in _core.WORKLOAD_PARAMS]
-    wkinds = ["    kind: Literal[", *(f'        "{k}",' for k in _core.WORKLOAD_KINDS), "    ]"]
+    kinds_and_parts = [*_core.WORKLOAD_KINDS, *_core.WORKLOAD_COMPONENTS]
+    wkinds = ["    kind: Literal[", *(f'        "{k}",' for k in kinds_and_parts), "    ]"]
     return {
         (PKG / "config.py", "Kernel fields"): _annotations(kernel, "    "),
         (PKG / "config.py", "CostModel fields"): _annotations(cost, "    "),
@@ -144,7 +145,7 @@ def blocks() -> dict[tuple[Path, str], list[str]]:
         (PKG / "_core.pyi", "exceptions"): _exception_stubs(tree),
         (PKG / "_core.pyi", "WorkloadParamInfo kind"): wkinds,
         (PKG / "_core.pyi", "workload params"): _workload_dicts(
-            wparams, list(_core.WORKLOAD_KEYED_KINDS)
+            wparams, [*_core.WORKLOAD_KEYED_KINDS, *_core.WORKLOAD_COMPONENTS]
         ),
         (PKG / "exceptions.py", "exceptions"): _exception_imports(tree),
     }

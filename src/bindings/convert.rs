@@ -379,6 +379,9 @@ impl<T: FromParam> FromParam for Vec<T> {
 /// declared name.
 impl crate::workload::params::ParamReader for Params<'_, '_> {
     type Error = PyErr;
+    fn shown(&self, name: &str) -> String {
+        self.param(name)
+    }
     fn int(&mut self, p: &WParam, required: bool) -> PyResult<Option<i128>> {
         // read here rather than as a FromParam, so that an integer past
         // every Rust type is told the declared range

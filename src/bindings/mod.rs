@@ -22,7 +22,7 @@ use crate::config::{Fields, NamedEnum};
 use crate::engine::RunOptions;
 use crate::result::SimResult;
 use crate::sched::group::GroupSpec;
-use crate::sched::rt::{RtKthreads, RtPolicy};
+use crate::sched::rt::RtPolicy;
 use crate::sched::stats::latency::{bucket_bounds, quantile, Latency, LAT_BUCKETS, LAT_KINDS};
 use crate::sched::task::Policy;
 use crate::topology::{Machine, MACHINE_PRESETS};
@@ -33,6 +33,7 @@ use crate::workload::hackbench::{Hackbench, HackbenchParams, Ipc, Mode};
 use crate::workload::kinds;
 use crate::workload::mix::Mix;
 use crate::workload::pipe_pingpong::{PipePingpong, PipePingpongParams};
+use crate::workload::rt_kthreads::RtKthreads;
 use crate::workload::schbench::{Schbench, SchbenchParams};
 use crate::workload::spinners::{Dist, SpinnerTask, Spinners};
 use crate::workload::volano::{Volano, VolanoParams};
@@ -174,18 +175,7 @@ fn cost_from(fields: &Bound<'_, PyDict>, changes: &Bound<'_, PyDict>) -> PyResul
 /// The `rt_kthreads` component (normalised by `schedlab.workloads.rt_kthreads`).
 fn rt_kthreads_from(d: &Bound<'_, PyDict>) -> PyResult<RtKthreads> {
     let mut p = Params::new(d, "rt_kthreads", "rt_kthreads.");
-    use crate::sched::rt::{IRQ_CPUS, IRQ_THREADS, PERIOD_NS, RT_PRIO, RUN_NS};
-    let k = RtKthreads {
-        watchdog: p.get("watchdog")?,
-        watchdog_period_ns: p.bounded("watchdog_period_ns", &PERIOD_NS)?,
-        watchdog_run_ns: p.bounded("watchdog_run_ns", &RUN_NS)?,
-        irq_threads: p.bounded("irq_threads", &IRQ_THREADS)?,
-        irq_cpus: p.bounded("irq_cpus", &IRQ_CPUS)?,
-        irq_prio: p.bounded("irq_prio", &RT_PRIO)?,
-        irq_policy: p.named::<RtPolicy>("irq_policy")?,
-        irq_period_ns: p.bounded("irq_period_ns", &PERIOD_NS)?,
-        irq_run_ns: p.bounded("irq_run_ns", &RUN_NS)?,
-    };
+    let k = RtKthreads::read(&mut p)?;
     p.finish()?;
     Ok(k)
 }
@@ -884,6 +874,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add(
         "WORKLOAD_KINDS",
         kinds::KINDS.iter().map(|k| k.name).collect::<Vec<_>>(),
+    )?;
+    m.add(
+        "WORKLOAD_COMPONENTS",
+        kinds::COMPONENTS.iter().map(|k| k.name).collect::<Vec<_>>(),
     )?;
     m.add(
         "WORKLOAD_KEYED_KINDS",

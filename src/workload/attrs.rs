@@ -13,10 +13,11 @@
 use super::{check_cpuset, Action, Ctx, Workload};
 use crate::config::{one_of_names, Bounds, NamedEnum};
 use crate::error::{CoreError, CoreResult};
-use crate::sched::rt::{RtKthreads, RT_PRIO};
+use crate::sched::rt::RT_PRIO;
 use crate::sched::task::Policy;
 use crate::sched::task::TaskId;
 use crate::topology::Machine;
+use crate::workload::rt_kthreads::RtKthreads;
 
 /// `MIN_NICE`..`MAX_NICE` (include/linux/sched/prio.h).
 pub const NICE: (i32, i32) = (-20, 19);

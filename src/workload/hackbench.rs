@@ -148,7 +148,7 @@ pub struct Hackbench {
     delivered: u64,
     stats: ChanStats,
     /// RT kernel threads beside the benchmark (`with_rt_kthreads`).
-    rt: Option<crate::sched::rt::RtKthreads>,
+    rt: Option<crate::workload::rt_kthreads::RtKthreads>,
 }
 
 /// The main task's address-space id (threads share it).
@@ -156,7 +156,7 @@ const MAIN_MM: u32 = 0;
 
 impl Hackbench {
     /// Run the machine's RT kernel threads beside the benchmark.
-    pub fn with_rt_kthreads(mut self, k: Option<crate::sched::rt::RtKthreads>) -> Self {
+    pub fn with_rt_kthreads(mut self, k: Option<crate::workload::rt_kthreads::RtKthreads>) -> Self {
         self.rt = k;
         self
     }
@@ -492,7 +492,7 @@ impl Workload for Hackbench {
         true
     }
 
-    fn rt_kthreads(&self) -> Option<&crate::sched::rt::RtKthreads> {
+    fn rt_kthreads(&self) -> Option<&crate::workload::rt_kthreads::RtKthreads> {
         self.rt.as_ref()
     }
 

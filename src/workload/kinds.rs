@@ -81,6 +81,15 @@ pub const KINDS: &[Kind] = &[
     },
 ];
 
+/// The workload components a kind takes as one of its parameters, each
+/// declared as a kind is (`rt_kthreads`: hackbench's RT kernel threads).
+pub const COMPONENTS: &[Kind] = &[Kind {
+    name: "rt_kthreads",
+    roles: super::kthreads::ROLES,
+    params: super::rt_kthreads::RtKthreads::PARAMS,
+    keyed: true,
+}];
+
 /// The kinds' names, as an error lists them: `one of "spinners", ...`.
 pub fn one_of() -> String {
     let names: Vec<&str> = KINDS.iter().map(|k| k.name).collect();

@@ -26,9 +26,10 @@
 use super::{sys, Action, Ctx, TaskSpec, Workload};
 use crate::error::CoreResult;
 use crate::rng::Rng;
-use crate::sched::rt::{RtKthreads, RtPolicy};
+use crate::sched::rt::RtPolicy;
 use crate::sched::task::{Policy, TaskId};
 use crate::topology::Machine;
+use crate::workload::rt_kthreads::RtKthreads;
 
 /// The role of `watchdog/N` and of the IRQ threads.
 pub const ROLES: &[&str] = &["watchdog", "irq_thread"];

@@ -6,10 +6,11 @@ use crate::cost::CostModel;
 use crate::error::CoreResult;
 use crate::kernel::Kernel;
 use crate::result::{SimResult, Status};
-use crate::sched::rt::{RtKthreads, RtPolicy};
+use crate::sched::rt::RtPolicy;
 use crate::sched::task::TaskId;
 use crate::topology::Machine;
 use crate::trace::{TraceKind, PREV_STATE_SLEEPING};
+use crate::workload::rt_kthreads::RtKthreads;
 use crate::workload::{user, Action, Ctx, TaskSpec, Workload};
 use crate::{simulate, RunOptions};
 

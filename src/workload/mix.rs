@@ -315,7 +315,7 @@ impl Workload for Mix {
             .first()
             .map_or_else(|| leader.to_string(), |p| p.w.process_name(leader))
     }
-    fn rt_kthreads(&self) -> Option<&crate::sched::rt::RtKthreads> {
+    fn rt_kthreads(&self) -> Option<&crate::workload::rt_kthreads::RtKthreads> {
         self.parts.iter().find_map(|p| p.w.rt_kthreads())
     }
     fn task_columns(&self, nr_tasks: usize) -> Vec<(&'static str, Vec<f64>)> {

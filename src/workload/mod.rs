@@ -21,6 +21,7 @@ pub mod kthreads;
 pub mod mix;
 pub mod params;
 pub mod pipe_pingpong;
+pub mod rt_kthreads;
 pub mod schbench;
 mod schbench_stats;
 pub mod script;
@@ -363,7 +364,7 @@ pub trait Workload: Send {
     }
     /// RT kernel threads running beside the workload (`sched::rt`; the
     /// engine runs them as tasks of `kthreads::Kthreads` beside it).
-    fn rt_kthreads(&self) -> Option<&crate::sched::rt::RtKthreads> {
+    fn rt_kthreads(&self) -> Option<&crate::workload::rt_kthreads::RtKthreads> {
         None
     }
     /// Is `task` a kernel thread (`PF_KTHREAD`: no address space of its

@@ -235,8 +235,14 @@ impl Param {
     /// `v` within `[lo, hi]`, else an error naming the parameter, the value
     /// and the range.
     pub fn check(&self, v: i64) -> CoreResult<()> {
-        if v < self.lo || v > self.hi {
-            return Err(CoreError::invalid(self.name, v, self.allowed()));
+        self.check_as(self.name, i128::from(v))
+    }
+
+    /// [`Param::check`], the parameter shown as `shown` (a component's
+    /// `rt_kthreads.irq_prio`).
+    pub fn check_as(&self, shown: &str, v: i128) -> CoreResult<()> {
+        if v < i128::from(self.lo) || v > i128::from(self.hi) {
+            return Err(CoreError::invalid(shown, v, self.allowed()));
         }
         Ok(())
     }
@@ -244,17 +250,18 @@ impl Param {
     /// A number `v` within `[lo_f, hi_f]`, else an error naming the
     /// parameter, the value and the range.
     pub fn check_number(&self, v: f64) -> CoreResult<()> {
+        self.check_number_as(self.name, v)
+    }
+
+    /// [`Param::check_number`], the parameter shown as `shown`.
+    pub fn check_number_as(&self, shown: &str, v: f64) -> CoreResult<()> {
         let above_lo = if self.lo_open {
             v > self.lo_f
         } else {
             v >= self.lo_f
         };
         if !(v.is_finite() && above_lo && v <= self.hi_f) {
-            return Err(CoreError::invalid(
-                self.name,
-                format!("{v:?}"),
-                self.allowed(),
-            ));
+            return Err(CoreError::invalid(shown, format!("{v:?}"), self.allowed()));
         }
         Ok(())
     }
@@ -288,8 +295,8 @@ impl Param {
         }
     }
 
-    fn missing(&self) -> CoreError {
-        CoreError::invalid(self.name, "<missing>", self.allowed())
+    fn missing(&self, shown: &str) -> CoreError {
+        CoreError::invalid(shown, "<missing>", self.allowed())
     }
 }
 
@@ -313,6 +320,11 @@ pub fn find(params: &'static [Param], name: &str) -> &'static Param {
 /// The bounds are checked by the caller, from `p`.
 pub trait ParamReader {
     type Error: From<CoreError>;
+    /// How an error names parameter `name` (with a component's prefix:
+    /// `rt_kthreads.irq_prio`).
+    fn shown(&self, name: &str) -> String {
+        name.to_string()
+    }
     fn int(&mut self, p: &Param, required: bool) -> Result<Option<i128>, Self::Error>;
     fn number(&mut self, p: &Param, required: bool) -> Result<Option<f64>, Self::Error>;
     fn flag(&mut self, p: &Param, required: bool) -> Result<Option<bool>, Self::Error>;
@@ -326,56 +338,55 @@ pub trait ReadParam: Sized {
     fn read<R: ParamReader>(r: &mut R, p: &Param) -> Result<Self, R::Error>;
 }
 
-/// An integer of type `T` within `p`'s bounds.
-fn bounded<T: TryFrom<i128>>(p: &Param, v: i128) -> CoreResult<T> {
-    if v < i128::from(p.lo) || v > i128::from(p.hi) {
-        return Err(CoreError::invalid(p.name, v, p.allowed()));
-    }
-    T::try_from(v).map_err(|_| CoreError::invalid(p.name, v, p.allowed()))
+/// An integer of type `T` within `p`'s bounds, the parameter shown as
+/// `shown`.
+fn bounded<T: TryFrom<i128>>(p: &Param, shown: &str, v: i128) -> CoreResult<T> {
+    p.check_as(shown, v)?;
+    T::try_from(v).map_err(|_| CoreError::invalid(shown, v, p.allowed()))
 }
 
 /// Element `i` of a list of integers, of type `T` within `p`'s bounds.
-fn bounded_item<T: TryFrom<i128>>(p: &Param, i: usize, v: i128) -> CoreResult<T> {
+fn bounded_item<T: TryFrom<i128>>(p: &Param, shown: &str, i: usize, v: i128) -> CoreResult<T> {
+    let item = format!("{shown}[{i}]");
     let allowed = || format!("an integer from {} to {}", p.lo, p.hi);
     if v < i128::from(p.lo) || v > i128::from(p.hi) {
-        return Err(CoreError::invalid(
-            &format!("{}[{i}]", p.name),
-            v,
-            allowed(),
-        ));
+        return Err(CoreError::invalid(&item, v, allowed()));
     }
-    T::try_from(v).map_err(|_| CoreError::invalid(&format!("{}[{i}]", p.name), v, allowed()))
+    T::try_from(v).map_err(|_| CoreError::invalid(&item, v, allowed()))
 }
 
 /// What a required value read as: the reader gives `Some` for it.
-fn given<T>(p: &Param, v: Option<T>) -> CoreResult<T> {
-    v.ok_or_else(|| p.missing())
+fn given<T>(p: &Param, shown: &str, v: Option<T>) -> CoreResult<T> {
+    v.ok_or_else(|| p.missing(shown))
 }
 
 macro_rules! read_int {
     ($($t:ty),+) => {$(
         impl ReadParam for $t {
             fn read<R: ParamReader>(r: &mut R, p: &Param) -> Result<Self, R::Error> {
-                let v = given(p, r.int(p, true)?)?;
-                Ok(bounded(p, v)?)
+                let shown = r.shown(p.name);
+                let v = given(p, &shown, r.int(p, true)?)?;
+                Ok(bounded(p, &shown, v)?)
             }
         }
         impl ReadParam for Option<$t> {
             fn read<R: ParamReader>(r: &mut R, p: &Param) -> Result<Self, R::Error> {
+                let shown = r.shown(p.name);
                 match r.int(p, false)? {
                     None => Ok(None),
-                    Some(v) => Ok(Some(bounded(p, v)?)),
+                    Some(v) => Ok(Some(bounded(p, &shown, v)?)),
                 }
             }
         }
         impl ReadParam for Option<Vec<$t>> {
             fn read<R: ParamReader>(r: &mut R, p: &Param) -> Result<Self, R::Error> {
+                let shown = r.shown(p.name);
                 match r.ints(p, false)? {
                     None => Ok(None),
                     Some(v) => Ok(Some(
                         v.into_iter()
                             .enumerate()
-                            .map(|(i, x)| bounded_item(p, i, x))
+                            .map(|(i, x)| bounded_item(p, &shown, i, x))
                             .collect::<CoreResult<_>>()?,
                     )),
                 }
@@ -387,24 +398,27 @@ read_int!(u32, u64);
 
 impl ReadParam for f64 {
     fn read<R: ParamReader>(r: &mut R, p: &Param) -> Result<Self, R::Error> {
-        let v = given(p, r.number(p, true)?)?;
-        p.check_number(v)?;
+        let shown = r.shown(p.name);
+        let v = given(p, &shown, r.number(p, true)?)?;
+        p.check_number_as(&shown, v)?;
         Ok(v)
     }
 }
 
 impl ReadParam for bool {
     fn read<R: ParamReader>(r: &mut R, p: &Param) -> Result<Self, R::Error> {
-        Ok(given(p, r.flag(p, true)?)?)
+        let shown = r.shown(p.name);
+        Ok(given(p, &shown, r.flag(p, true)?)?)
     }
 }
 
 impl ReadParam for String {
     fn read<R: ParamReader>(r: &mut R, p: &Param) -> Result<Self, R::Error> {
-        let s = given(p, r.text(p, true)?)?;
+        let shown = r.shown(p.name);
+        let s = given(p, &shown, r.text(p, true)?)?;
         if let ParamType::Choice(names) = p.ty {
             if !names.contains(&s.as_str()) {
-                return Err(CoreError::invalid(p.name, format!("{s:?}"), p.allowed()).into());
+                return Err(CoreError::invalid(&shown, format!("{s:?}"), p.allowed()).into());
             }
         }
         Ok(s)
@@ -413,8 +427,9 @@ impl ReadParam for String {
 
 impl<E: NamedEnum> ReadParam for E {
     fn read<R: ParamReader>(r: &mut R, p: &Param) -> Result<Self, R::Error> {
-        let s = given(p, r.text(p, true)?)?;
-        Ok(E::from_name(p.name, &s)?)
+        let shown = r.shown(p.name);
+        let s = given(p, &shown, r.text(p, true)?)?;
+        Ok(E::from_name(&shown, &s)?)
     }
 }
 
@@ -474,10 +489,12 @@ macro_rules! workload_params {
     };
 }
 
-/// Every declared parameter, by kind, in the order of [`super::kinds::KINDS`].
+/// Every declared parameter, by kind, in the order of [`super::kinds::KINDS`],
+/// then the components' ([`super::kinds::COMPONENTS`]).
 pub fn all() -> Vec<Param> {
     super::kinds::KINDS
         .iter()
+        .chain(super::kinds::COMPONENTS)
         .flat_map(|k| k.params.iter().copied())
         .collect()
 }
@@ -523,7 +540,10 @@ mod tests {
 
     #[test]
     fn every_kind_is_declared_with_its_builder_arguments_unique() {
-        for k in super::super::kinds::KINDS {
+        for k in super::super::kinds::KINDS
+            .iter()
+            .chain(super::super::kinds::COMPONENTS)
+        {
             assert!(!k.params.is_empty(), "{}", k.name);
             for p in k.params {
                 assert_eq!(p.kind, k.name);

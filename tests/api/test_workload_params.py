@@ -33,18 +33,20 @@ def _ids(p: dict) -> str:
 def test_every_kind_is_declared_with_a_builder():
     assert set(STRUCT_KINDS) == {"hackbench", "pipe_pingpong", "volano", "aim7", "schbench"}
     assert list(_core.WORKLOAD_KINDS) == list(sl.workloads.FACTORIES) + ["mix"]
-    assert {p["kind"] for p in PARAMS} == set(_core.WORKLOAD_KINDS)
+    assert {p["kind"] for p in PARAMS} == set(_core.WORKLOAD_KINDS) | {"rt_kthreads"}
+    assert _core.WORKLOAD_COMPONENTS == ["rt_kthreads"]
     keys = [(p["kind"], p["arg"]) for p in PARAMS]
     assert len(keys) == len(set(keys))
 
 
-@pytest.mark.parametrize("kind", _core.WORKLOAD_KINDS)
+@pytest.mark.parametrize("kind", _core.WORKLOAD_KINDS + _core.WORKLOAD_COMPONENTS)
 def test_the_builders_signature_is_the_declaration(kind):
     builder = getattr(sl.workloads, kind)
     sig = inspect.signature(builder).parameters
     declared = [p for p in PARAMS if p["kind"] == kind]
     assert list(sig) == [p["arg"] for p in declared]
-    assert sl.workloads.Workload.parameters(kind) == list(sig)
+    if kind in _core.WORKLOAD_KINDS:
+        assert sl.workloads.Workload.parameters(kind) == list(sig)
     for p in declared:
         default = sig[p["arg"]].default
         if p["required"]:
@@ -155,3 +157,17 @@ def test_a_list_item_out_of_range_is_named_by_its_index():
         _core.workload_check("aim7", {**params, "shared_lines": [-1] * 26})
     with pytest.raises(sl.ConfigError, match=r"cpus\[1\]=5000: expected an integer from 0 to 4095"):
         _core.workload_check("aim7", {**params, "cpus": [0, 5000]})
+
+
+def test_the_rt_kthreads_component_is_read_by_its_declaration():
+    d = sl.workloads.rt_kthreads(irq_threads=4)
+    assert list(d) == [p["name"] for p in PARAMS if p["kind"] == "rt_kthreads"]
+    for p in (p for p in PARAMS if p["kind"] == "rt_kthreads"):
+        rest = {k: v for k, v in d.items() if k != p["name"]}
+        with pytest.raises(sl.ConfigError, match=rf"rt_kthreads\.{p['name']}=<missing>"):
+            _core.rt_kthreads_check(rest)
+    (prio,) = [p for p in PARAMS if p["kind"] == "rt_kthreads" and p["name"] == "irq_prio"]
+    with pytest.raises(sl.ConfigError, match=r"rt_kthreads\.irq_prio=100: .*from 1 to 99"):
+        _core.rt_kthreads_check({**d, "irq_prio": prio["max"] + 1})
+    with pytest.raises(sl.ConfigError, match=r"rt_kthreads\.irq_period_us=0\.005: .*µs from 10 to"):
+        sl.workloads.rt_kthreads(irq_period_us=0.005)

@@ -12,9 +12,10 @@ use crate::engine::{RunOptions, Sim};
 use crate::kernel::{Kernel, KERNEL_PRESETS};
 use crate::result::SimResult;
 use crate::sched::balance::sg_sums::groups_wanted;
-use crate::sched::rt::{RtKthreads, RtPolicy};
+use crate::sched::rt::RtPolicy;
 use crate::topology::Machine;
 use crate::workload::hackbench::{Hackbench, HackbenchParams, Ipc, Mode};
+use crate::workload::rt_kthreads::RtKthreads;
 use crate::workload::spinners::{Dist, SpinnerTask, Spinners};
 use crate::workload::Workload;
 

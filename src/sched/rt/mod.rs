@@ -12,7 +12,7 @@
 //! 4.15's root-domain walk) with their irq_work IPIs.
 //!
 //! The RT tasks are a workload's own (`Workload.with_tasks(policy=...)`,
-//! what `chrt` runs) and the machine's RT kernel threads ([`RtKthreads`],
+//! what `chrt` runs) and the machine's RT kernel threads (`workload::rt_kthreads`,
 //! `watchdog/N` and threaded IRQ handlers, run as tasks by
 //! `workload::kthreads`). What changed between releases is a `Kernel`
 //! field: `rt_push`, `rt_pull_skip_only_self`, `rt_rto_skip_self`,
@@ -50,154 +50,15 @@ crate::named_enum! {
     pub enum RtPolicy { Fifo = "fifo", Rr = "rr" }
 }
 
-/// The RT kernel threads of a real machine, as a workload component.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RtKthreads {
-    /// One `watchdog/N` per CPU, pinned, SCHED_FIFO 99.
-    pub watchdog: bool,
-    pub watchdog_period_ns: u64,
-    pub watchdog_run_ns: u64,
-    /// Threaded IRQ handlers (`irq/N-name`), SCHED_FIFO `irq_prio`.
-    pub irq_threads: u32,
-    /// CPUs in each IRQ thread's affinity (consecutive, starting at
-    /// `k * irq_cpus` modulo the CPU count); ≥ 2 lets it migrate.
-    pub irq_cpus: u32,
-    pub irq_prio: u32,
-    pub irq_policy: RtPolicy,
-    /// Mean time between interrupts (exponential).
-    pub irq_period_ns: u64,
-    pub irq_run_ns: u64,
-}
-
-/// At most this many IRQ threads per CPU of the machine (a real machine
-/// has a few per device queue; more only slows every RT queue scan).
-pub const IRQ_THREADS_PER_CPU: u64 = 64;
-
-/// An RT thread's period: 10 µs to one hour.
-const MIN_PERIOD_NS: u64 = 10_000;
-const MAX_PERIOD_NS: u64 = 3_600_000_000_000;
-
 use crate::config::{metric_table, Bounds, MetricDoc};
 
-/// The machine-independent bounds of the `rt_kthreads` integers, in one
-/// place: `validate_params` checks them, the bindings read the values
-/// through them (so a negative or oversized value gets the same message).
-pub const PERIOD_NS: Bounds = Bounds {
-    lo: MIN_PERIOD_NS,
-    hi: MAX_PERIOD_NS,
-    allowed: "10000 ns (10 us) to 3600000000000 ns (1 hour)",
-};
-/// A run: at least 1 ns (and less than its period, checked apart).
-pub const RUN_NS: Bounds = Bounds {
-    lo: 1,
-    hi: MAX_PERIOD_NS,
-    allowed: "at least 1 ns and less than its period",
-};
-pub const IRQ_THREADS: Bounds = Bounds {
-    lo: 0,
-    hi: 100_000,
-    allowed: "0 to 100000",
-};
+/// An RT task's `rt_priority`: 1 to 99 (SCHED_FIFO / SCHED_RR;
+/// `MAX_RT_PRIO - 1` levels above SCHED_NORMAL).
 pub const RT_PRIO: Bounds = Bounds {
     lo: 1,
     hi: 99,
     allowed: "1 to 99 (SCHED_FIFO/SCHED_RR rt_priority)",
 };
-pub const IRQ_CPUS: Bounds = Bounds {
-    lo: 1,
-    hi: crate::topology::MAX_CPUS as u64,
-    allowed: "1 to 4096 CPUs",
-};
-
-impl RtKthreads {
-    /// Refuse what no machine can run: the bounds above (priorities outside
-    /// 1..99, more than 100000 IRQ threads, an affinity of no CPU or wider
-    /// than the largest machine, periods outside 10 µs .. 1 hour), and a
-    /// burst that does not fit its period (a task that never sleeps). Every
-    /// field is checked, in use or not.
-    pub fn validate_params(&self) -> crate::error::CoreResult<()> {
-        use crate::error::CoreError;
-        for (name, period, run, run_name) in [
-            (
-                "rt_kthreads.watchdog_period_ns",
-                self.watchdog_period_ns,
-                self.watchdog_run_ns,
-                "rt_kthreads.watchdog_run_ns",
-            ),
-            (
-                "rt_kthreads.irq_period_ns",
-                self.irq_period_ns,
-                self.irq_run_ns,
-                "rt_kthreads.irq_run_ns",
-            ),
-        ] {
-            PERIOD_NS.check(name, period as i128)?;
-            RUN_NS.check(run_name, run as i128)?;
-            if run >= period {
-                return Err(CoreError::invalid(
-                    run_name,
-                    run,
-                    format!(
-                        "at least 1 ns and less than {name} ({period} ns): the thread must sleep \
-                         between runs"
-                    ),
-                ));
-            }
-        }
-        IRQ_THREADS.check("rt_kthreads.irq_threads", self.irq_threads as i128)?;
-        RT_PRIO.check("rt_kthreads.irq_prio", self.irq_prio as i128)?;
-        IRQ_CPUS.check("rt_kthreads.irq_cpus", self.irq_cpus as i128)?;
-        Ok(())
-    }
-
-    /// [`RtKthreads::validate_params`], then what the machine of `ncpus`
-    /// CPUs cannot run: an affinity wider than it, more than
-    /// `IRQ_THREADS_PER_CPU` IRQ threads per CPU, and an IRQ demand
-    /// (`irq_threads * irq_run_ns / irq_period_ns`) above its CPU count.
-    pub fn validate(&self, ncpus: usize) -> crate::error::CoreResult<()> {
-        use crate::error::CoreError;
-        self.validate_params()?;
-        if self.irq_threads == 0 {
-            return Ok(());
-        }
-        if self.irq_cpus as usize > ncpus {
-            return Err(CoreError::invalid(
-                "rt_kthreads.irq_cpus",
-                self.irq_cpus,
-                format!("1 to the machine's {ncpus} CPUs"),
-            ));
-        }
-        let cap = (IRQ_THREADS_PER_CPU * ncpus as u64).min(100_000);
-        if self.irq_threads as u64 > cap {
-            return Err(CoreError::invalid(
-                "rt_kthreads.irq_threads",
-                self.irq_threads,
-                format!(
-                    "0 to {cap} ({IRQ_THREADS_PER_CPU} per CPU of the machine's {ncpus}, at most 100000)"
-                ),
-            ));
-        }
-        // RT demand in CPUs: irq_threads * irq_run / irq_period. Above the
-        // CPU count the RT queues only grow (every RT op scans them): refuse.
-        let demand = self.irq_threads as u128 * self.irq_run_ns as u128;
-        let limit = ncpus as u128 * self.irq_period_ns as u128;
-        if demand > limit {
-            return Err(CoreError::invalid(
-                "rt_kthreads.irq_threads",
-                self.irq_threads,
-                format!(
-                    "an RT demand irq_threads * irq_run_ns / irq_period_ns = {} * {} / {} \
-                     = {:.2} CPUs of at most the machine's {ncpus} CPUs",
-                    self.irq_threads,
-                    self.irq_run_ns,
-                    self.irq_period_ns,
-                    demand as f64 / self.irq_period_ns as f64
-                ),
-            ));
-        }
-        Ok(())
-    }
-}
 
 /// The root domain's RT state (`struct root_domain`) and the class's
 /// counters.
@@ -279,51 +140,5 @@ impl RtRoot {
         RT.iter()
             .map(|m| (m.doc.name.to_string(), (m.value)(&stats)))
             .collect()
-    }
-}
-
-#[cfg(test)]
-mod validate_tests {
-    use super::*;
-
-    #[test]
-    fn each_bound_says_its_limits() {
-        for b in [PERIOD_NS, IRQ_THREADS, RT_PRIO, IRQ_CPUS] {
-            assert!(b.allowed.contains(&b.lo.to_string()), "{b:?}");
-            assert!(b.allowed.contains(&b.hi.to_string()), "{b:?}");
-        }
-        assert!(RUN_NS.allowed.contains(&RUN_NS.lo.to_string()));
-    }
-
-    fn irq(threads: u32, period: u64, run: u64) -> RtKthreads {
-        RtKthreads {
-            watchdog: false,
-            watchdog_period_ns: 4_000_000_000,
-            watchdog_run_ns: 10_000,
-            irq_threads: threads,
-            irq_cpus: 2,
-            irq_prio: 50,
-            irq_policy: RtPolicy::Fifo,
-            irq_period_ns: period,
-            irq_run_ns: run,
-        }
-    }
-
-    #[test]
-    fn rt_demand_above_the_cpu_count_is_refused() {
-        // 2 CPUs: 2 threads of 9 us every 10 us is 1.8 CPUs (fine); 3 is 2.7.
-        assert!(irq(2, 10_000, 9_000).validate(2).is_ok());
-        let e = irq(3, 10_000, 9_000).validate(2).unwrap_err().to_string();
-        assert!(e.contains("RT demand") && e.contains("2.70 CPUs"), "{e}");
-    }
-
-    #[test]
-    fn rt_irq_threads_are_capped_per_cpu() {
-        assert!(irq(128, 1_000_000_000, 1).validate(2).is_ok());
-        let e = irq(129, 1_000_000_000, 1)
-            .validate(2)
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("0 to 128"), "{e}");
     }
 }
