@@ -430,7 +430,9 @@ build_profile: str
 TRACE_EVENTS: list[str]
 #: Every declared metric: (family, name, unit, meaning, source).
 METRIC_INFO: list[tuple[str, str, str, str, str]]
-#: Workloads' integer parameters: (kind, name, lo, hi, default, doc).
+#: The workload kinds, those whose parameter dict the core reads by their
+#: declarations, the components a kind takes (rt_kthreads), and every
+#: declared parameter (src/workload/params.rs).
 WORKLOAD_KINDS: list[str]
 WORKLOAD_KEYED_KINDS: list[str]
 WORKLOAD_COMPONENTS: list[str]

@@ -391,8 +391,6 @@ def _rt_param(v: Any) -> dict[str, Any] | None:
     return _rt_check(v)
 
 
-#: Each workload's integer parameters as the core declares them
-#: (``src/workload/params.rs``): (kind, name) → (lo, hi).
 #: Every workload parameter as the core declares it (``_core.WORKLOAD_PARAMS``),
 #: by (kind, builder argument).
 _DECLARED: dict[tuple[str, str], dict[str, Any]] = {
@@ -1038,7 +1036,8 @@ _INFO_COLS = ("kind", "arg", "type", "default", "required", "allowed", "doc", "n
 def workload_info() -> pl.DataFrame:
     """Every workload parameter, one row each, as the core declares it
     (``src/workload/params.rs``; the docs' *Workload parameters* reference
-    is this table): ``kind`` (``sl.workloads.<kind>``), ``arg`` (the
+    is this table): ``kind`` (``sl.workloads.<kind>``, or the component
+    ``rt_kthreads``, which hackbench takes as ``rt_kthreads=``), ``arg`` (the
     builder's argument, in its order), ``type`` (``int``, ``float``,
     ``bool``, ``choice``, ``cpus`` or ``other``), ``default`` (the builder's,
     as text: ``None`` for a ``None`` default, empty when ``required``),

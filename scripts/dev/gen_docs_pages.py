@@ -85,7 +85,9 @@ with mkdocs_gen_files.open("reference/metrics.md", "w") as f:
 
 WORKLOAD_PARAMETERS = """# Workload parameters
 
-Every argument of each `sl.workloads.<kind>` builder, generated from the
+Every argument of each `sl.workloads.<kind>` builder (and of
+`sl.workloads.rt_kthreads`, the component hackbench takes as
+`rt_kthreads=`), generated from the
 core's declaration (`src/workload/params.rs`) when the site is built:
 `sl.workload_info()` returns the same table as a DataFrame, and
 `Workload.parameters(kind)` the names. The core checks the same bounds as

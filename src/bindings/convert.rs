@@ -385,12 +385,17 @@ impl crate::workload::params::ParamReader for Params<'_, '_> {
     fn int(&mut self, p: &WParam, required: bool) -> PyResult<Option<i128>> {
         // read here rather than as a FromParam, so that an integer past
         // every Rust type is told the declared range
-        let expected = if required { "int" } else { "int or None" };
-        let (param, v) = self.required(p.name, expected)?;
+        let allowed = p.allowed();
+        let expected = if required {
+            allowed.clone()
+        } else {
+            format!("{allowed}, or None")
+        };
+        let (param, v) = self.required(p.name, &expected)?;
         if v.is_none() && !required {
             return Ok(None);
         }
-        integer(&param, &v, &p.allowed()).map(Some)
+        integer(&param, &v, &allowed).map(Some)
     }
     fn number(&mut self, p: &WParam, required: bool) -> PyResult<Option<f64>> {
         self.read(p, required)

@@ -166,6 +166,11 @@ def test_the_rt_kthreads_component_is_read_by_its_declaration():
         rest = {k: v for k, v in d.items() if k != p["name"]}
         with pytest.raises(sl.ConfigError, match=rf"rt_kthreads\.{p['name']}=<missing>"):
             _core.rt_kthreads_check(rest)
+    no_prio = {k: v for k, v in d.items() if k != "irq_prio"}
+    with pytest.raises(
+        sl.ConfigError, match=r"irq_prio=<missing>: expected an integer from 1 to 99"
+    ):
+        _core.rt_kthreads_check(no_prio)  # a missing integer says its range
     (prio,) = [p for p in PARAMS if p["kind"] == "rt_kthreads" and p["name"] == "irq_prio"]
     with pytest.raises(sl.ConfigError, match=r"rt_kthreads\.irq_prio=100: .*from 1 to 99"):
         _core.rt_kthreads_check({**d, "irq_prio": prio["max"] + 1})
