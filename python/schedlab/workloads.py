@@ -1041,6 +1041,7 @@ def workload_info() -> pl.DataFrame:
     builder's argument, in its order), ``type`` (``int``, ``float``,
     ``bool``, ``choice``, ``cpus`` or ``other``), ``default`` (the builder's,
     as text: ``None`` for a ``None`` default, empty when ``required``),
+    ``required`` (the builder has no default),
     ``allowed`` (what the core allows, as its errors say it), ``doc``, and
     ``name`` and ``scale``: the core's key and the factor from the builder's
     unit to it (``handle_us`` × 1000 is ``handle_ns``)."""

@@ -90,10 +90,11 @@ Every argument of each `sl.workloads.<kind>` builder (and of
 `rt_kthreads=`), generated from the
 core's declaration (`src/workload/params.rs`) when the site is built:
 `sl.workload_info()` returns the same table as a DataFrame, and
-`Workload.parameters(kind)` the names. The core checks the same bounds as
-the builder, and its errors say "allowed" as the table does. An argument
-the builder takes in another unit than the core (µs for ns) names the
-core's key. The [Workloads guide](../guide/workloads.md) describes each
+`Workload.parameters(kind)` a kind's names. The core checks the same
+bounds as the builder. An argument the builder takes in another unit than
+the core (µs for ns) is shown in the builder's unit, with the core's key
+it becomes; the core's own errors about it name that key and say its range
+in the core's unit. The [Workloads guide](../guide/workloads.md) describes each
 workload and its metrics.
 
 """
