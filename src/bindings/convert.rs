@@ -308,11 +308,21 @@ macro_rules! int_param {
 }
 int_param!(u32, u64, i32, i128);
 
+/// An int (not a bool) where a bool or a str is wanted: a wrong type
+/// whatever its size (`scalar` would call an int past 64 bits a bad value).
+fn int_for(param: &str, v: &Bound<'_, PyAny>, expected: &str) -> PyResult<()> {
+    if is_integer(v) && !(v.is_instance_of::<PyBool>() || is_numpy_bool(v)) {
+        return Err(wrong_type(param, v, expected));
+    }
+    Ok(())
+}
+
 impl FromParam for bool {
     fn expected() -> String {
         "bool".into()
     }
     fn from_param(param: &str, v: &Bound<'_, PyAny>) -> PyResult<Self> {
+        int_for(param, v, "bool")?;
         match scalar(param, v, "bool", "True or False")? {
             Value::Bool(b) => Ok(b),
             _ => Err(wrong_type(param, v, "bool")),
@@ -339,6 +349,7 @@ impl FromParam for String {
         "str".into()
     }
     fn from_param(param: &str, v: &Bound<'_, PyAny>) -> PyResult<Self> {
+        int_for(param, v, "str")?;
         match scalar(param, v, "str", "a str")? {
             Value::Str(s) => Ok(s),
             _ => Err(wrong_type(param, v, "str")),

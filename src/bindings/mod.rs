@@ -172,11 +172,14 @@ fn cost_from(fields: &Bound<'_, PyDict>, changes: &Bound<'_, PyDict>) -> PyResul
         .map_err(PyErr::from)
 }
 
-/// The `rt_kthreads` component (normalised by `schedlab.workloads.rt_kthreads`).
+/// The `rt_kthreads` component (normalised by `schedlab.workloads.rt_kthreads`),
+/// checked against what no machine can run (`validate_params`; the
+/// machine's own limits wait for the run).
 fn rt_kthreads_from(d: &Bound<'_, PyDict>) -> PyResult<RtKthreads> {
     let mut p = Params::new(d, "rt_kthreads", "rt_kthreads.");
     let k = RtKthreads::read(&mut p)?;
     p.finish()?;
+    k.validate_params()?;
     Ok(k)
 }
 
@@ -184,7 +187,7 @@ fn rt_kthreads_from(d: &Bound<'_, PyDict>) -> PyResult<RtKthreads> {
 /// limits are checked when a run has a machine).
 #[pyfunction]
 fn rt_kthreads_check(d: &Bound<'_, PyDict>) -> PyResult<()> {
-    Ok(rt_kthreads_from(d)?.validate_params()?)
+    rt_kthreads_from(d).map(|_| ())
 }
 
 /// One `with_tasks()` entry (`workload::attrs::TaskAttrs`).

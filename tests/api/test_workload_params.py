@@ -176,3 +176,23 @@ def test_the_rt_kthreads_component_is_read_by_its_declaration():
         _core.rt_kthreads_check({**d, "irq_prio": prio["max"] + 1})
     with pytest.raises(sl.ConfigError, match=r"rt_kthreads\.irq_period_us=0\.005: .*µs from 10 to"):
         sl.workloads.rt_kthreads(irq_period_us=0.005)
+
+
+@pytest.mark.parametrize("v", [2**32, 2**64, 2**200])
+def test_an_integer_for_a_flag_or_a_name_is_a_type_error_whatever_its_size(v):
+    d = sl.workloads.rt_kthreads()
+    with pytest.raises(sl.ConfigTypeError, match=r"type for rt_kthreads\.watchdog: got int"):
+        _core.rt_kthreads_check({**d, "watchdog": v})
+    with pytest.raises(sl.ConfigTypeError, match=r"type for rt_kthreads\.irq_policy: got int"):
+        _core.rt_kthreads_check({**d, "irq_policy": v})
+    with pytest.raises(sl.ConfigTypeError, match=r"type for workfile: got int"):
+        _core.workload_check("aim7", {**_build("aim7").params, "workfile": v})
+
+
+def test_the_cores_hackbench_check_refuses_a_kernel_thread_that_never_sleeps():
+    """What no machine can run is refused without one, as the builder does."""
+    rt = sl.workloads.rt_kthreads(irq_threads=2)
+    never_sleeps = {**rt, "irq_run_ns": rt["irq_period_ns"]}
+    params = {**_build("hackbench").params, "rt_kthreads": never_sleeps}
+    with pytest.raises(sl.ConfigError, match=r"rt_kthreads\.irq_run_ns=.*must sleep"):
+        _core.workload_check("hackbench", params)
