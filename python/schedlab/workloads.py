@@ -338,14 +338,16 @@ def rt_kthreads(
     (exponential) for ``irq_run_us``. Returns the normalised parameters."""
     d: dict[str, Any] = {
         "watchdog": need_bool("rt_kthreads.watchdog", watchdog),
-        "watchdog_period_ns": _rt_time("watchdog_period_ms", watchdog_period_ms),
-        "watchdog_run_ns": _rt_time("watchdog_run_us", watchdog_run_us),
+        "watchdog_period_ns": _scaled_param(
+            "rt_kthreads", "watchdog_period_ms", watchdog_period_ms
+        ),
+        "watchdog_run_ns": _scaled_param("rt_kthreads", "watchdog_run_us", watchdog_run_us),
         "irq_threads": irq_threads,
         "irq_cpus": irq_cpus,
         "irq_prio": irq_prio,
         "irq_policy": irq_policy,
-        "irq_period_ns": _rt_time("irq_period_us", irq_period_us),
-        "irq_run_ns": _rt_time("irq_run_us", irq_run_us),
+        "irq_period_ns": _scaled_param("rt_kthreads", "irq_period_us", irq_period_us),
+        "irq_run_ns": _scaled_param("rt_kthreads", "irq_run_us", irq_run_us),
     }
     return _rt_check(d)
 
@@ -369,15 +371,6 @@ def _plain(v: Any) -> Any:
     if isinstance(v, bool) or not isinstance(v, numbers.Integral | str):
         return v
     return int(v) if isinstance(v, numbers.Integral) else str.__str__(v)
-
-
-def _rt_time(arg: str, v: Any) -> int:
-    """``rt_kthreads``' time argument ``arg`` (ms or µs) in ns, within the
-    core's declared bounds; checked before it is scaled, so 1e303 ms is
-    refused rather than overflowing."""
-    p = _DECLARED[("rt_kthreads", arg)]
-    unit = "ms" if p["scale"] == 1_000_000 else "µs"
-    return need_scaled(f"rt_kthreads.{arg}", v, p["scale"], p["min"], p["max"], unit)
 
 
 def _rt_param(v: Any) -> dict[str, Any] | None:
@@ -404,11 +397,18 @@ def _int_param(kind: str, name: str, v: Any) -> int:
     return need_int(name, v, lo=p["min"], hi=p["max"])
 
 
+#: A time argument's unit by its scale to the core's ns.
+_TIME_UNITS = {1000: "µs", 1_000_000: "ms"}
+
+
 def _scaled_param(kind: str, arg: str, v: Any) -> int:
-    """``v`` in the builder's unit as the core's integer (``v × scale``), checked
-    against the core's declared bounds (in the core's unit)."""
+    """``v`` in the builder's unit (µs or ms) as the core's integer ns (``v ×
+    scale``), checked against the core's declared bounds before it is scaled
+    (1e303 ms is refused rather than overflowing). A component's argument is
+    named under it (``rt_kthreads.irq_run_us``)."""
     p = _DECLARED[(kind, arg)]
-    return need_scaled(arg, v, p["scale"], p["min"], p["max"], "µs")
+    shown = arg if kind in _core.WORKLOAD_KINDS else f"{kind}.{arg}"
+    return need_scaled(shown, v, p["scale"], p["min"], p["max"], _TIME_UNITS[p["scale"]])
 
 
 def _declared_range(kind: str, arg: str) -> tuple[Any, Any]:
@@ -775,11 +775,13 @@ def _sync_io_ns(v: Any) -> int | None:
     if v is None:
         return None
     x = need_number("sync_io_us", v, positive=False)
-    if not 0 <= x <= 1e7:
+    p = _DECLARED[("aim7", "sync_io_us")]
+    lo, hi = p["min"] // p["scale"], p["max"] // p["scale"]
+    if not lo <= x <= hi:
         raise ConfigError(
-            f"invalid sync_io_us={v!r}: expected a number of µs from 0 to 10000000 or None"
+            f"invalid sync_io_us={v!r}: expected a number of µs from {lo} to {hi} or None"
         )
-    return round(x * 1000)
+    return round(x * int(p["scale"]))
 
 
 def _aim7_lines(v: Any) -> list[int] | None:

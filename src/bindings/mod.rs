@@ -27,16 +27,17 @@ use crate::sched::stats::latency::{bucket_bounds, quantile, Latency, LAT_BUCKETS
 use crate::sched::task::Policy;
 use crate::topology::{Machine, MACHINE_PRESETS};
 use crate::trace::{EVENT_NAMES, PREV_STATE_NAMES};
-use crate::workload::aim7::{Aim7, Aim7Params};
+use crate::workload::aim7::Aim7;
 use crate::workload::attrs::{TaskAttrs, WithTasks};
 use crate::workload::hackbench::{Hackbench, HackbenchParams, Ipc, Mode};
 use crate::workload::kinds;
 use crate::workload::mix::Mix;
+use crate::workload::params::ParamStruct;
 use crate::workload::pipe_pingpong::{PipePingpong, PipePingpongParams};
 use crate::workload::rt_kthreads::RtKthreads;
 use crate::workload::schbench::{Schbench, SchbenchParams};
 use crate::workload::spinners::{Dist, SpinnerTask, Spinners};
-use crate::workload::volano::{Volano, VolanoParams};
+use crate::workload::volano::Volano;
 use crate::workload::Workload;
 use crate::{CostModel, Kernel};
 
@@ -176,11 +177,18 @@ fn cost_from(fields: &Bound<'_, PyDict>, changes: &Bound<'_, PyDict>) -> PyResul
 /// checked against what no machine can run (`validate_params`; the
 /// machine's own limits wait for the run).
 fn rt_kthreads_from(d: &Bound<'_, PyDict>) -> PyResult<RtKthreads> {
-    let mut p = Params::new(d, "rt_kthreads", "rt_kthreads.");
-    let k = RtKthreads::read(&mut p)?;
-    p.finish()?;
+    let k: RtKthreads = keyed(d, "rt_kthreads.")?;
     k.validate_params()?;
     Ok(k)
+}
+
+/// A `workload_params!` struct read from `d` by its declarations, every
+/// key of the dict read (`prefix`: before a component's keys in errors).
+fn keyed<S: ParamStruct>(d: &Bound<'_, PyDict>, prefix: &'static str) -> PyResult<S> {
+    let mut p = Params::new(d, S::KIND, prefix);
+    let s = S::read(&mut p)?;
+    p.finish()?;
+    Ok(s)
 }
 
 /// Check an `rt_kthreads` component on its own (its machine-dependent
@@ -331,7 +339,8 @@ fn workload_base(
             Box::new(Spinners::new(tasks, dist)?)
         }
         "hackbench" => {
-            let mut p = Params::new(params, "hackbench", "");
+            // read here, not with `keyed`: the dict also holds rt_kthreads
+            let mut p = Params::new(params, HackbenchParams::KIND, "");
             let hp = HackbenchParams::read(&mut p)?;
             let rt = match p.opt_any("rt_kthreads")? {
                 Some(_) => Some(rt_kthreads_from(&p.dict("rt_kthreads")?)?),
@@ -341,29 +350,12 @@ fn workload_base(
             Box::new(Hackbench::new(hp)?.with_rt_kthreads(rt))
         }
         "pipe_pingpong" => {
-            let mut p = Params::new(params, "pipe_pingpong", "");
-            let pp = PipePingpongParams::read(&mut p)?;
-            p.finish()?;
+            let pp: PipePingpongParams = keyed(params, "")?;
             Box::new(PipePingpong::new(pp.loops, pp.mode)?)
         }
-        "volano" => {
-            let mut p = Params::new(params, "volano", "");
-            let vp = VolanoParams::read(&mut p)?;
-            p.finish()?;
-            Box::new(Volano::new(vp)?)
-        }
-        "aim7" => {
-            let mut p = Params::new(params, "aim7", "");
-            let ap = Aim7Params::read(&mut p)?;
-            p.finish()?;
-            Box::new(Aim7::new(ap)?)
-        }
-        "schbench" => {
-            let mut p = Params::new(params, "schbench", "");
-            let sp = SchbenchParams::read(&mut p)?;
-            p.finish()?;
-            Box::new(Schbench::new(sp)?)
-        }
+        "volano" => Box::new(Volano::new(keyed(params, "")?)?),
+        "aim7" => Box::new(Aim7::new(keyed(params, "")?)?),
+        "schbench" => Box::new(Schbench::new(keyed(params, "")?)?),
         "rt_app" => Box::new(script::script_from(py, "rt_app", params)?),
         "from_trace" => Box::new(script::script_from(py, "from_trace", params)?),
         "mix" => {
