@@ -99,6 +99,26 @@ impl Kthreads {
             rt_priority: Some(prio),
         }
     }
+
+    /// Fork the thread `s` and keep its timing: its first step, once its
+    /// first interrupt wakes it, runs the burst.
+    fn add(
+        threads: &mut Vec<Thread>,
+        ctx: &mut Ctx,
+        s: TaskSpec,
+        period_ns: u64,
+        periodic: bool,
+        run_ns: u64,
+    ) {
+        ctx.spawn(s);
+        threads.push(Thread {
+            period_ns,
+            periodic,
+            run_ns,
+            wake_at: 0,
+            runs_next: true,
+        });
+    }
 }
 
 impl Workload for Kthreads {
@@ -126,14 +146,14 @@ impl Workload for Kthreads {
                     RtPolicy::Fifo,
                     99,
                 );
-                ctx.spawn(s);
-                self.threads.push(Thread {
-                    period_ns: k.watchdog_period_ns,
-                    periodic: true,
-                    run_ns: k.watchdog_run_ns,
-                    wake_at: 0,
-                    runs_next: true,
-                });
+                Self::add(
+                    &mut self.threads,
+                    ctx,
+                    s,
+                    k.watchdog_period_ns,
+                    true,
+                    k.watchdog_run_ns,
+                );
             }
         }
         // Consecutive CPUs from `i * width` (mod the CPU count) for thread i.
@@ -151,14 +171,14 @@ impl Workload for Kthreads {
                 k.irq_policy,
                 k.irq_prio,
             );
-            ctx.spawn(s);
-            self.threads.push(Thread {
-                period_ns: k.irq_period_ns,
-                periodic: false,
-                run_ns: k.irq_run_ns,
-                wake_at: 0,
-                runs_next: true,
-            });
+            Self::add(
+                &mut self.threads,
+                ctx,
+                s,
+                k.irq_period_ns,
+                false,
+                k.irq_run_ns,
+            );
         }
         // The first interrupt of each, at a random phase within its period;
         // they start asleep until it (`start_asleep_ns`).

@@ -101,7 +101,13 @@ impl Mix {
                 "at most one part with RT kernel threads (they are the machine's)",
             ));
         }
-        Ok(Mix {
+        Ok(Mix::from_parts(parts, false))
+    }
+
+    /// A mix of `parts` (name, workload), none forked yet; `main`: as
+    /// [`Mix::beside`] makes it.
+    fn from_parts(parts: Vec<(String, Box<dyn Workload>)>, main: bool) -> Self {
+        Mix {
             parts: parts
                 .into_iter()
                 .map(|(name, w)| Part {
@@ -112,11 +118,11 @@ impl Mix {
                     forked: false,
                 })
                 .collect(),
-            main: false,
+            main,
             owner: Vec::new(),
             wakes: Vec::new(),
             spawns: Vec::new(),
-        })
+        }
     }
 
     /// `main` as the run's workload with `other` beside it (the machine's
@@ -125,21 +131,8 @@ impl Mix {
     /// task columns — with `other`'s tasks added. `main`'s tasks keep their
     /// own numbering, as in any mix.
     pub fn beside(main: Box<dyn Workload>, other: Box<dyn Workload>) -> Self {
-        let part = |name: &str, w| Part {
-            name: name.to_string(),
-            w,
-            global: Vec::new(),
-            live: 0,
-            forked: false,
-        };
-        let other_name = other.name();
-        Mix {
-            parts: vec![part("main", main), part(other_name, other)],
-            main: true,
-            owner: Vec::new(),
-            wakes: Vec::new(),
-            spawns: Vec::new(),
-        }
+        let other_name = other.name().to_string();
+        Mix::from_parts(vec![("main".into(), main), (other_name, other)], true)
     }
 
     /// Run part `p`'s `init` (task `None`) or `step` with a context of its
