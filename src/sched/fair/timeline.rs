@@ -23,7 +23,7 @@ use std::collections::BTreeSet;
 pub type Entry = (i64, u64, TaskId);
 
 /// Largest timeline kept as a sorted `Vec`.
-pub const SMALL_MAX: usize = 48;
+pub const SMALL_MAX: usize = 128;
 /// A `BTreeSet` timeline that shrinks to this size becomes a `Vec` again.
 pub const SMALL_MIN: usize = 16;
 
@@ -186,7 +186,7 @@ mod tests {
         let mut live: Vec<Entry> = Vec::new();
         for round in 0..6 {
             // grow to a target, then shrink to a smaller one
-            let target = [10, 60, 300, 5, 49, 0][round];
+            let target = [10, 60, 300, 5, SMALL_MAX + 1, 0][round];
             let mut steps = 0;
             while live.len() != target || steps < 200 {
                 steps += 1;
