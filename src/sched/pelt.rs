@@ -305,14 +305,22 @@ impl Sched<'_> {
         );
     }
 
+    #[inline]
     fn pelt_slot(&mut self, t: TaskId) -> &mut PeltState {
         let ti = t as usize;
         let p = self.pelt.as_mut().expect("pelt state");
         if p.se.len() <= ti {
-            p.se.resize(ti + 1, SchedAvg::default());
-            p.attached.resize(ti + 1, false);
+            Self::pelt_grow(p, ti);
         }
         p
+    }
+
+    /// Room for task `ti` in the per-task PELT state (a task not seen yet).
+    #[cold]
+    #[inline(never)]
+    fn pelt_grow(p: &mut PeltState, ti: usize) {
+        p.se.resize(ti + 1, SchedAvg::default());
+        p.attached.resize(ti + 1, false);
     }
 
     /// `update_load_avg(cfs_rq, se, 0)` (fair.c): bring the entity (if it
@@ -323,7 +331,9 @@ impl Sched<'_> {
     /// `put_prev_entity`/`set_next_entity` and `entity_tick`.
     #[inline]
     pub(crate) fn pelt_update(&mut self, cpu: usize, t: TaskId) {
-        self.v38_update(cpu, t);
+        if self.pelt38.is_some() {
+            self.v38_update(cpu, t);
+        }
         if !self.pelt_on() {
             return;
         }
