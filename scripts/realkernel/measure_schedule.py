@@ -10,12 +10,22 @@ median of ``sl.parent_wakee_flips()`` over the recordings, unless
 or ``nowp``: the kernel without wake-up preemption). Writes the long
 frame of ``compare_schedule`` with the configuration columns to ``--out``
 (Parquet) and prints the headline statistics. The recordings are kept in
-``--keep`` (a directory) when given.
+``--keep`` (a directory) when given; ``--from`` reads recordings kept so
+instead of recording (no root needed).
+
+``--calibrate FRAME``: the model and the negative control each run with
+costs fitted by ``sl.calibrate`` to the elapsed times of a ``perf stat``
+frame (``scripts/validation/hackbench_counts.py`` writes one beside its
+output, ``*.measured.parquet``) at ``--train-groups`` groups, starting from
+``hackbench(parent_wakee_flips=--train-flips)``; without it, the preset's
+costs.
 
 Example (a quiet machine: nothing else running):
 
     sudo python scripts/realkernel/measure_schedule.py --groups 2 10 --reps 3 \
-        --out schedule-vm2.parquet
+        --keep recordings --out schedule-vm2.parquet
+    python scripts/realkernel/measure_schedule.py --from recordings \
+        --calibrate counts.measured.parquet --out schedule-vm2-calibrated.parquet
 """
 
 from __future__ import annotations
@@ -57,11 +67,40 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="hackbench(parent_wakee_flips=...) for the model; default: read from the recordings",
     )
+    p.add_argument(
+        "--from",
+        dest="source",
+        type=Path,
+        default=None,
+        help="read the recordings from this directory (as --keep wrote them)",
+    )
+    p.add_argument(
+        "--calibrate",
+        type=Path,
+        default=None,
+        help="a perf stat frame to fit the costs to (elapsed time)",
+    )
+    p.add_argument("--train-groups", type=int, default=2)
+    p.add_argument("--train-flips", type=int, default=3)
+    p.add_argument("--max-evaluations", type=int, default=40)
     p.add_argument("--out", type=Path, required=True)
     a = p.parse_args(argv)
-    keep = a.keep or Path(tempfile.mkdtemp(prefix="schedlab-sched-"))
+    keep = a.source or a.keep or Path(tempfile.mkdtemp(prefix="schedlab-sched-"))
     keep.mkdir(parents=True, exist_ok=True)
     k, neg = sl.Kernel.preset(a.kernel), kernel_of(a.negative, a.kernel)
+    costs: dict[str, sl.CostModel | None] = {"model": None, "negative": None}
+    if a.calibrate is not None:
+        frame = pl.read_parquet(a.calibrate)
+        for name, kern in (("model", k), ("negative", neg)):
+            c = sl.calibrate(
+                frame, a.machine, kern, seeds=a.seeds, progress=False,
+                train=[{"groups": a.train_groups}],
+                workload=sl.workloads.hackbench(parent_wakee_flips=a.train_flips),
+                max_evaluations=a.max_evaluations,
+            )  # fmt: skip
+            costs[name] = c.costs
+            factors = ", ".join(f"{f} {v:.2f}" for f, v in c.factors.items())
+            print(f"{name} calibrated on groups={a.train_groups}: {factors}")
     frames = []
     for ipc in a.ipc:
         for mode in a.mode:
@@ -71,9 +110,13 @@ def main(argv: list[str] | None = None) -> int:
                 recs = []
                 for rep in range(a.reps):
                     path = keep / f"messaging-{ipc}-{mode}-g{g}-r{rep}.txt"
-                    info = sl.record_schedule(cmd, path, method="tracefs")
-                    if info["status"] != 0:
-                        print(info["output"], file=sys.stderr)
+                    if a.source is None:
+                        info = sl.record_schedule(cmd, path, method="tracefs")
+                        if info["status"] != 0:
+                            print(info["output"], file=sys.stderr)
+                            return 1
+                    elif not path.exists():
+                        print(f"--from {a.source}: no {path.name}", file=sys.stderr)
                         return 1
                     recs.append(str(path))
                 flips = a.flips
@@ -82,8 +125,14 @@ def main(argv: list[str] | None = None) -> int:
                 w = sl.workloads.hackbench(
                     groups=g, loops=a.loops, ipc=ipc, mode=mode, parent_wakee_flips=flips
                 )
-                runs = [sl.simulate(a.machine, k, w, seed=s, trace=True) for s in range(a.seeds)]
-                negs = [sl.simulate(a.machine, neg, w, seed=s, trace=True) for s in range(a.seeds)]
+                runs = [
+                    sl.simulate(a.machine, k, w, seed=s, trace=True, costs=costs["model"])
+                    for s in range(a.seeds)
+                ]
+                negs = [
+                    sl.simulate(a.machine, neg, w, seed=s, trace=True, costs=costs["negative"])
+                    for s in range(a.seeds)
+                ]
                 cmp = sl.compare_schedule(recs, runs, negative=negs).with_columns(
                     ipc=pl.lit(ipc), mode=pl.lit(mode), groups=pl.lit(g), flips=pl.lit(flips)
                 )
