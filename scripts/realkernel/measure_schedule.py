@@ -13,12 +13,17 @@ frame of ``compare_schedule`` with the configuration columns to ``--out``
 ``--keep`` (a directory) when given; ``--from`` reads recordings kept so
 instead of recording (no root needed).
 
+``--from`` takes the same ``--ipc``, ``--mode``, ``--groups`` and ``--reps`` as
+the run that kept them (the file names say these), and the same ``--loops``
+(the names do not: a different one compares the model at the wrong size).
+
 ``--calibrate FRAME``: the model and the negative control each run with
 costs fitted by ``sl.calibrate`` to the elapsed times of a ``perf stat``
 frame (``scripts/validation/hackbench_counts.py`` writes one beside its
-output, ``*.measured.parquet``) at ``--train-groups`` groups, starting from
-``hackbench(parent_wakee_flips=--train-flips)``; without it, the preset's
-costs.
+output, ``*.measured.parquet``), the fit running
+``hackbench(parent_wakee_flips=--train-flips)`` at every ipc × mode of the
+frame with ``--train-groups`` groups; the compared runs keep their own
+flips (``--flips`` or the recordings'). Without it, the preset's costs.
 
 Example (a quiet machine: nothing else running):
 
@@ -60,14 +65,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--machine", default="vm-2")
     p.add_argument("--kernel", default="v6.18")
     p.add_argument("--negative", default="nowp")
-    p.add_argument("--keep", type=Path, default=None)
     p.add_argument(
         "--flips",
         type=int,
         default=None,
         help="hackbench(parent_wakee_flips=...) for the model; default: read from the recordings",
     )
-    p.add_argument(
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--keep", type=Path, default=None, help="keep the recordings here")
+    where.add_argument(
         "--from",
         dest="source",
         type=Path,
@@ -80,24 +86,49 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="a perf stat frame to fit the costs to (elapsed time)",
     )
-    p.add_argument("--train-groups", type=int, default=2)
-    p.add_argument("--train-flips", type=int, default=3)
-    p.add_argument("--max-evaluations", type=int, default=40)
+    p.add_argument("--train-groups", type=int, default=2, help="with --calibrate: groups fitted")
+    p.add_argument(
+        "--train-flips", type=int, default=3, help="with --calibrate: the fit's parent_wakee_flips"
+    )
+    p.add_argument(
+        "--max-evaluations", type=int, default=40, help="with --calibrate: the fit's budget"
+    )
     p.add_argument("--out", type=Path, required=True)
     a = p.parse_args(argv)
-    keep = a.source or a.keep or Path(tempfile.mkdtemp(prefix="schedlab-sched-"))
-    keep.mkdir(parents=True, exist_ok=True)
+    if a.source is not None:
+        keep = a.source
+        missing = [
+            f"messaging-{ipc}-{mode}-g{g}-r{rep}.txt"
+            for ipc in a.ipc
+            for mode in a.mode
+            for g in a.groups
+            for rep in range(a.reps)
+            if not (keep / f"messaging-{ipc}-{mode}-g{g}-r{rep}.txt").is_file()
+        ]
+        if missing:
+            p.error(
+                f"--from {keep}: no {', '.join(missing[:4])}{' ...' if len(missing) > 4 else ''}"
+            )
+    else:
+        keep = a.keep or Path(tempfile.mkdtemp(prefix="schedlab-sched-"))
+        keep.mkdir(parents=True, exist_ok=True)
     k, neg = sl.Kernel.preset(a.kernel), kernel_of(a.negative, a.kernel)
     costs: dict[str, sl.CostModel | None] = {"model": None, "negative": None}
     if a.calibrate is not None:
-        frame = pl.read_parquet(a.calibrate)
+        try:
+            frame = pl.read_parquet(a.calibrate)
+        except (OSError, pl.exceptions.PolarsError) as e:
+            p.error(f"--calibrate {a.calibrate}: {e}")
         for name, kern in (("model", k), ("negative", neg)):
-            c = sl.calibrate(
-                frame, a.machine, kern, seeds=a.seeds, progress=False,
-                train=[{"groups": a.train_groups}],
-                workload=sl.workloads.hackbench(parent_wakee_flips=a.train_flips),
-                max_evaluations=a.max_evaluations,
-            )  # fmt: skip
+            try:
+                c = sl.calibrate(
+                    frame, a.machine, kern, seeds=a.seeds, progress=False,
+                    train=[{"groups": a.train_groups}],
+                    workload=sl.workloads.hackbench(parent_wakee_flips=a.train_flips),
+                    max_evaluations=a.max_evaluations,
+                )  # fmt: skip
+            except (sl.ConfigError, sl.ConfigTypeError) as e:
+                p.error(f"--calibrate {a.calibrate}: {e}")
             costs[name] = c.costs
             factors = ", ".join(f"{f} {v:.2f}" for f, v in c.factors.items())
             print(f"{name} calibrated on groups={a.train_groups}: {factors}")
@@ -115,9 +146,6 @@ def main(argv: list[str] | None = None) -> int:
                         if info["status"] != 0:
                             print(info["output"], file=sys.stderr)
                             return 1
-                    elif not path.exists():
-                        print(f"--from {a.source}: no {path.name}", file=sys.stderr)
-                        return 1
                     recs.append(str(path))
                 flips = a.flips
                 if flips is None:

@@ -353,7 +353,9 @@ impl Sched<'_> {
     /// DO_ATTACH)`: update, then attach an entity that is not attached (a
     /// new task, or one that migrated).
     pub(crate) fn pelt_enqueue(&mut self, cpu: usize, t: TaskId) {
-        self.v38_enqueue(cpu, t);
+        if self.pelt38.is_some() {
+            self.v38_enqueue(cpu, t);
+        }
         if !self.pelt_on() {
             return;
         }
@@ -389,7 +391,9 @@ impl Sched<'_> {
     /// The kernel defers a wake-up's removal to the runqueue's next update
     /// (`cfs_rq->removed`); the model removes it at once.
     pub(crate) fn pelt_detach(&mut self, cpu: usize, t: TaskId) {
-        self.v38_detach(cpu, t);
+        if self.pelt38.is_some() {
+            self.v38_detach(cpu, t);
+        }
         if !self.pelt_on() {
             return;
         }

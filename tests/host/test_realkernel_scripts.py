@@ -234,3 +234,71 @@ def test_wake_preemption_script_reads_perf_and_the_pair():
     assert row["wakeups"] == st["wakeups"] > 0
     assert row["messages_per_wakeup"] == pytest.approx(500 / st["wakeups"])
     assert 0 <= row["wakeup_preempt_pct"] <= 100 and row["source"] == "model"
+
+
+# measure_schedule.py: re-reading kept recordings (--from) and its refusals,
+# none of which needs root or perf.
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "schedule"
+REPO = Path(__file__).resolve().parents[2]
+
+
+def kept(tmp_path: Path) -> Path:
+    """A --keep directory holding the stored 1-group, 10-loop pipe recording."""
+    import gzip
+
+    d = tmp_path / "kept"
+    d.mkdir()
+    text = gzip.decompress((DATA / "messaging-g1-l10-pipe.txt.gz").read_bytes())
+    (d / "messaging-pipe-process-g1-r0.txt").write_bytes(text)
+    return d
+
+
+ONE = ["--ipc", "pipe", "--mode", "process", "--groups", "1", "--loops", "10", "--reps", "1"]
+
+
+def test_measure_schedule_from_kept_recordings(tmp_path: Path) -> None:
+    ms = load("measure_schedule")
+    out = tmp_path / "cmp.parquet"
+    rc = ms.main(["--from", str(kept(tmp_path)), *ONE, "--seeds", "1", "--out", str(out)])
+    assert rc == 0
+    import polars as pl
+
+    df = pl.read_parquet(out)
+    row = df.filter((pl.col("role") == "all") & (pl.col("statistic") == "switches_in")).row(
+        0, named=True
+    )
+    assert row["real"] > 0 and row["model"] > 0
+    assert set(df["ipc"]) == {"pipe"} and set(df["groups"]) == {1}
+
+
+def test_measure_schedule_refuses_missing_recordings_and_both_dirs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ms = load("measure_schedule")
+    d = kept(tmp_path)
+    out = str(tmp_path / "x.parquet")
+    with pytest.raises(SystemExit) as e:
+        ms.main(["--from", str(d), *ONE[:-1], "2", "--out", out])
+    assert e.value.code == 2
+    assert "messaging-pipe-process-g1-r1.txt" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        ms.main(["--from", str(d), "--keep", str(tmp_path / "k"), *ONE, "--out", out])
+    assert e.value.code == 2
+    assert "not allowed with argument" in capsys.readouterr().err
+    assert not (tmp_path / "x.parquet").exists()
+
+
+def test_measure_schedule_refuses_a_frame_it_cannot_calibrate_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ms = load("measure_schedule")
+    frame = REPO / "notebooks" / "data" / "hackbench-counts-measured-vm2.parquet"
+    args = ["--from", str(kept(tmp_path)), *ONE, "--out", str(tmp_path / "x.parquet")]
+    with pytest.raises(SystemExit) as e:
+        ms.main([*args, "--calibrate", str(frame), "--train-groups", "3"])
+    assert e.value.code == 2
+    assert "--calibrate" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        ms.main([*args, "--calibrate", str(tmp_path / "none.parquet")])
+    assert e.value.code == 2

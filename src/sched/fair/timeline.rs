@@ -1,7 +1,8 @@
 //! The cfs_rq's rbtree (`cfs_rq->tasks_timeline`, `rb_root_cached`): the
 //! queued entities ordered by `(key, insertion seq, id)` — under CFS the key
-//! is the vruntime, under EEVDF the virtual deadline (and a second timeline
-//! keeps EEVDF's vruntime order). `(key, seq)` is unique in a runqueue, so
+//! is the vruntime, under EEVDF the virtual deadline (EEVDF's vruntime and
+//! slice minima are kept beside it, `sched::fair::minset`). `(key, seq)` is
+//! unique in a runqueue, so
 //! the order is total and equal keys go right (older first), as the
 //! kernel's "equal keys go right" insertion does.
 //!
