@@ -299,6 +299,7 @@ def compare(
         header += [f"{ka} instr/ev", f"{kb} instr/ev", "ratio"]
     header += ["real s", f"real/wall {ka}", f"real/wall {kb}"]
     rows = []
+    faster: list[float] = []
     for s in scenarios(quick):
         ra = _run_child(dataclasses.replace(s, kernel=ka), reps)
         rb = _run_child(dataclasses.replace(s, kernel=kb), reps)
@@ -318,11 +319,18 @@ def compare(
             if real is None
             else [f"{real:.3f}", f"{real / ra['wall_s']:.1f}x", f"{real / rb['wall_s']:.1f}x"]
         )
+        if real is not None:
+            faster.append(real / rb["wall_s"])
         rows.append(row)
         print(
             f"  {s.name}: {ra['wall_s']:.3f} s / {rb['wall_s']:.3f} s", file=sys.stderr, flush=True
         )
     print(text_table(header, rows))
+    if faster:
+        print(
+            f"slowest against the real kernel under {kb}: {min(faster):.1f}x; "
+            f"target at least 5x on every vm-2 row: {'met' if min(faster) >= 5 else 'not met'}"
+        )
     print(
         "ev/s: engine events per wall-second (best run); cs: context switches; instr/ev: "
         "instructions per event inside Sim::run (callgrind, one run); real s: perf bench "
