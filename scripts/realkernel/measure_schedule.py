@@ -48,6 +48,11 @@ HEAD = ("switches_in", "wakeups", "migrations", "preempted_pct", "wakeup_preempt
         "burst_mean_us", "delay_p50_us", "delay_p90_us", "idle_pct")  # fmt: skip
 
 
+def recording_name(ipc: str, mode: str, groups: int, rep: int) -> str:
+    """The file a recording is kept in (``--keep``) and read from (``--from``)."""
+    return f"messaging-{ipc}-{mode}-g{groups}-r{rep}.txt"
+
+
 def kernel_of(name: str, base: str) -> sl.Kernel:
     if name == "nowp":
         return sl.Kernel.preset(base).replace(wakeup_preemption=False)
@@ -97,14 +102,14 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     if a.source is not None:
         keep = a.source
-        missing = [
-            f"messaging-{ipc}-{mode}-g{g}-r{rep}.txt"
+        names = [
+            recording_name(ipc, mode, g, rep)
             for ipc in a.ipc
             for mode in a.mode
             for g in a.groups
             for rep in range(a.reps)
-            if not (keep / f"messaging-{ipc}-{mode}-g{g}-r{rep}.txt").is_file()
         ]
+        missing = [n for n in names if not (keep / n).is_file()]
         if missing:
             p.error(
                 f"--from {keep}: no {', '.join(missing[:4])}{' ...' if len(missing) > 4 else ''}"
@@ -140,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
                 cmd += (["-p"] if ipc == "pipe" else []) + (["-t"] if mode == "thread" else [])
                 recs = []
                 for rep in range(a.reps):
-                    path = keep / f"messaging-{ipc}-{mode}-g{g}-r{rep}.txt"
+                    path = keep / recording_name(ipc, mode, g, rep)
                     if a.source is None:
                         info = sl.record_schedule(cmd, path, method="tracefs")
                         if info["status"] != 0:

@@ -331,9 +331,7 @@ impl Sched<'_> {
     /// `put_prev_entity`/`set_next_entity` and `entity_tick`.
     #[inline]
     pub(crate) fn pelt_update(&mut self, cpu: usize, t: TaskId) {
-        if self.pelt38.is_some() {
-            self.v38_update(cpu, t);
-        }
+        self.v38_update(cpu, t);
         if !self.pelt_on() {
             return;
         }
@@ -353,9 +351,7 @@ impl Sched<'_> {
     /// DO_ATTACH)`: update, then attach an entity that is not attached (a
     /// new task, or one that migrated).
     pub(crate) fn pelt_enqueue(&mut self, cpu: usize, t: TaskId) {
-        if self.pelt38.is_some() {
-            self.v38_enqueue(cpu, t);
-        }
+        self.v38_enqueue(cpu, t);
         if !self.pelt_on() {
             return;
         }
@@ -391,9 +387,7 @@ impl Sched<'_> {
     /// The kernel defers a wake-up's removal to the runqueue's next update
     /// (`cfs_rq->removed`); the model removes it at once.
     pub(crate) fn pelt_detach(&mut self, cpu: usize, t: TaskId) {
-        if self.pelt38.is_some() {
-            self.v38_detach(cpu, t);
-        }
+        self.v38_detach(cpu, t);
         if !self.pelt_on() {
             return;
         }
@@ -705,11 +699,15 @@ impl Sched<'_> {
     /// `update_entity_load_avg(se, 1)` for a queued entity (3.8): its
     /// contribution changes only on a period roll-over, and the runqueue's
     /// `runnable_load_avg` follows. Also brings `rq->avg` to now.
-    #[inline]
+    /// Nothing, and nothing called, when the 3.8 tracking is off.
+    #[inline(always)]
     fn v38_update(&mut self, cpu: usize, t: TaskId) {
-        if self.pelt38.is_none() {
-            return;
+        if self.pelt38.is_some() {
+            self.v38_update_on(cpu, t);
         }
+    }
+
+    fn v38_update_on(&mut self, cpu: usize, t: TaskId) {
         self.v38_rq_update(cpu);
         let now = self.now;
         let weight = self.ses[t as usize].weight;
@@ -734,10 +732,14 @@ impl Sched<'_> {
     /// contribution 0, as 3.8 had it before a75cdaa915e4); then it is
     /// brought to now as not runnable and its contribution added to
     /// `runnable_load_avg`.
+    #[inline(always)]
     fn v38_enqueue(&mut self, cpu: usize, t: TaskId) {
-        if self.pelt38.is_none() {
-            return;
+        if self.pelt38.is_some() {
+            self.v38_enqueue_on(cpu, t);
         }
+    }
+
+    fn v38_enqueue_on(&mut self, cpu: usize, t: TaskId) {
         self.v38_rq_update(cpu);
         let now = self.now;
         let weight = self.ses[t as usize].weight;
@@ -800,11 +802,16 @@ impl Sched<'_> {
     /// `migrate_task_rq_fair()` / an exit (3.8): a blocked entity's
     /// contribution leaves the old runqueue's blocked load (3.8 defers it
     /// through `removed_load`; the model removes it at once).
+    #[inline(always)]
     fn v38_detach(&mut self, cpu: usize, t: TaskId) {
+        if self.pelt38.is_some() {
+            self.v38_detach_on(cpu, t);
+        }
+    }
+
+    fn v38_detach_on(&mut self, cpu: usize, t: TaskId) {
         let now = self.now;
-        let Some(p) = self.pelt38.as_mut() else {
-            return;
-        };
+        let p = self.pelt38.as_mut().expect("pelt38");
         let ti = p.slot(t);
         if p.blocked_on[ti] == Some(cpu as u32) {
             p.unblock(now, ti, cpu);
