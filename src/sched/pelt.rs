@@ -81,29 +81,55 @@ pub struct SchedAvg {
 
 /// `decay_load(val, n)` (pelt.c): val·y^n, 0 past 63 half-lives.
 pub fn decay_load(val: u64, n: u64) -> u64 {
-    if n > LOAD_AVG_PERIOD * 63 {
-        return 0;
+    Decay::new(n).apply(val)
+}
+
+/// `decay_load()`'s two steps for one `n` — a shift by the whole
+/// half-lives (n / 32) and a 32.32 multiply by y^(n mod 32) — taken once
+/// for the several values `accumulate_sum()` decays by the same periods;
+/// `None` past 63 half-lives, where every value decays to 0.
+#[derive(Clone, Copy, Debug)]
+struct Decay(Option<(u32, u64)>);
+
+impl Decay {
+    #[inline(always)]
+    fn new(n: u64) -> Decay {
+        if n > LOAD_AVG_PERIOD * 63 {
+            return Decay(None);
+        }
+        Decay(Some((
+            (n / LOAD_AVG_PERIOD) as u32,
+            RUNNABLE_AVG_YN_INV[(n % LOAD_AVG_PERIOD) as usize] as u64,
+        )))
     }
-    let mut val = val;
-    let mut n = n;
-    if n >= LOAD_AVG_PERIOD {
-        val >>= n / LOAD_AVG_PERIOD;
-        n %= LOAD_AVG_PERIOD;
+
+    /// val·y^n: `mul_u64_u32_shr(val >> (n / 32), inv, 32)`.
+    #[inline(always)]
+    fn apply(self, val: u64) -> u64 {
+        match self.0 {
+            None => 0,
+            Some((shift, inv)) => (((val >> shift) as u128 * inv as u128) >> 32) as u64,
+        }
     }
-    // mul_u64_u32_shr(val, inv, 32)
-    ((val as u128 * RUNNABLE_AVG_YN_INV[n as usize] as u128) >> 32) as u64
 }
 
 /// `__accumulate_pelt_segments(periods, d1, d3)` (pelt.c): d1·y^p +
 /// 1024·Σ_{n=1}^{p-1} y^n + d3.
 pub fn accumulate_pelt_segments(periods: u64, d1: u64, d3: u64) -> u64 {
-    let c1 = decay_load(d1, periods);
-    let c2 = LOAD_AVG_MAX - decay_load(LOAD_AVG_MAX, periods) - 1024;
+    segments(Decay::new(periods), d1, d3)
+}
+
+/// [`accumulate_pelt_segments`] with y^periods taken.
+#[inline(always)]
+fn segments(y: Decay, d1: u64, d3: u64) -> u64 {
+    let c1 = y.apply(d1);
+    let c2 = LOAD_AVG_MAX - y.apply(LOAD_AVG_MAX) - 1024;
     c1 + c2 + d3
 }
 
 /// `accumulate_sum(delta, sa, load, runnable, running)` (pelt.c); `delta`
 /// in 1024 ns units. Returns the number of periods crossed.
+#[inline]
 pub fn accumulate_sum(
     delta: u64,
     sa: &mut SchedAvg,
@@ -115,12 +141,13 @@ pub fn accumulate_sum(
     let mut delta = delta + sa.period_contrib;
     let periods = delta / 1024;
     if periods > 0 {
-        sa.load_sum = decay_load(sa.load_sum, periods);
-        sa.runnable_sum = decay_load(sa.runnable_sum, periods);
-        sa.util_sum = decay_load(sa.util_sum, periods);
+        let y = Decay::new(periods);
+        sa.load_sum = y.apply(sa.load_sum);
+        sa.runnable_sum = y.apply(sa.runnable_sum);
+        sa.util_sum = y.apply(sa.util_sum);
         delta %= 1024;
         if load > 0 {
-            contrib = accumulate_pelt_segments(periods, 1024 - sa.period_contrib, delta);
+            contrib = segments(y, 1024 - sa.period_contrib, delta);
         }
     }
     sa.period_contrib = delta;
@@ -332,19 +359,25 @@ impl Sched<'_> {
     #[inline]
     pub(crate) fn pelt_update(&mut self, cpu: usize, t: TaskId) {
         self.v38_update(cpu, t);
-        if !self.pelt_on() {
-            return;
-        }
+        // `pelt` is there exactly when the kernel's PELT is 5.7's
+        let Some(p) = self.pelt.as_mut() else { return };
         let now = self.now;
         let ti = t as usize;
-        let weight = self.ses[ti].weight;
-        let on_rq = self.ses[ti].on_rq;
-        let running = self.rqs[cpu].cfs.curr == Some(t);
-        let p = self.pelt_slot(t);
-        if p.attached[ti] {
-            update_se(now, &mut p.se[ti], weight, on_rq, running);
+        let se = &self.ses[ti];
+        let cfs = &self.rqs[cpu].cfs;
+        if p.se.len() <= ti {
+            Self::pelt_grow(p, ti);
         }
-        self.pelt_update_cfs(cpu);
+        if p.attached[ti] {
+            update_se(now, &mut p.se[ti], se.weight, se.on_rq, cfs.curr == Some(t));
+        }
+        update_cfs_rq(
+            now,
+            &mut p.cfs[cpu],
+            cfs.load,
+            cfs.nr_running as u64,
+            cfs.curr.is_some(),
+        );
     }
 
     /// `enqueue_entity()`'s `update_load_avg(cfs_rq, se, UPDATE_TG |
@@ -891,6 +924,44 @@ mod tests {
             let exact = y.powi(n as i32) * 4294967296.0;
             let d = exact - v as f64;
             assert!((0.0..2.0).contains(&d), "n={n} off by {d}");
+        }
+    }
+
+    /// `decay_load()` as pelt.c writes it (the early return past 63
+    /// half-lives, the shift only from one half-life up): the shared
+    /// `Decay` gives the same value for every n and a spread of values.
+    #[test]
+    fn decay_load_matches_pelt_c() {
+        fn reference(val: u64, n: u64) -> u64 {
+            if n > LOAD_AVG_PERIOD * 63 {
+                return 0;
+            }
+            let (mut val, mut n) = (val, n);
+            if n >= LOAD_AVG_PERIOD {
+                val >>= n / LOAD_AVG_PERIOD;
+                n %= LOAD_AVG_PERIOD;
+            }
+            ((val as u128 * RUNNABLE_AVG_YN_INV[n as usize] as u128) >> 32) as u64
+        }
+        let mut rng = crate::rng::Rng::new(5);
+        for n in 0..=LOAD_AVG_PERIOD * 63 + 40 {
+            for val in [
+                0,
+                1,
+                1023,
+                LOAD_AVG_MAX,
+                u64::MAX,
+                rng.next_u64(),
+                rng.next_u64() >> 20,
+            ] {
+                assert_eq!(decay_load(val, n), reference(val, n), "val {val} n {n}");
+            }
+            let (d1, d3) = (rng.next_u64() % 1024, rng.next_u64() % 1024);
+            assert_eq!(
+                accumulate_pelt_segments(n.max(1), d1, d3),
+                reference(d1, n.max(1)) + LOAD_AVG_MAX - reference(LOAD_AVG_MAX, n.max(1)) - 1024
+                    + d3
+            );
         }
     }
 
