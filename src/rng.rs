@@ -38,9 +38,12 @@ impl Rng {
         self.0.next_u64()
     }
 
-    /// Uniform in [0, 1) with 53 bits.
+    /// Uniform in [0, 1) with 53 bits. The 53-bit integer is converted
+    /// as an `i64` (one `cvtsi2sd` on x86-64, where a `u64` takes a
+    /// several-instruction sequence); below 2⁵³ both conversions are exact.
+    #[inline]
     pub fn uniform(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+        ((self.next_u64() >> 11) as i64) as f64 * (1.0 / (1u64 << 53) as f64)
     }
 
     /// `ns` scaled by a factor uniform in [1 − pct %, 1 + pct %], rounded
@@ -52,13 +55,13 @@ impl Rng {
             return ns;
         }
         let f = 1.0 + (2.0 * self.uniform() - 1.0) * pct as f64 / 100.0;
-        round_ns(ns as f64 * f)
+        round_ns(u64_to_f64(ns) * f)
     }
 
     /// Exponential with the given mean (inversion), rounded to ns.
     pub fn exp_ns(&mut self, mean_ns: u64) -> u64 {
         let u = 1.0 - self.uniform(); // (0, 1]
-        round_ns(-(u.ln()) * mean_ns as f64)
+        round_ns(-(u.ln()) * u64_to_f64(mean_ns))
     }
 }
 
@@ -77,9 +80,22 @@ pub fn round_ns(x: f64) -> u64 {
     if x >= 4_503_599_627_370_496.0 {
         return x as u64;
     }
-    let t = x as u64;
+    // 0 < x < 2⁵²: the `i64` conversions (one instruction each way on
+    // x86-64) give what the `u64` ones would.
+    let t = x as i64;
     // Branch-free: the fraction is as likely above one half as below.
-    t + u64::from(x - t as f64 >= 0.5)
+    (t + i64::from(x - t as f64 >= 0.5)) as u64
+}
+
+/// `x as f64`, through the one-instruction `i64` conversion for every
+/// value below 2⁶³ (the same result there: both round to nearest).
+#[inline]
+pub fn u64_to_f64(x: u64) -> f64 {
+    if x <= i64::MAX as u64 {
+        (x as i64) as f64
+    } else {
+        x as f64
+    }
 }
 
 #[cfg(test)]
@@ -101,6 +117,32 @@ mod tests {
         assert!((mean - 170_000.0).abs() < 170.0, "{mean}");
         // 100 % reaches down to 0, never below
         assert!((0..20_000).all(|_| r.spread_ns(1_000, 100) <= 2_000));
+    }
+
+    /// The `i64` conversions give the `u64` conversions' values: for the
+    /// 53-bit draws, and for `u64_to_f64` on both sides of 2⁶³ and at the
+    /// rounding boundaries above 2⁵³.
+    #[test]
+    fn i64_conversions_match_u64_ones() {
+        let mut r = Rng::new(9);
+        let mut q = r.clone();
+        for _ in 0..100_000 {
+            let u = r.uniform();
+            let want = (q.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64);
+            assert_eq!(u.to_bits(), want.to_bits());
+        }
+        let mut xs = vec![0, 1, (1 << 53) - 1, 1 << 53, (1 << 53) + 1, (1 << 54) + 3];
+        xs.extend([
+            i64::MAX as u64 - 1,
+            i64::MAX as u64,
+            1 << 63,
+            u64::MAX - 1,
+            u64::MAX,
+        ]);
+        xs.extend((0..100_000).map(|_| r.next_u64() >> (r.next_u64() % 64)));
+        for x in xs {
+            assert_eq!(u64_to_f64(x).to_bits(), (x as f64).to_bits(), "{x}");
+        }
     }
 
     #[test]
