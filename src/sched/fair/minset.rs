@@ -69,29 +69,21 @@ impl MinVruntime {
         self.len() == 0
     }
 
-    /// Add `(key, seq)`, which must not be in the set.
+    /// Add `(key, seq)`, which must not be in the set (the runqueue's
+    /// `seq` is never reused, so it never is).
     #[inline]
     pub fn insert(&mut self, key: i64, seq: u64) {
         let e = (key, seq);
         match &mut self.0 {
             MinRepr::Sorted(d) => {
-                if d.back().is_none_or(|b| *b < e) {
-                    if d.len() >= MINV_SMALL_MAX {
-                        self.grow(e);
-                        return;
-                    }
+                if d.len() >= MINV_SMALL_MAX {
+                    self.grow(e);
+                } else if d.back().is_none_or(|b| *b < e) {
                     d.push_back(e);
                 } else if d.front().is_some_and(|f| e < *f) {
                     d.push_front(e);
                 } else {
                     let i = d.partition_point(|x| *x < e);
-                    if d.get(i) == Some(&e) {
-                        return;
-                    }
-                    if d.len() >= MINV_SMALL_MAX {
-                        self.grow(e);
-                        return;
-                    }
                     d.insert(i, e);
                 }
             }
@@ -99,7 +91,10 @@ impl MinVruntime {
         }
     }
 
-    /// Remove `(key, seq)`, which must be in the set (nothing if it is not).
+    /// Remove `(key, seq)`, which must be in the set. (One that is not is
+    /// ignored by the sorted form and dropped by the heap form once it
+    /// is below the smallest entry; it cannot happen: a removal passes the
+    /// key its entity was inserted under.)
     #[inline]
     pub fn remove(&mut self, key: i64, seq: u64) {
         let e = (key, seq);
@@ -353,6 +348,29 @@ mod tests {
         }
         assert!(h.is_empty() && s.min().is_none());
         assert!(grew, "the heap form was used");
+    }
+
+    /// Entries that arrive below the smallest (`push_front`) or above the
+    /// largest count towards the sorted form's limit like any other: past
+    /// `MINV_SMALL_MAX` the set is a heap whichever end grows.
+    #[test]
+    fn the_sorted_form_is_bounded_at_either_end() {
+        for descending in [true, false] {
+            let mut h = MinVruntime::default();
+            for i in 0..(2 * MINV_SMALL_MAX) as i64 {
+                let key = if descending { -i } else { i };
+                h.insert(key, i as u64);
+                assert!(h.held() <= MINV_SMALL_MAX || matches!(h.0, MinRepr::Heap(_)));
+            }
+            assert!(matches!(h.0, MinRepr::Heap(_)));
+            let want = if descending {
+                1 - 2 * MINV_SMALL_MAX as i64
+            } else {
+                0
+            };
+            assert_eq!(h.min(), Some(want));
+            assert_eq!(h.len(), 2 * MINV_SMALL_MAX);
+        }
     }
 
     /// A remove of an entry that is not in the set changes nothing, as it

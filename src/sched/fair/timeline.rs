@@ -16,11 +16,11 @@
 //! on the VolanoMark bench scenario) and goes into the room before the
 //! first element, moving nothing either. An insertion or removal inside
 //! moves the shorter side; when the side it needs is full, the entries
-//! are re-centred (or the array doubled), about once per half-capacity of
-//! insertions. Beyond [`SMALL_MAX`] it becomes a `BTreeSet` (O(log n) for
-//! 10,000 tasks on one CPU), and back to the array once it has shrunk to
-//! [`SMALL_MIN`] (the gap keeps a runqueue that hovers at the limit from
-//! converting at every operation). Both forms give the same order; which
+//! are re-centred (or the array doubled), which leaves a quarter to a half
+//! of the capacity free on each side. Beyond [`SMALL_MAX`] it becomes a
+//! `BTreeSet` (O(log n) for 10,000 tasks on one CPU), and back to the
+//! array once it has shrunk to [`SMALL_MIN`] (the gap keeps a runqueue
+//! that hovers at the limit from converting at every operation). Both forms give the same order; which
 //! one is in use is invisible to the callers.
 
 use crate::sched::task::TaskId;
@@ -29,9 +29,10 @@ use std::collections::BTreeSet;
 /// One entity in the timeline: `(key, seq, id)`.
 pub type Entry = (i64, u64, TaskId);
 
-/// Largest timeline kept as a sorted `Vec`.
+/// Largest timeline kept as a sorted array ([`Gap`]).
 pub const SMALL_MAX: usize = 128;
-/// A `BTreeSet` timeline that shrinks to this size becomes a `Vec` again.
+/// A `BTreeSet` timeline that shrinks to this size becomes a sorted array
+/// again.
 pub const SMALL_MIN: usize = 16;
 
 #[derive(Clone, Debug)]
@@ -98,10 +99,10 @@ impl Gap {
     }
 
     /// Re-centre the entries, with the free room split evenly on both
-    /// sides; the capacity is doubled first while the entries would fill
-    /// more than half of it.
-    /// `size`: the entry count to make room for (at least the current
-    /// one); the entries themselves stay those of `lo..hi`.
+    /// sides; the capacity is doubled first while `size` entries would
+    /// fill half of it or more (`2 * size + 2` at least). `size`: the
+    /// entry count to make room for (at least the current one); the
+    /// entries themselves stay those of `lo..hi`.
     #[cold]
     #[inline(never)]
     fn reserve(&mut self, size: usize) {
@@ -354,8 +355,9 @@ mod tests {
     /// put back and the leftmost taken (the entries drift towards the
     /// array's start and are re-centred), then the smallest key put in and
     /// the rightmost taken (towards its end), at sizes from 1 to
-    /// `SMALL_MAX`: the same as a `BTreeSet` at every step, and the array
-    /// stays within twice its largest size.
+    /// `SMALL_MAX`: the same as a `BTreeSet` at every step, and the
+    /// array's capacity stays below four times its largest size (the
+    /// smallest power of two of at least 2·size + 2, or 16).
     #[test]
     fn drifting_traffic_matches_a_btreeset() {
         for size in [1usize, 2, 7, 45, SMALL_MAX - 1] {
