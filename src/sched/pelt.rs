@@ -228,6 +228,13 @@ pub fn update_cfs_rq(
     false
 }
 
+/// [`update_cfs_rq`] with the load, runnable count and running state read
+/// from the runqueue `cfs`.
+#[inline]
+fn update_rq_sums(now: u64, sa: &mut SchedAvg, cfs: &crate::sched::fair::CfsRq) -> bool {
+    update_cfs_rq(now, sa, cfs.load, cfs.nr_running as u64, cfs.curr.is_some())
+}
+
 /// `sub_positive()`.
 fn sub_positive(a: &mut u64, b: u64) {
     *a = a.saturating_sub(b);
@@ -322,14 +329,7 @@ impl Sched<'_> {
     pub(crate) fn pelt_update_cfs(&mut self, cpu: usize) {
         let now = self.now;
         let Some(p) = self.pelt.as_mut() else { return };
-        let cfs = &self.rqs[cpu].cfs;
-        update_cfs_rq(
-            now,
-            &mut p.cfs[cpu],
-            cfs.load,
-            cfs.nr_running as u64,
-            cfs.curr.is_some(),
-        );
+        update_rq_sums(now, &mut p.cfs[cpu], &self.rqs[cpu].cfs);
     }
 
     #[inline]
@@ -371,13 +371,7 @@ impl Sched<'_> {
         if p.attached[ti] {
             update_se(now, &mut p.se[ti], se.weight, se.on_rq, cfs.curr == Some(t));
         }
-        update_cfs_rq(
-            now,
-            &mut p.cfs[cpu],
-            cfs.load,
-            cfs.nr_running as u64,
-            cfs.curr.is_some(),
-        );
+        update_rq_sums(now, &mut p.cfs[cpu], cfs);
     }
 
     /// `enqueue_entity()`'s `update_load_avg(cfs_rq, se, UPDATE_TG |
