@@ -97,11 +97,14 @@ fn div_s64(a: i128, b: i128) -> i128 {
 }
 
 /// `vruntime_eligible()`'s Σ (v_j − v0)·w_j and Σ w_j over the tree and a
-/// queued `curr`, with v0 = `min_vruntime`.
+/// queued `curr`, with v0 = `min_vruntime`. Σ w_j is an `i64`: a sum of
+/// at most 2³² weights, each at most 2¹⁸ (nice −20's 88,761, or
+/// `MAX_SHARES` through a task group), stays below 2⁵⁰; an `i64` factor
+/// lets the product be one widening multiply.
 #[derive(Clone, Copy, Debug)]
 struct Eligibility {
     avg: i128,
-    load: i128,
+    load: i64,
     min_vruntime: i64,
 }
 
@@ -109,7 +112,7 @@ impl Eligibility {
     /// Σ (v_j − v0)·w_j ≥ (v − v0)·Σ w_j.
     #[inline]
     fn eligible(&self, vruntime: i64) -> bool {
-        self.avg >= (vruntime - self.min_vruntime) as i128 * self.load
+        self.avg >= (vruntime - self.min_vruntime) as i128 * self.load as i128
     }
 }
 
@@ -188,7 +191,7 @@ impl CfsRq {
         }
         Eligibility {
             avg,
-            load,
+            load: load as i64,
             min_vruntime: self.min_vruntime,
         }
     }
