@@ -96,6 +96,14 @@ fn div_s64(a: i128, b: i128) -> i128 {
     }
 }
 
+/// `key · weight` as an `i128`, through one widening signed multiply: a
+/// weight or a runqueue's sum of weights is below 2⁶³ (each weight is at
+/// most 2¹⁸), so its `i64` is its value.
+#[inline(always)]
+fn wmul(key: i64, weight: u64) -> i128 {
+    key as i128 * weight as i64 as i128
+}
+
 /// `vruntime_eligible()`'s Σ (v_j − v0)·w_j and Σ w_j over the tree and a
 /// queued `curr`, with v0 = `min_vruntime`. Σ w_j is an `i64`: a sum of
 /// at most 2³² weights, each at most 2¹⁸ (nice −20's 88,761, or
@@ -141,7 +149,7 @@ impl CfsRq {
         self.tree.insert((se.deadline, self.seq, id));
         self.by_vruntime.insert(se.vruntime, self.seq);
         self.slices.add(se.slice);
-        self.avg_vruntime += self.entity_key(se) as i128 * se.weight as i128;
+        self.avg_vruntime += wmul(self.entity_key(se), se.weight);
         self.avg_load += se.weight;
     }
 
@@ -151,7 +159,7 @@ impl CfsRq {
         debug_assert!(removed, "entity {id} not in the tree");
         self.by_vruntime.remove(se.vkey, se.key.1);
         self.slices.remove(se.slice);
-        self.avg_vruntime -= self.entity_key(se) as i128 * se.weight as i128;
+        self.avg_vruntime -= wmul(self.entity_key(se), se.weight);
         self.avg_load -= se.weight;
     }
 
@@ -162,7 +170,7 @@ impl CfsRq {
         let mut avg = self.avg_vruntime;
         let mut load = self.avg_load as i128;
         if let Some((_, c)) = self.curr_on_rq(ses) {
-            avg += self.entity_key(c) as i128 * c.weight as i128;
+            avg += wmul(self.entity_key(c), c.weight);
             load += c.weight as i128;
         }
         if load > 0 {
@@ -186,7 +194,7 @@ impl CfsRq {
         let mut avg = self.avg_vruntime;
         let mut load = self.avg_load as i128;
         if let Some((_, c)) = self.curr_on_rq(ses) {
-            avg += self.entity_key(c) as i128 * c.weight as i128;
+            avg += wmul(self.entity_key(c), c.weight);
             load += c.weight as i128;
         }
         Eligibility {
@@ -247,7 +255,7 @@ impl CfsRq {
         }
         let delta = v - self.min_vruntime;
         if delta > 0 {
-            self.avg_vruntime -= self.avg_load as i128 * delta as i128;
+            self.avg_vruntime -= wmul(delta, self.avg_load);
             self.min_vruntime = v;
         }
     }
