@@ -228,13 +228,6 @@ pub fn update_cfs_rq(
     false
 }
 
-/// [`update_cfs_rq`] with the load, runnable count and running state read
-/// from the runqueue `cfs`.
-#[inline]
-fn update_rq_sums(now: u64, sa: &mut SchedAvg, cfs: &crate::sched::fair::CfsRq) -> bool {
-    update_cfs_rq(now, sa, cfs.load, cfs.nr_running as u64, cfs.curr.is_some())
-}
-
 /// `sub_positive()`.
 fn sub_positive(a: &mut u64, b: u64) {
     *a = a.saturating_sub(b);
@@ -326,10 +319,18 @@ impl Sched<'_> {
     }
 
     /// `update_cfs_rq_load_avg(now, cfs_rq)`: the runqueue's own sums.
+    #[inline]
     pub(crate) fn pelt_update_cfs(&mut self, cpu: usize) {
         let now = self.now;
         let Some(p) = self.pelt.as_mut() else { return };
-        update_rq_sums(now, &mut p.cfs[cpu], &self.rqs[cpu].cfs);
+        let cfs = &self.rqs[cpu].cfs;
+        update_cfs_rq(
+            now,
+            &mut p.cfs[cpu],
+            cfs.load,
+            cfs.nr_running as u64,
+            cfs.curr.is_some(),
+        );
     }
 
     #[inline]
@@ -364,14 +365,14 @@ impl Sched<'_> {
         let now = self.now;
         let ti = t as usize;
         let se = &self.ses[ti];
-        let cfs = &self.rqs[cpu].cfs;
         if p.se.len() <= ti {
             Self::pelt_grow(p, ti);
         }
         if p.attached[ti] {
-            update_se(now, &mut p.se[ti], se.weight, se.on_rq, cfs.curr == Some(t));
+            let running = self.rqs[cpu].cfs.curr == Some(t);
+            update_se(now, &mut p.se[ti], se.weight, se.on_rq, running);
         }
-        update_rq_sums(now, &mut p.cfs[cpu], cfs);
+        self.pelt_update_cfs(cpu);
     }
 
     /// `enqueue_entity()`'s `update_load_avg(cfs_rq, se, UPDATE_TG |
