@@ -311,6 +311,22 @@ impl PeltState {
             cfs: vec![SchedAvg::default(); ncpus],
         }
     }
+
+    /// Room for task `ti` in the per-task state.
+    #[inline]
+    fn hold(&mut self, ti: usize) {
+        if self.se.len() <= ti {
+            self.grow(ti);
+        }
+    }
+
+    /// A task not seen yet: the per-task state grows to hold it.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, ti: usize) {
+        self.se.resize(ti + 1, SchedAvg::default());
+        self.attached.resize(ti + 1, false);
+    }
 }
 
 impl Sched<'_> {
@@ -335,20 +351,9 @@ impl Sched<'_> {
 
     #[inline]
     fn pelt_slot(&mut self, t: TaskId) -> &mut PeltState {
-        let ti = t as usize;
         let p = self.pelt.as_mut().expect("pelt state");
-        if p.se.len() <= ti {
-            Self::pelt_grow(p, ti);
-        }
+        p.hold(t as usize);
         p
-    }
-
-    /// Room for task `ti` in the per-task PELT state (a task not seen yet).
-    #[cold]
-    #[inline(never)]
-    fn pelt_grow(p: &mut PeltState, ti: usize) {
-        p.se.resize(ti + 1, SchedAvg::default());
-        p.attached.resize(ti + 1, false);
     }
 
     /// `update_load_avg(cfs_rq, se, 0)` (fair.c): bring the entity (if it
@@ -365,9 +370,7 @@ impl Sched<'_> {
         let now = self.now;
         let ti = t as usize;
         let se = &self.ses[ti];
-        if p.se.len() <= ti {
-            Self::pelt_grow(p, ti);
-        }
+        p.hold(ti);
         if p.attached[ti] {
             let running = self.rqs[cpu].cfs.curr == Some(t);
             update_se(now, &mut p.se[ti], se.weight, se.on_rq, running);

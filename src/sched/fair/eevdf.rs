@@ -167,12 +167,8 @@ impl CfsRq {
     /// ⌊Σ key·w / Σ w⌋ over the tree and `curr`, rounded down so that an
     /// entity at V is eligible.
     pub fn avg_vruntime(&self, ses: &[SchedEntity]) -> i64 {
-        let mut avg = self.avg_vruntime;
-        let mut load = self.avg_load as i128;
-        if let Some((_, c)) = self.curr_on_rq(ses) {
-            avg += wmul(self.entity_key(c), c.weight);
-            load += c.weight as i128;
-        }
+        let Eligibility { mut avg, load, .. } = self.eligibility(ses);
+        let load = load as i128;
         if load > 0 {
             if avg < 0 {
                 avg -= load - 1;
@@ -188,14 +184,15 @@ impl CfsRq {
         self.eligibility(ses).eligible(vruntime)
     }
 
-    /// The sums `vruntime_eligible()` compares against, taken once for
-    /// several entities (they do not change while the tree is only read).
+    /// The sums `vruntime_eligible()` compares against (and `avg_vruntime()`
+    /// divides), taken once for several entities (they do not change while
+    /// the tree is only read).
     fn eligibility(&self, ses: &[SchedEntity]) -> Eligibility {
         let mut avg = self.avg_vruntime;
-        let mut load = self.avg_load as i128;
+        let mut load = self.avg_load;
         if let Some((_, c)) = self.curr_on_rq(ses) {
             avg += wmul(self.entity_key(c), c.weight);
-            load += c.weight as i128;
+            load += c.weight;
         }
         Eligibility {
             avg,

@@ -20,8 +20,9 @@
 //! of the capacity free on each side. Beyond [`SMALL_MAX`] it becomes a
 //! `BTreeSet` (O(log n) for 10,000 tasks on one CPU), and back to the
 //! array once it has shrunk to [`SMALL_MIN`] (the gap keeps a runqueue
-//! that hovers at the limit from converting at every operation). Both forms give the same order; which
-//! one is in use is invisible to the callers.
+//! that hovers at the limit from converting at every operation). Both
+//! forms give the same order; which one is in use is invisible to the
+//! callers.
 
 use crate::sched::task::TaskId;
 use std::collections::BTreeSet;
@@ -121,6 +122,13 @@ impl Gap {
         }
         self.lo = lo;
         self.hi = lo + len;
+    }
+
+    /// Take out the last entry (the timeline's leftmost); there must be one.
+    #[inline]
+    fn pop_back(&mut self) {
+        debug_assert!(self.hi > self.lo);
+        self.hi -= 1;
     }
 
     /// Put `e` at position `r` of the entries (`r` entries before it).
@@ -245,7 +253,7 @@ impl Timeline {
             Repr::Small(g) => {
                 // The leftmost entry (the usual one) is checked first.
                 if g.back() == Some(e) {
-                    g.hi -= 1;
+                    g.pop_back();
                     return true;
                 }
                 let v = g.entries();
