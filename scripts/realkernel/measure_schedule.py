@@ -158,14 +158,13 @@ def main(argv: list[str] | None = None) -> int:
                 w = sl.workloads.hackbench(
                     groups=g, loops=a.loops, ipc=ipc, mode=mode, parent_wakee_flips=flips
                 )
-                runs = [
-                    sl.simulate(a.machine, k, w, seed=s, trace=True, costs=costs["model"])
-                    for s in range(a.seeds)
-                ]
-                negs = [
-                    sl.simulate(a.machine, neg, w, seed=s, trace=True, costs=costs["negative"])
-                    for s in range(a.seeds)
-                ]
+                runs, negs = (
+                    [
+                        sl.simulate(a.machine, kern, w, seed=s, trace=True, costs=costs[name])
+                        for s in range(a.seeds)
+                    ]
+                    for name, kern in (("model", k), ("negative", neg))
+                )
                 cmp = sl.compare_schedule(recs, runs, negative=negs).with_columns(
                     ipc=pl.lit(ipc), mode=pl.lit(mode), groups=pl.lit(g), flips=pl.lit(flips)
                 )
